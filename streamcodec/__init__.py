@@ -1,0 +1,16 @@
+"""streamcodec: streaming, exact, tiktoken-compatible byte-level BPE.
+
+>>> import streamcodec
+>>> enc = streamcodec.get_encoding("cl100k_base")
+>>> enc.encode("hello world")
+[15339, 1917]
+>>> enc.decode([15339, 1917])
+'hello world'
+"""
+
+from streamcodec.encoding import Encoding
+from streamcodec.registry import get_encoding, list_encoding_names
+from streamcodec.vocab import VocabularyError
+
+__all__ = ["Encoding", "VocabularyError", "get_encoding", "list_encoding_names"]
+__version__ = "0.1.0"

@@ -1,0 +1,116 @@
+"""The command line: ``streamcodec encode | decode | count``.
+
+Only this module prints or touches the terminal. Errors from the library become one line on
+stderr and exit status 1; the output file is written atomically.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+
+from streamcodec.atomicfile import atomic_output
+from streamcodec.encoding import Encoding
+from streamcodec.registry import get_encoding, list_encoding_names
+
+__all__ = ["main"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit status."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    command: Callable[[argparse.Namespace], int] = args.run
+    try:
+        return command(args)
+    except KeyboardInterrupt:
+        print("streamcodec: interrupted; no output was written", file=sys.stderr)
+        return 130
+    except (OSError, ValueError, KeyError) as exc:
+        print(f"streamcodec: error: {_message(exc)}", file=sys.stderr)
+        return 1
+
+
+def _message(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.filename is not None:
+        return f"{exc.filename}: {exc.strerror}"
+    text = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="streamcodec", description="Exact, streaming byte-level BPE (tiktoken-compatible)."
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    encode = commands.add_parser("encode", help="encode a file (or - for stdin) to token ids")
+    _add_input_and_encoding(encode)
+    encode.add_argument("-o", "--output", help="write ids here (default: stdout)")
+    encode.set_defaults(run=_run_encode)
+
+    count = commands.add_parser("count", help="print the number of tokens in a file")
+    _add_input_and_encoding(count)
+    count.set_defaults(run=_run_count)
+
+    decode = commands.add_parser("decode", help="decode whitespace-separated ids to text")
+    _add_input_and_encoding(decode)
+    decode.add_argument("-o", "--output", help="write text here (default: stdout)")
+    decode.set_defaults(run=_run_decode)
+    return parser
+
+
+def _add_input_and_encoding(command: argparse.ArgumentParser) -> None:
+    command.add_argument("input", help="input file, or - for standard input")
+    command.add_argument(
+        "-e",
+        "--encoding",
+        default="cl100k_base",
+        help=f"encoding name (default cl100k_base; known: {', '.join(list_encoding_names())})",
+    )
+
+
+def _read_text(path: str) -> str:
+    if path == "-":
+        return sys.stdin.read()
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def _write(path: str | None, data: bytes) -> None:
+    if path is None:
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+        return
+    with atomic_output(path) as f:
+        f.write(data)
+
+
+def _encoding(args: argparse.Namespace) -> Encoding:
+    return get_encoding(args.encoding)
+
+
+def _run_encode(args: argparse.Namespace) -> int:
+    enc = _encoding(args)
+    text = _read_text(args.input)
+    ids = enc.encode(text)
+    _write(args.output, "".join(f"{token}\n" for token in ids).encode())
+    where = args.output or "stdout"
+    print(
+        f"encoded {len(text.encode('utf-8', 'surrogatepass')):,} bytes of {args.input} into "
+        f"{len(ids):,} tokens ({enc.name}) -> {where}",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _run_count(args: argparse.Namespace) -> int:
+    print(len(_encoding(args).encode(_read_text(args.input))))
+    return 0
+
+
+def _run_decode(args: argparse.Namespace) -> int:
+    ids = [int(token) for token in _read_text(args.input).split()]
+    _write(args.output, _encoding(args).decode_bytes(ids))
+    return 0

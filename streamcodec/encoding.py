@@ -1,0 +1,338 @@
+"""``Encoding``: text to ids and back, a drop-in for ``tiktoken.Encoding``.
+
+The data path is: text -> special tokens split off (only those the caller allows) -> pre-tokens
+(the pattern's matches) -> pieces as UTF-8 bytes -> ids. A piece whose bytes are a token is that
+token (tiktoken's whole-piece rule); any other piece is merged by rank (:mod:`streamcodec.bpe`).
+
+    >>> ranks = {bytes([b]): b for b in range(256)} | {b"ab": 256}
+    >>> enc = Encoding("toy", pat_str=r"\\w+|\\s+", mergeable_ranks=ranks,
+    ...                special_tokens={"<|end|>": 257})
+    >>> enc.encode("ab ab<|end|>", allowed_special="all")
+    [256, 32, 256, 257]
+    >>> enc.decode([256, 32, 256])
+    'ab ab'
+
+Special tokens in untrusted text are refused by default, as tiktoken does: ``encode`` raises
+``ValueError`` when the text contains one that is not explicitly allowed.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Collection, Sequence
+from collections.abc import Set as AbstractSet
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Literal
+
+import regex
+
+from streamcodec.bpe import merge_piece
+from streamcodec.pretokenize import Pretokenizer
+
+__all__ = ["Encoding"]
+
+AllowedSpecial = Literal["all"] | AbstractSet[str]
+DisallowedSpecial = Literal["all"] | Collection[str]
+
+
+class Encoding:
+    """A byte-level BPE encoding: mergeable ranks, special tokens and a pre-tokenizer pattern.
+
+    The constructor and the public methods are those of ``tiktoken.Encoding``, so code written
+    for tiktoken runs unchanged after swapping the import.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        pat_str: str,
+        mergeable_ranks: dict[bytes, int],
+        special_tokens: dict[str, int],
+        explicit_n_vocab: int | None = None,
+    ) -> None:
+        self.name = name
+        self._pat_str = pat_str
+        self._mergeable_ranks = mergeable_ranks
+        self._special_tokens = special_tokens
+        self.max_token_value = max(
+            max(mergeable_ranks.values(), default=0), max(special_tokens.values(), default=0)
+        )
+        n_tokens = len(mergeable_ranks) + len(special_tokens)
+        if explicit_n_vocab and (
+            n_tokens != explicit_n_vocab or self.max_token_value != explicit_n_vocab - 1
+        ):
+            raise ValueError(
+                f"encoding {name!r}: explicit_n_vocab={explicit_n_vocab}, but the vocabulary has "
+                f"{n_tokens} tokens and its largest id is {self.max_token_value}"
+            )
+        self._decoder: dict[int, bytes] = {rank: token for token, rank in mergeable_ranks.items()}
+        self._decoder.update((i, text.encode("utf-8")) for text, i in special_tokens.items())
+        if len(self._decoder) != n_tokens:
+            raise ValueError(
+                f"encoding {name!r}: {n_tokens - len(self._decoder)} token ids are used twice "
+                "(duplicate ranks, or a special token id equal to a rank)"
+            )
+        self._special_token_values = frozenset(special_tokens.values())
+        self._pretokenizer = Pretokenizer(pat_str)
+
+    def __repr__(self) -> str:
+        return f"<Encoding {self.name!r}>"
+
+    # ------------------------------------------------------------------ properties
+
+    @property
+    def mergeable_ranks(self) -> dict[bytes, int]:
+        """Token bytes -> rank (the id, and the merge priority)."""
+        return self._mergeable_ranks
+
+    @property
+    def special_tokens(self) -> dict[str, int]:
+        """Special token text -> id."""
+        return self._special_tokens
+
+    @property
+    def pat_str(self) -> str:
+        """The pre-tokenizer pattern."""
+        return self._pat_str
+
+    @functools.cached_property
+    def special_tokens_set(self) -> set[str]:
+        return set(self._special_tokens)
+
+    @property
+    def eot_token(self) -> int:
+        return self._special_tokens["<|endoftext|>"]
+
+    @property
+    def n_vocab(self) -> int:
+        """``max_token_value + 1``, as in tiktoken."""
+        return self.max_token_value + 1
+
+    def is_special_token(self, token: int) -> bool:
+        return token in self._special_token_values
+
+    # ------------------------------------------------------------------ encoding
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        """Encode ``text``, treating special tokens as ordinary text.
+
+        >>> enc.encode_ordinary("hello world")  # doctest: +SKIP
+        [15339, 1917]
+        """
+        return self._encode(text, frozenset())
+
+    def encode(
+        self,
+        text: str,
+        *,
+        allowed_special: AllowedSpecial = frozenset(),
+        disallowed_special: DisallowedSpecial = "all",
+    ) -> list[int]:
+        """Encode ``text``; special tokens are refused unless allowed.
+
+        Raises ``ValueError`` if ``text`` contains a special token that is disallowed (by default
+        every special token not in ``allowed_special``). Pass ``disallowed_special=()`` to encode
+        such text as ordinary text, or ``allowed_special="all"`` to encode it as special tokens.
+        """
+        allowed = self._allowed_special(allowed_special, disallowed_special, text)
+        return self._encode(text, allowed)
+
+    def encode_bytes(self, data: bytes) -> list[int]:
+        """Encode arbitrary bytes, losslessly: ``decode_bytes(encode_bytes(b)) == b``.
+
+        Valid UTF-8 is encoded exactly as ``encode_ordinary`` would; each invalid byte is
+        pre-tokenized as a symbol (it is not a letter, digit or space) and kept as that byte.
+
+        >>> enc.decode_bytes(enc.encode_bytes(b"caf\\xe9"))  # doctest: +SKIP
+        b'caf\\xe9'
+        """
+        return self._encode_ordinary(data.decode("utf-8", "surrogateescape"), "surrogateescape")
+
+    def encode_batch(
+        self,
+        text: list[str],
+        *,
+        num_threads: int = 8,
+        allowed_special: AllowedSpecial = frozenset(),
+        disallowed_special: DisallowedSpecial = "all",
+    ) -> list[list[int]]:
+        """Encode each string of ``text``; see :meth:`encode`."""
+        encode = functools.partial(
+            self.encode, allowed_special=allowed_special, disallowed_special=disallowed_special
+        )
+        with ThreadPoolExecutor(num_threads) as pool:
+            return list(pool.map(encode, text))
+
+    def encode_ordinary_batch(self, text: list[str], *, num_threads: int = 8) -> list[list[int]]:
+        """Encode each string of ``text`` with :meth:`encode_ordinary`."""
+        with ThreadPoolExecutor(num_threads) as pool:
+            return list(pool.map(self.encode_ordinary, text))
+
+    def encode_single_token(self, text_or_bytes: str | bytes) -> int:
+        """The id of the token whose text or bytes is exactly ``text_or_bytes`` (specials too).
+
+        Raises ``KeyError`` if there is none.
+        """
+        if isinstance(text_or_bytes, str):
+            if text_or_bytes in self._special_tokens:
+                return self._special_tokens[text_or_bytes]
+            text_or_bytes = text_or_bytes.encode("utf-8")
+        if text_or_bytes in self._mergeable_ranks:
+            return self._mergeable_ranks[text_or_bytes]
+        special = self._special_token_bytes().get(text_or_bytes)
+        if special is None:
+            raise KeyError(text_or_bytes)
+        return special
+
+    def _allowed_special(
+        self, allowed_special: AllowedSpecial, disallowed_special: DisallowedSpecial, text: str
+    ) -> frozenset[str]:
+        """Resolve the caller's special-token policy; raise if ``text`` breaks it."""
+        allowed = frozenset(self._special_tokens if allowed_special == "all" else allowed_special)
+        disallowed = (
+            frozenset(self._special_tokens) - allowed
+            if disallowed_special == "all"
+            else frozenset(disallowed_special)
+        )
+        if disallowed and (match := _special_token_regex(disallowed).search(text)):
+            raise_disallowed_special_token(match.group())
+        return allowed
+
+    def _encode(self, text: str, allowed: frozenset[str]) -> list[int]:
+        """Encode ``text`` with the special tokens in ``allowed``, as tiktoken does.
+
+        Lone surrogates cannot be UTF-8: like tiktoken, they become U+FFFD (a valid pair of
+        surrogates becomes the character it stands for).
+        """
+        try:
+            return self._encode_with_specials(text, allowed)
+        except UnicodeEncodeError:
+            fixed = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+            return self._encode_with_specials(fixed, allowed)
+
+    def _encode_with_specials(self, text: str, allowed: frozenset[str]) -> list[int]:
+        if not allowed:
+            return self._encode_ordinary(text)
+        ids: list[int] = []
+        finder = _special_token_regex(frozenset(self._special_tokens))
+        start = 0
+        while True:
+            match = finder.search(text, start)
+            while match is not None and match.group() not in allowed:
+                match = finder.search(text, match.start() + 1)
+            end = len(text) if match is None else match.start()
+            ids += self._encode_ordinary(text, start=start, end=end)
+            if match is None:
+                return ids
+            ids.append(self._special_tokens[match.group()])
+            start = match.end()
+
+    def _encode_ordinary(
+        self, text: str, errors: str = "strict", *, start: int = 0, end: int | None = None
+    ) -> list[int]:
+        """Encode ``text[start:end]`` without special tokens (the slice ends the text)."""
+        ranks = self._mergeable_ranks
+        ids: list[int] = []
+        for piece in self._pretokenizer.pieces(text, start, end):
+            data = piece.encode("utf-8", errors)
+            token = ranks.get(data)
+            if token is not None:
+                ids.append(token)
+            else:
+                ids += merge_piece(data, ranks)
+        return ids
+
+    # ------------------------------------------------------------------ decoding
+
+    def decode_bytes(self, tokens: Sequence[int]) -> bytes:
+        """The bytes of ``tokens`` joined. Raises ``KeyError`` for an unknown id."""
+        decoder = self._decoder
+        try:
+            return b"".join([decoder[token] for token in tokens])
+        except KeyError as exc:
+            raise KeyError(f"Invalid token for decoding: {exc.args[0]}") from None
+
+    def decode(self, tokens: Sequence[int], errors: str = "replace") -> str:
+        """Decode to text; by default invalid UTF-8 becomes U+FFFD (lossy, as tiktoken)."""
+        return self.decode_bytes(tokens).decode("utf-8", errors=errors)
+
+    def decode_single_token_bytes(self, token: int) -> bytes:
+        """The bytes of one token (specials too). Raises ``KeyError`` for an unknown id."""
+        try:
+            return self._decoder[token]
+        except KeyError:
+            raise KeyError(str(token)) from None
+
+    def decode_tokens_bytes(self, tokens: Sequence[int]) -> list[bytes]:
+        """The bytes of each token, for showing a tokenization."""
+        return [self.decode_single_token_bytes(token) for token in tokens]
+
+    def decode_with_offsets(self, tokens: Sequence[int]) -> tuple[str, list[int]]:
+        """Decode to text and the character offset at which each token starts.
+
+        A token that starts inside a character gets that character's offset. Raises
+        ``UnicodeDecodeError`` if the bytes are not valid UTF-8, as tiktoken does.
+        """
+        token_bytes = self.decode_tokens_bytes(tokens)
+        text_len = 0
+        offsets = []
+        for token in token_bytes:
+            # Continuation bytes (0b10xxxxxx) do not start a character.
+            offsets.append(max(0, text_len - (0x80 <= token[0] < 0xC0)))
+            text_len += sum(1 for byte in token if not 0x80 <= byte < 0xC0)
+        return b"".join(token_bytes).decode("utf-8", errors="strict"), offsets
+
+    def decode_batch(
+        self, batch: Sequence[Sequence[int]], *, errors: str = "replace", num_threads: int = 8
+    ) -> list[str]:
+        """Decode each list of ids; see :meth:`decode`."""
+        decode = functools.partial(self.decode, errors=errors)
+        with ThreadPoolExecutor(num_threads) as pool:
+            return list(pool.map(decode, batch))
+
+    def decode_bytes_batch(
+        self, batch: Sequence[Sequence[int]], *, num_threads: int = 8
+    ) -> list[bytes]:
+        """Decode each list of ids to bytes."""
+        with ThreadPoolExecutor(num_threads) as pool:
+            return list(pool.map(self.decode_bytes, batch))
+
+    def token_byte_values(self) -> list[bytes]:
+        """The bytes of every mergeable token, sorted."""
+        return sorted(self._mergeable_ranks)
+
+    # ------------------------------------------------------------------ pickling
+
+    def __getstate__(self) -> object:
+        return {
+            "name": self.name,
+            "pat_str": self._pat_str,
+            "mergeable_ranks": self._mergeable_ranks,
+            "special_tokens": self._special_tokens,
+        }
+
+    def __setstate__(self, value: Any) -> None:
+        self.__init__(**value)  # type: ignore[misc]
+
+    def _special_token_bytes(self) -> dict[bytes, int]:
+        return {text.encode("utf-8"): i for text, i in self._special_tokens.items()}
+
+
+@functools.lru_cache(maxsize=128)
+def _special_token_regex(tokens: frozenset[str]) -> regex.Pattern[str]:
+    # Longest first, so a special token that is a prefix of another cannot hide it.
+    alternatives = sorted(tokens, key=lambda t: (-len(t), t))
+    return regex.compile("|".join(regex.escape(token) for token in alternatives))
+
+
+def raise_disallowed_special_token(token: str) -> None:
+    """Raise the ``ValueError`` tiktoken raises for a special token in untrusted text."""
+    raise ValueError(
+        f"Encountered text corresponding to disallowed special token {token!r}.\n"
+        f"If you want this text to be encoded as a special token, "
+        f"pass it to `allowed_special`, e.g. `allowed_special={{{token!r}, ...}}`.\n"
+        f"If you want this text to be encoded as normal text, disable the check for this token "
+        f"by passing `disallowed_special=(enc.special_tokens_set - {{{token!r}}})`.\n"
+        f"To disable this check for all special tokens, pass `disallowed_special=()`.\n"
+    )

@@ -1,0 +1,106 @@
+"""Vocabularies: mergeable ranks, special tokens, pre-tokenizer patterns, and their validation.
+
+A byte-level BPE vocabulary has three parts:
+
+- ``mergeable_ranks``: token bytes -> rank. The rank is the token id and the merge priority.
+- ``special_tokens``: text such as ``"<|endoftext|>"`` -> id. Special tokens never take part in
+  merges and are only produced when the caller allows them.
+- a pre-tokenizer pattern that cuts text into pieces before any merging.
+
+    >>> check_vocabulary({bytes([b]): b for b in range(256)}, {"<|end|>": 256})
+    >>> PATTERNS["cl100k_base"] == CL100K_PATTERN
+    True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+__all__ = [
+    "CL100K_PATTERN",
+    "GPT2_PATTERN",
+    "O200K_PATTERN",
+    "PATTERNS",
+    "VocabularyError",
+    "check_vocabulary",
+    "resolve_pattern",
+]
+
+# The same strings as tiktoken's (tiktoken_ext/openai_public.py), so ids agree exactly.
+GPT2_PATTERN = (
+    r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
+)
+CL100K_PATTERN = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
+    r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+)
+O200K_PATTERN = "|".join(
+    [
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""\p{N}{1,3}""",
+        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+        r"""\s*[\r\n]+""",
+        r"""\s+(?!\S)""",
+        r"""\s+""",
+    ]
+)
+
+PATTERNS: dict[str, str] = {
+    "gpt2": GPT2_PATTERN,
+    "r50k_base": GPT2_PATTERN,
+    "p50k_base": GPT2_PATTERN,
+    "cl100k_base": CL100K_PATTERN,
+    "o200k_base": O200K_PATTERN,
+}
+
+
+class VocabularyError(ValueError):
+    """A vocabulary is malformed. The message names the source (file and line, or JSON path)."""
+
+
+def resolve_pattern(name_or_pattern: str) -> str:
+    """Return the pattern registered under ``name_or_pattern``, or the string itself.
+
+    >>> resolve_pattern("gpt2") == GPT2_PATTERN
+    True
+    >>> resolve_pattern(r"\\S+")
+    '\\\\S+'
+    """
+    return PATTERNS.get(name_or_pattern, name_or_pattern)
+
+
+def check_vocabulary(
+    mergeable_ranks: Mapping[bytes, int],
+    special_tokens: Mapping[str, int] | None = None,
+    *,
+    source: str = "vocabulary",
+) -> None:
+    """Raise :class:`VocabularyError` unless the vocabulary is usable for byte-level BPE.
+
+    Checks: every single byte is a token, ranks are distinct non-negative integers, and no special
+    token shares an id with a mergeable token. Duplicate token bytes cannot occur in a mapping;
+    the file readers in :mod:`streamcodec.formats` catch them with the line they are on.
+    """
+    seen: dict[int, bytes] = {}
+    for token, rank in mergeable_ranks.items():
+        if not isinstance(rank, int) or rank < 0:
+            raise VocabularyError(f"{source}: token {token!r} has rank {rank!r}, not an int >= 0")
+        if rank in seen:
+            raise VocabularyError(
+                f"{source}: rank {rank} is given to both {seen[rank]!r} and {token!r}"
+            )
+        seen[rank] = token
+    missing = [b for b in range(256) if bytes([b]) not in mergeable_ranks]
+    if missing:
+        shown = ", ".join(f"0x{b:02x}" for b in missing[:8])
+        more = f" and {len(missing) - 8} more" if len(missing) > 8 else ""
+        raise VocabularyError(
+            f"{source}: single bytes {shown}{more} are not tokens; byte-level BPE needs all 256"
+        )
+    for text, token_id in (special_tokens or {}).items():
+        if token_id in seen:
+            raise VocabularyError(
+                f"{source}: special token {text!r} has id {token_id}, "
+                f"which is already the rank of {seen[token_id]!r}"
+            )

@@ -1,0 +1,80 @@
+"""Real text gathered from this machine: Python's sources and docs, translations, emoji.
+
+Everything here is read from the installed Python, so every fresh machine has it.
+"""
+
+from __future__ import annotations
+
+import functools
+import sysconfig
+from pathlib import Path
+
+STDLIB = Path(sysconfig.get_paths()["stdlib"])
+
+
+@functools.cache
+def python_source(limit: int = 400_000) -> str:
+    """Source code: a few standard-library modules."""
+    names = ["argparse.py", "typing.py", "dataclasses.py", "json/decoder.py", "textwrap.py"]
+    text = "".join((STDLIB / name).read_text(encoding="utf-8") for name in names)
+    return text[:limit]
+
+
+@functools.cache
+def english_prose(limit: int = 300_000) -> str:
+    """Prose: the docstrings and comments of the standard library, as English text."""
+    import ast
+
+    parts: list[str] = []
+    for path in sorted(STDLIB.glob("*.py")):
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+        except (SyntaxError, UnicodeDecodeError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef, ast.Module)):
+                doc = ast.get_docstring(node)
+                if doc and len(doc) > 200:
+                    parts.append(doc)
+        if sum(map(len, parts)) > limit:
+            break
+    return "\n\n".join(parts)[:limit]
+
+
+@functools.cache
+def multilingual(limit: int = 300_000) -> str:
+    """Non-Latin scripts and emoji: Unicode character names and data from the installed Python,
+    the encodings' test vectors, plus a fixed sample of scripts, emoji, skin tones and ZWJ."""
+    import unicodedata
+
+    sample = (
+        "Ελληνικά κείμενα και ποίηση. Русский текст: «Съешь же ещё этих мягких французских булок». "
+        "中文文本，日本語の文章、한국어 문장. العربية نص تجريبي. עברית טקסט. हिन्दी पाठ। ภาษาไทย "
+        "Tiếng Việt có dấu. Türkçe ğüşıöç. 👍🏽 👨‍👩‍👧‍👦 🏳️‍🌈 🇫🇷 ❤️ 🤖\r\n\t  x\u00a0y\u2003z "
+        "Ünïcödé façade naïve coöperate déjà vu — “quotes” ‘single’ … ½ ² ³ ¼ ٣٤٥ ௧௨௩\n\n\n"
+    )
+    parts = [sample]
+    # Every assigned character in blocks from many scripts, in runs as words.
+    for start, end in [
+        (0x0370, 0x03FF),
+        (0x0400, 0x04FF),
+        (0x0590, 0x06FF),
+        (0x0900, 0x097F),
+        (0x0E00, 0x0E7F),
+        (0x3040, 0x30FF),
+        (0x4E00, 0x4FFF),
+        (0xAC00, 0xAD00),
+        (0x1F300, 0x1F64F),
+        (0x1F900, 0x1F9FF),
+    ]:
+        chars = [chr(c) for c in range(start, end) if unicodedata.category(chr(c)) != "Cn"]
+        for i in range(0, len(chars), 7):
+            parts.append("".join(chars[i : i + 7]) + (" " if i % 3 else "\n"))
+    text = "".join(parts)
+    while len(text) < limit:
+        text += text
+    return text[:limit]
+
+
+def samples() -> dict[str, str]:
+    return {"prose": english_prose(), "code": python_source(), "multilingual": multilingual()}

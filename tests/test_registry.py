@@ -1,0 +1,132 @@
+"""get_encoding: lookup order, hash checks, and the download path against a local server."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import http.server
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import streamcodec
+from streamcodec.formats import write_tiktoken
+from streamcodec.registry import SPECS, EncodingSpec, load_vocabulary_file
+
+TOY = {bytes([b]): b for b in range(256)} | {b"ab": 256}
+
+
+@pytest.fixture
+def toy_file(tmp_path: Path) -> Path:
+    path = tmp_path / "toy.tiktoken"
+    write_tiktoken(TOY, path)
+    return path
+
+
+def _spec(path: Path, **changes: object) -> EncodingSpec:
+    spec = EncodingSpec(
+        name="toy",
+        filename=path.name,
+        sha256=hashlib.sha256(path.read_bytes()).hexdigest(),
+        pat_str=r"\S+|\s+",
+        special_tokens={},
+    )
+    return dataclasses.replace(spec, **changes)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def server(toy_file: Path) -> Iterator[str]:
+    folder = str(toy_file.parent)
+
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        def __init__(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+            super().__init__(*args, directory=folder, **kwargs)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def test_list_and_get(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert {"cl100k_base", "o200k_base", "gpt2", "r50k_base", "p50k_base"} <= set(
+        streamcodec.list_encoding_names()
+    )
+    assert streamcodec.get_encoding("cl100k_base") is streamcodec.get_encoding("cl100k_base")
+    with pytest.raises(ValueError, match="unknown encoding 'nope'"):
+        streamcodec.get_encoding("nope")
+
+
+def test_cl100k_comes_from_the_installed_package(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.delenv("STREAMCODEC_DATA_DIR", raising=False)
+    monkeypatch.delenv("TIKTOKEN_CACHE_DIR", raising=False)
+    monkeypatch.setenv("STREAMCODEC_CACHE_DIR", str(tmp_path / "empty-cache"))
+    data = load_vocabulary_file(SPECS["cl100k_base"])
+    assert hashlib.sha256(data).hexdigest() == SPECS["cl100k_base"].sha256
+
+
+def test_data_dir_comes_first_and_is_hash_checked(
+    monkeypatch: pytest.MonkeyPatch, toy_file: Path
+) -> None:
+    monkeypatch.setenv("STREAMCODEC_DATA_DIR", str(toy_file.parent))
+    assert load_vocabulary_file(_spec(toy_file)) == toy_file.read_bytes()
+    with pytest.raises(ValueError, match=r"sha256 is .* but 'toy' must have 0000"):
+        load_vocabulary_file(_spec(toy_file, sha256="0" * 64))
+
+
+def test_tiktoken_cache_is_used(
+    monkeypatch: pytest.MonkeyPatch, toy_file: Path, tmp_path: Path
+) -> None:
+    spec = _spec(toy_file, url="https://example.invalid/toy.tiktoken")
+    cache = tmp_path / "tiktoken-cache"
+    cache.mkdir()
+    key = hashlib.sha1(spec.download_url.encode()).hexdigest()
+    (cache / key).write_bytes(toy_file.read_bytes())
+    monkeypatch.delenv("STREAMCODEC_DATA_DIR", raising=False)
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(cache))
+    assert load_vocabulary_file(spec) == toy_file.read_bytes()
+
+
+def test_download_from_local_server_is_verified_and_cached(
+    monkeypatch: pytest.MonkeyPatch, toy_file: Path, server: str, tmp_path: Path
+) -> None:
+    monkeypatch.delenv("STREAMCODEC_DATA_DIR", raising=False)
+    monkeypatch.delenv("TIKTOKEN_CACHE_DIR", raising=False)
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("STREAMCODEC_CACHE_DIR", str(cache))
+    spec = _spec(toy_file, url=server + toy_file.name)
+    assert load_vocabulary_file(spec) == toy_file.read_bytes()
+    assert (cache / toy_file.name).read_bytes() == toy_file.read_bytes()
+    # Second time from the cache, even with the server gone.
+    offline = _spec(toy_file, url="http://127.0.0.1:9/x")
+    assert load_vocabulary_file(offline) == toy_file.read_bytes()
+
+
+def test_download_with_wrong_hash_is_refused_and_not_cached(
+    monkeypatch: pytest.MonkeyPatch, toy_file: Path, server: str, tmp_path: Path
+) -> None:
+    monkeypatch.delenv("STREAMCODEC_DATA_DIR", raising=False)
+    monkeypatch.delenv("TIKTOKEN_CACHE_DIR", raising=False)
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("STREAMCODEC_CACHE_DIR", str(cache))
+    with pytest.raises(ValueError, match="sha256"):
+        load_vocabulary_file(_spec(toy_file, url=server + toy_file.name, sha256="f" * 64))
+    assert not (cache / toy_file.name).exists()
+
+
+def test_missing_everywhere_says_where_it_looked(
+    monkeypatch: pytest.MonkeyPatch, toy_file: Path, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("STREAMCODEC_DATA_DIR", str(tmp_path / "nowhere"))
+    monkeypatch.setenv("STREAMCODEC_CACHE_DIR", str(tmp_path / "cache"))
+    with pytest.raises(FileNotFoundError, match=r"nowhere.*download from http://127\.0\.0\.1:9"):
+        load_vocabulary_file(_spec(toy_file, url="http://127.0.0.1:9/toy.tiktoken"))
