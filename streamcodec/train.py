@@ -1,0 +1,325 @@
+"""The efficient trainer: count the pre-tokens once, then merge with a priority queue.
+
+It must learn exactly the ranks of :func:`streamcodec.reference.train_naive`, which recounts every
+adjacent pair after every merge. Here the pairs are counted once, over the table of distinct
+pre-tokens (each a list of ids, weighted by how often it occurs), and a merge of ``(a, b)`` into
+``ab`` only visits the pre-tokens that contain the pair (``where[pair]``) and fixes the counts of
+the pairs around each occurrence: ``(x, a) -> (x, ab)`` and ``(b, y) -> (ab, y)``.
+
+The best pair comes from a heap with lazy invalidation. An entry holds a count that is at least
+the pair's true count (counts of old pairs only fall; every pair whose count rises is pushed
+again), so when the popped entry's count is the true count it is the true maximum; a stale entry
+is pushed back with its true count. Ties go to the smallest ``(left id, right id)``: the heap key
+is ``-count`` then the pair, so the order is the reference's.
+
+    >>> enc = train("aaabdaaabac", vocab_size=259, pat_str=r".+", min_frequency=1)
+    >>> [enc.decode_single_token_bytes(rank) for rank in range(256, 259)]
+    [b'aa', b'ab', b'aaab']
+
+The corpus is streamed: only the table of distinct pre-tokens and their counts is kept. See
+:func:`count_pretokens` for how the text is cut without changing its pre-tokens.
+"""
+
+from __future__ import annotations
+
+import codecs
+import heapq
+import io
+import os
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from itertools import pairwise
+from typing import IO
+
+import regex
+
+from streamcodec.encoding import Encoding
+from streamcodec.pretokenize import Pretokenizer
+from streamcodec.vocab import PATTERNS
+
+__all__ = ["Progress", "Source", "count_pretokens", "learn_ranks", "train"]
+
+Document = str | os.PathLike[str] | IO[str] | IO[bytes]
+#: A str (one document), a path, a file object (text or binary UTF-8), or an iterable of those.
+Source = Document | Iterable[Document]
+#: ``progress(stage, done, total)``: stage ``"count"`` reports the UTF-8 bytes of text counted so
+#: far (total None); stage ``"merge"`` the merges done out of ``total``.
+Progress = Callable[[str, int, int | None], None]
+
+CHUNK_SIZE = 1 << 20  # bytes read from a file at a time
+
+# A pair (left, right) is the int left << 32 | right: hashing and comparing one int is faster
+# than a tuple, and the order of the ints is the order of the pairs. A heap entry is
+# key - (count << 64): the smallest entry has the highest count, then the smallest pair.
+_SHIFT = 32
+_RIGHT = (1 << _SHIFT) - 1
+_KEY = (1 << 64) - 1
+
+# After a newline that follows a non-space, before a letter or digit, no piece of the named
+# patterns (gpt2, cl100k_base, o200k_base) can cross, and the text before it pre-tokenizes as if it
+# ended there; tests/test_train.py checks this against whole-text pre-tokenization.
+_SAFE_CUT = regex.compile(r"(?r)(?<=\S\n)[\p{L}\p{N}]")
+_CUTTABLE_PATTERNS = frozenset(PATTERNS.values())
+
+
+def train(
+    source: Source,
+    *,
+    vocab_size: int,
+    pat_str: str,
+    special_tokens: Iterable[str] = (),
+    min_frequency: int = 2,
+    name: str = "trained",
+    progress: Progress | None = None,
+) -> Encoding:
+    """Learn a byte-level BPE encoding with ``vocab_size`` ids (special tokens included).
+
+    ``source`` is a str (the text of one document), an ``os.PathLike`` (a file, read as UTF-8),
+    a file object, or an iterable of those (documents: no pre-token spans two of them). Text
+    equal to a special token is cut out and not counted; the special tokens take the ids after
+    the merges, in the order given. Training stops early when no pair occurs ``min_frequency``
+    times (a pair seen once is memorisation, not a pattern), so ``n_vocab`` may be smaller.
+
+    >>> enc = train(["low lower lowest"] * 2, vocab_size=260, pat_str="gpt2",
+    ...             special_tokens=["<|end|>"])
+    >>> enc.decode_tokens_bytes(enc.encode(" lowest<|end|>", allowed_special="all"))
+    [b' low', b'e', b's', b't', b'<|end|>']
+    """
+    specials = list(dict.fromkeys(special_tokens))
+    if vocab_size < 256 + len(specials):
+        raise ValueError(
+            f"vocab_size={vocab_size} is too small: it must hold the 256 single bytes and "
+            f"{len(specials)} special token(s)"
+        )
+    pattern = PATTERNS.get(pat_str, pat_str)
+    counts = count_pretokens(source, pat_str=pattern, special_tokens=specials, progress=progress)
+    ranks = learn_ranks(
+        counts,
+        n_tokens=vocab_size - len(specials),
+        min_frequency=min_frequency,
+        progress=progress,
+    )
+    return Encoding(
+        name,
+        pat_str=pattern,
+        mergeable_ranks=ranks,
+        special_tokens={text: len(ranks) + i for i, text in enumerate(specials)},
+    )
+
+
+def count_pretokens(
+    source: Source,
+    *,
+    pat_str: str,
+    special_tokens: Iterable[str] = (),
+    progress: Progress | None = None,
+    chunk_size: int = CHUNK_SIZE,
+) -> Counter[str]:
+    """Count the pre-tokens of every document of ``source`` (see :func:`train`), streaming files.
+
+    A file is read ``chunk_size`` bytes at a time. For the named patterns the text is cut at the
+    last safe place of what has been read (a newline after a non-space, before a letter or
+    digit), which gives the same pre-tokens as the whole file; text with no such place (and any
+    file under another pattern) is kept until one comes or the file ends.
+
+    >>> count_pretokens("a b<|end|>a", pat_str="gpt2", special_tokens=["<|end|>"])
+    Counter({'a': 2, ' b': 1})
+    """
+    pretokenizer = Pretokenizer(PATTERNS.get(pat_str, pat_str))
+    cuttable = pretokenizer.pattern in _CUTTABLE_PATTERNS
+    specials = sorted(set(special_tokens), key=lambda t: (-len(t), t))
+    finder = regex.compile("|".join(map(regex.escape, specials))) if specials else None
+    longest = max(map(len, specials), default=1)
+    counts: Counter[str] = Counter()
+    done = 0
+    for document in _documents(source):
+        for chunk in _segments(_chunks(document, chunk_size), finder, longest, cuttable):
+            counts.update(pretokenizer.pieces(chunk))
+            done += len(chunk.encode("utf-8", "surrogatepass"))
+            if progress is not None:
+                progress("count", done, None)
+    return counts
+
+
+def _documents(source: Source) -> Iterator[Document]:
+    if isinstance(source, (str, os.PathLike, io.IOBase)) or hasattr(source, "read"):
+        yield source  # type: ignore[misc]  # a file object that is not an io.IOBase
+    else:
+        yield from source
+
+
+def _chunks(document: Document, chunk_size: int) -> Iterator[str]:
+    """The text of one document, in pieces of about ``chunk_size``."""
+    if isinstance(document, str):
+        yield document
+    elif isinstance(document, os.PathLike):
+        with open(document, "rb") as f:
+            yield from _read(f, os.fspath(document), chunk_size)
+    else:
+        yield from _read(document, str(getattr(document, "name", "<file>")), chunk_size)
+
+
+def _read(f: IO[str] | IO[bytes], name: str, chunk_size: int) -> Iterator[str]:
+    """Read ``f`` in chunks; bytes are decoded as UTF-8, an error names the byte offset."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    offset = 0  # bytes read before this chunk
+    while data := f.read(chunk_size):
+        if isinstance(data, str):
+            yield data
+            continue
+        try:
+            yield decoder.decode(data)
+        except UnicodeDecodeError as exc:
+            at = offset - len(decoder.getstate()[0]) + exc.start
+            raise ValueError(f"{name}: invalid UTF-8 at byte offset {at}") from None
+        offset += len(data)
+    try:
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        raise ValueError(f"{name}: invalid UTF-8 at byte offset {offset}: truncated") from None
+
+
+def _segments(
+    chunks: Iterable[str], finder: regex.Pattern[str] | None, longest: int, cuttable: bool
+) -> Iterator[str]:
+    """Cut the text of a document into parts that pre-tokenize independently.
+
+    Cuts go around special tokens (dropped) and, when ``cuttable``, at safe places. A special
+    token or cut is only taken once ``longest`` characters follow it, so that more text could
+    not change it.
+    """
+    text = ""
+    for chunk in chunks:
+        text += chunk
+        start = 0
+        if finder is not None:
+            for match in finder.finditer(text):
+                if match.start() + longest > len(text):
+                    break
+                yield text[start : match.start()]
+                start = match.end()
+        if cuttable and (cut := _SAFE_CUT.search(text, start, len(text) - longest + 1)):
+            yield text[start : cut.start()]
+            start = cut.start()
+        text = text[start:]
+    if finder is not None:
+        parts = finder.split(text)
+        yield from parts
+    else:
+        yield text
+
+
+def learn_ranks(
+    counts: Mapping[str, int] | Mapping[bytes, int],
+    *,
+    n_tokens: int,
+    min_frequency: int = 2,
+    progress: Progress | None = None,
+) -> dict[bytes, int]:
+    """Merge until there are ``n_tokens`` ranks or no pair occurs ``min_frequency`` times.
+
+    ``counts`` maps each distinct pre-token (text or bytes) to its number of occurrences. The
+    result equals :func:`streamcodec.reference.train_naive` on the same pre-tokens.
+
+    >>> learn_ranks({"hug": 10, "pug": 5, "hugs": 5}, n_tokens=258)[b"ug"]
+    256
+    """
+    words: list[list[int]] = []
+    freqs: list[int] = []
+    for piece, freq in counts.items():
+        data = piece.encode("utf-8") if isinstance(piece, str) else piece
+        if len(data) > 1:  # a single byte has no pair
+            words.append(list(data))
+            freqs.append(freq)
+    pair_counts, where = _count_pairs(words, freqs)
+    tokens = [bytes([b]) for b in range(256)]
+    ranks = {token: rank for rank, token in enumerate(tokens)}
+    heap = [key - (count << 64) for key, count in pair_counts.items() if count >= min_frequency]
+    heapq.heapify(heap)
+    while len(tokens) < n_tokens and heap:
+        entry = heapq.heappop(heap)
+        key = entry & _KEY
+        count = pair_counts.get(key, 0)
+        if count != -(entry >> 64):  # stale: the pair has become rarer since this was pushed
+            if count >= min_frequency:
+                heapq.heappush(heap, key - (count << 64))
+            continue
+        left, right = key >> _SHIFT, key & _RIGHT
+        merged = tokens[left] + tokens[right]
+        new_id = ranks.get(merged)
+        if new_id is None:
+            new_id = ranks[merged] = len(tokens)
+            tokens.append(merged)
+        del pair_counts[key]
+        for grown in _merge(key, new_id, words, freqs, pair_counts, where):
+            count = pair_counts.get(grown, 0)
+            if count >= min_frequency:
+                heapq.heappush(heap, grown - (count << 64))
+        if progress is not None:
+            progress("merge", len(tokens) - 256, n_tokens - 256)
+    return ranks
+
+
+def _count_pairs(
+    words: list[list[int]], freqs: list[int]
+) -> tuple[defaultdict[int, int], defaultdict[int, list[int]]]:
+    """Each adjacent pair's weighted count, and the indices of the words it occurs in."""
+    pair_counts: defaultdict[int, int] = defaultdict(int)
+    where: defaultdict[int, list[int]] = defaultdict(list)
+    for index, (word, freq) in enumerate(zip(words, freqs, strict=True)):
+        for left, right in pairwise(word):
+            key = left << _SHIFT | right
+            pair_counts[key] += freq
+            where[key].append(index)
+    return pair_counts, where
+
+
+def _merge(
+    key: int,
+    new_id: int,
+    words: list[list[int]],
+    freqs: list[int],
+    pair_counts: defaultdict[int, int],
+    where: defaultdict[int, list[int]],
+) -> set[int]:
+    """Replace the pair ``key`` by ``new_id`` in every word holding it; return the pairs that grew.
+
+    Each occurrence, scanned left to right, turns ``(x, a)`` into ``(x, ab)`` and ``(b, y)`` into
+    ``(ab, y)``; ``x`` may be the ``ab`` just made (``a b a b``), which keeps the counts exact.
+    """
+    left, right = key >> _SHIFT, key & _RIGHT
+    grown: set[int] = set()
+
+    def shift(old: int, new: int, freq: int, index: int) -> None:
+        if old != key:  # the merged pair itself is gone already
+            remaining = pair_counts[old] - freq
+            if remaining:
+                pair_counts[old] = remaining
+            else:
+                del pair_counts[old]
+                del where[old]
+        pair_counts[new] += freq
+        where[new].append(index)
+        grown.add(new)
+
+    for index in dict.fromkeys(where.pop(key)):
+        word = words[index]
+        freq = freqs[index]
+        out: list[int] = []
+        i = 0
+        end = len(word) - 1
+        while i <= end:
+            if i < end and word[i] == left and word[i + 1] == right:
+                if out:
+                    before = out[-1]
+                    shift(before << _SHIFT | left, before << _SHIFT | new_id, freq, index)
+                if i + 1 < end:
+                    after = word[i + 2]
+                    shift(right << _SHIFT | after, new_id << _SHIFT | after, freq, index)
+                out.append(new_id)
+                i += 2
+            else:
+                out.append(word[i])
+                i += 1
+        words[index] = out
+    return grown

@@ -1,0 +1,136 @@
+"""The efficient trainer against the naive reference, streaming cuts, and trained vocabularies."""
+
+from __future__ import annotations
+
+import io
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from streamcodec.formats.tiktoken_file import read_tiktoken, write_tiktoken
+from streamcodec.pretokenize import Pretokenizer
+from streamcodec.reference import rank_merge, train_naive
+from streamcodec.train import count_pretokens, train
+from streamcodec.vocab import PATTERNS
+from tests.conftest import tiktoken_twin
+from tests.corpus import english_prose, multilingual, python_source
+
+SPECIALS = ["<|end|>", "<|x|>"]
+
+
+# Few letters force long merge chains and many ties; spaces, newlines and symbols exercise the
+# patterns; "<|x|>" pieces let special tokens appear.
+def texts(alphabet: str, max_size: int) -> st.SearchStrategy[str]:
+    return st.lists(st.sampled_from([*alphabet, *SPECIALS]), max_size=max_size).map("".join)
+
+
+corpora = texts("aab b\n!é1", 120)
+patterns = st.sampled_from(["gpt2", "cl100k_base", "o200k_base", r"\S+|\s+", r"."])
+
+
+def _merges(ranks: dict[bytes, int]) -> list[bytes]:
+    return sorted(ranks, key=ranks.__getitem__)
+
+
+@settings(max_examples=150, deadline=None)
+@given(corpora, patterns, st.integers(256, 330), st.integers(1, 3))
+def test_equals_naive_trainer(text: str, pattern: str, vocab_size: int, min_frequency: int) -> None:
+    enc = train(text, vocab_size=vocab_size, pat_str=pattern, min_frequency=min_frequency)
+    naive = train_naive(
+        text, vocab_size, pat_str=PATTERNS.get(pattern, pattern), min_frequency=min_frequency
+    )
+    assert _merges(enc.mergeable_ranks) == _merges(naive)
+
+
+@settings(max_examples=60, deadline=None)
+@given(corpora, patterns)
+def test_special_tokens_are_cut_out_and_take_the_last_ids(text: str, pattern: str) -> None:
+    enc = train(text, vocab_size=300, pat_str=pattern, special_tokens=SPECIALS, min_frequency=1)
+    naive = train_naive(
+        text, 298, pat_str=PATTERNS.get(pattern, pattern), special_tokens=SPECIALS, min_frequency=1
+    )
+    assert _merges(enc.mergeable_ranks) == _merges(naive)
+    n = len(naive)
+    assert enc.special_tokens == {"<|end|>": n, "<|x|>": n + 1}
+    assert not any(b"<|" in token and len(token) > 2 for token in enc.mergeable_ranks)
+
+
+def test_worked_example() -> None:
+    # Wikipedia's aaabdaaabac: aa, then ab (ties to the smaller pair (97, 98)), then aa+ab.
+    enc = train("aaabdaaabac", vocab_size=300, pat_str=r".+")
+    assert enc.decode_tokens_bytes(range(256, enc.n_vocab)) == [b"aa", b"ab", b"aaab"]
+    # Then every pair occurs once: min_frequency=2 stopped there; 1 goes on.
+    assert train("aaabdaaabac", vocab_size=300, pat_str=r".+", min_frequency=1).n_vocab == 263
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    texts("aB1 \n\r\t!/'é", 200),
+    st.sampled_from(["gpt2", "cl100k_base", "o200k_base"]),
+    st.integers(1, 9),
+)
+def test_streamed_counts_equal_whole_text_pieces(text: str, pattern: str, chunk_size: int) -> None:
+    whole = Counter(Pretokenizer(PATTERNS[pattern]).pieces(text))
+    streamed = count_pretokens(io.BytesIO(text.encode()), pat_str=pattern, chunk_size=chunk_size)
+    assert streamed == whole
+    parts = text.split("<|end|>")
+    expected = Counter(p for part in parts for p in Pretokenizer(PATTERNS[pattern]).pieces(part))
+    with_special = count_pretokens(
+        io.BytesIO(text.encode()),
+        pat_str=pattern,
+        special_tokens=["<|end|>"],
+        chunk_size=chunk_size,
+    )
+    assert with_special == expected
+
+
+def test_sources_paths_files_and_documents(tmp_path: Path) -> None:
+    path = tmp_path / "a.txt"
+    path.write_bytes(b"one two\r\nthree\n")
+    expected = Counter({"one": 1, " two": 1, "\r\n": 1, "three": 1, "\n": 1})
+    assert count_pretokens(path, pat_str="cl100k_base") == expected
+    with open(path, encoding="utf-8", newline="") as f:
+        assert count_pretokens(f, pat_str="cl100k_base") == expected
+    # An iterable holds documents: no piece spans two of them.
+    assert count_pretokens(["a", "b"], pat_str=r".+") == Counter({"a": 1, "b": 1})
+    assert count_pretokens([path, "x"], pat_str="cl100k_base") == expected + Counter({"x": 1})
+
+
+def test_invalid_utf8_names_the_byte_offset(tmp_path: Path) -> None:
+    path = tmp_path / "bad.txt"
+    path.write_bytes(b"abc" * 5 + b"\xff")
+    with pytest.raises(ValueError, match=r"bad.txt: invalid UTF-8 at byte offset 15"):
+        count_pretokens(path, pat_str="gpt2", chunk_size=4)
+
+
+def test_vocab_size_must_hold_bytes_and_specials() -> None:
+    with pytest.raises(ValueError, match="too small"):
+        train("x", vocab_size=256, pat_str="gpt2", special_tokens=["<|end|>"])
+
+
+@pytest.fixture(scope="module")
+def trained():  # type: ignore[no-untyped-def]
+    text = english_prose(60_000) + python_source(60_000) + multilingual(20_000)
+    return train(text, vocab_size=1200, pat_str="cl100k_base", special_tokens=["<|endoftext|>"])
+
+
+def test_every_trained_token_is_reachable(trained) -> None:  # type: ignore[no-untyped-def]
+    ranks = trained.mergeable_ranks
+    assert len(ranks) == 1199
+    for token, rank in ranks.items():
+        assert rank_merge(token, ranks, whole_piece=False) == [rank]
+
+
+def test_trained_encodes_like_tiktoken(trained) -> None:  # type: ignore[no-untyped-def]
+    twin = tiktoken_twin(trained)
+    for text in [english_prose(20_000)[-5000:], python_source(5000), multilingual(3000)]:
+        assert trained.encode(text) == twin.encode(text)
+    assert trained.encode("<|endoftext|>", allowed_special="all") == [1199]
+
+
+def test_round_trip_through_tiktoken_file(trained, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    write_tiktoken(trained.mergeable_ranks, tmp_path / "t.tiktoken")
+    assert read_tiktoken(tmp_path / "t.tiktoken") == trained.mergeable_ranks
