@@ -289,8 +289,40 @@ def _merge(
     """
     left, right = key >> _SHIFT, key & _RIGHT
     grown: set[int] = set()
-
-    def shift(old: int, new: int, freq: int, index: int) -> None:
+    # (old pair, new pair, weight, word) for every neighbour of every occurrence; applied after
+    # the scan so that the scan itself stays a tight loop over list.index and slices.
+    shifts: list[tuple[int, int, int, int]] = []
+    for index in dict.fromkeys(where.pop(key)):
+        word = words[index]
+        try:
+            i = word.index(left)
+        except ValueError:  # a stale index: an earlier merge took the pair from this word
+            continue
+        freq = freqs[index]
+        last = len(word) - 1
+        out = word[:i]
+        while True:
+            if i < last and word[i + 1] == right:
+                if out:
+                    before = out[-1] << _SHIFT
+                    shifts.append((before | left, before | new_id, freq, index))
+                if i + 1 < last:
+                    after = word[i + 2]
+                    shifts.append((right << _SHIFT | after, new_id << _SHIFT | after, freq, index))
+                out.append(new_id)
+                i += 2
+            else:
+                out.append(left)
+                i += 1
+            try:
+                j = word.index(left, i)
+            except ValueError:
+                out += word[i:]
+                break
+            out += word[i:j]
+            i = j
+        words[index] = out
+    for old, new, freq, index in shifts:
         if old != key:  # the merged pair itself is gone already
             remaining = pair_counts[old] - freq
             if remaining:
@@ -301,25 +333,4 @@ def _merge(
         pair_counts[new] += freq
         where[new].append(index)
         grown.add(new)
-
-    for index in dict.fromkeys(where.pop(key)):
-        word = words[index]
-        freq = freqs[index]
-        out: list[int] = []
-        i = 0
-        end = len(word) - 1
-        while i <= end:
-            if i < end and word[i] == left and word[i + 1] == right:
-                if out:
-                    before = out[-1]
-                    shift(before << _SHIFT | left, before << _SHIFT | new_id, freq, index)
-                if i + 1 < end:
-                    after = word[i + 2]
-                    shift(right << _SHIFT | after, new_id << _SHIFT | after, freq, index)
-                out.append(new_id)
-                i += 2
-            else:
-                out.append(word[i])
-                i += 1
-        words[index] = out
     return grown

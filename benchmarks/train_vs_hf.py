@@ -1,0 +1,145 @@
+"""streamcodec's trainer against Hugging Face tokenizers' BpeTrainer: time and peak memory.
+
+Both sides train on the same corpus file, with the same pattern (HF: a ``Split`` pre-tokenizer
+then ``ByteLevel(use_regex=False)`` for the byte alphabet), the same number of merges and
+``min_frequency``, on one thread (``RAYON_NUM_THREADS=1``, ``TOKENIZERS_PARALLELISM=false``).
+Each run is a fresh subprocess, so its peak resident memory (``ru_maxrss``) is its own; the time
+covers reading the file, counting and merging, not starting Python.
+
+    python benchmarks/train_vs_hf.py            # 1 MB of prose / 1,000 merges, 12 MB mixed / 10,000
+    python benchmarks/train_vs_hf.py --quick    # 1 MB only
+
+Needs the ``bench`` extra (``pip install -e '.[bench]'``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PATTERN = "cl100k_base"
+MIN_FREQUENCY = 2
+
+
+def run_ours(corpus: Path, merges: int) -> dict[str, object]:
+    from streamcodec.train import train
+
+    start = time.perf_counter()
+    enc = train(corpus, vocab_size=256 + merges, pat_str=PATTERN, min_frequency=MIN_FREQUENCY)
+    seconds = time.perf_counter() - start
+    tokens = sorted(enc.mergeable_ranks, key=enc.mergeable_ranks.__getitem__)[256:]
+    return {"seconds": seconds, "tokens": [t.hex() for t in tokens]}
+
+
+def run_hf(corpus: Path, merges: int) -> dict[str, object]:
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    from streamcodec.vocab import PATTERNS
+
+    start = time.perf_counter()
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Split(Regex(PATTERNS[PATTERN]), behavior="isolated"),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        ]
+    )
+    tokenizer.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=256 + merges,
+        min_frequency=MIN_FREQUENCY,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    with open(corpus, encoding="utf-8", newline="") as f:
+        # Whole file as one sequence, as streamcodec sees it (HF's file reader splits lines).
+        tokenizer.train_from_iterator([f.read()], trainer)
+    seconds = time.perf_counter() - start
+    vocab = tokenizer.get_vocab()
+    byte_of = {ch: b for b, ch in enumerate(_bytes_to_unicode())}
+    tokens = [
+        bytes(byte_of[ch] for ch in token)
+        for token, _ in sorted(vocab.items(), key=lambda item: item[1])
+        if len(token) > 1
+    ]
+    return {"seconds": seconds, "tokens": [t.hex() for t in tokens]}
+
+
+def _bytes_to_unicode() -> list[str]:
+    """GPT-2's printable stand-in for each byte, in byte order."""
+    printable = [*range(33, 127), *range(161, 173), *range(174, 256)]
+    extra = iter(range(256, 512))
+    return [chr(b) if b in printable else chr(next(extra)) for b in range(256)]
+
+
+def child(side: str, corpus: Path, merges: int) -> None:
+    result = (run_ours if side == "ours" else run_hf)(corpus, merges)
+    result["maxrss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps(result))
+
+
+def measure(side: str, corpus: Path, merges: int) -> dict[str, object]:
+    env = dict(os.environ, RAYON_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false")
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+    done = subprocess.run(
+        [sys.executable, __file__, "--child", side, str(corpus), str(merges)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    result: dict[str, object] = json.loads(done.stdout)
+    return result
+
+
+def compare(label: str, corpus: Path, merges: int) -> None:
+    size = corpus.stat().st_size
+    ours = measure("ours", corpus, merges)
+    hf = measure("hf", corpus, merges)
+    same = len(set(ours["tokens"]) & set(hf["tokens"]))  # type: ignore[arg-type]
+    print(f"{label}: {size / 1e6:.1f} MB, {merges:,} merges")
+    for name, r in (("streamcodec", ours), ("HF tokenizers", hf)):
+        print(f"  {name:14} {r['seconds']:7.2f} s   peak RSS {r['maxrss_mb']:7.1f} MB")
+    ratio_t = float(ours["seconds"]) / float(hf["seconds"])  # type: ignore[arg-type]
+    ratio_m = float(ours["maxrss_mb"]) / float(hf["maxrss_mb"])  # type: ignore[arg-type]
+    print(f"  ratio (streamcodec / HF): time {ratio_t:.2f}x, peak memory {ratio_m:.2f}x")
+    print(f"  learned tokens in common: {same:,} of {merges:,}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="only the 1 MB case")
+    parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        side, corpus, merges = args.child
+        child(side, Path(corpus), int(merges))
+        return
+    sys.path.insert(0, str(ROOT))
+    from tests.corpus import english_prose, mixed
+
+    print(
+        f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cpus, "
+        f"Python {platform.python_version()}, pattern {PATTERN}, min_frequency {MIN_FREQUENCY}"
+    )
+    with tempfile.TemporaryDirectory() as folder:
+        cases = [("prose", english_prose(1_000_000), 1000)]
+        if not args.quick:
+            cases.append(("mixed", mixed(12_000_000), 10_000))
+        for label, text, merges in cases:
+            corpus = Path(folder) / f"{label}.txt"
+            corpus.write_text(text, encoding="utf-8", newline="")
+            compare(label, corpus, merges)
+
+
+if __name__ == "__main__":
+    main()
