@@ -104,6 +104,6 @@ def stdlib_source(limit: int = 4_000_000) -> str:
 
 @functools.cache
 def mixed(limit: int = 12_000_000) -> str:
-    """About ``limit`` UTF-8 bytes of prose (up to a third), other scripts and code: for benchmarks."""
+    """About ``limit`` UTF-8 bytes of prose (up to a third), other scripts and code."""
     text = english_prose(limit // 3) + multilingual(limit // 12)
     return text + stdlib_source(limit - len(text.encode("utf-8")))
