@@ -134,3 +134,35 @@ def test_trained_encodes_like_tiktoken(trained) -> None:  # type: ignore[no-unty
 def test_round_trip_through_tiktoken_file(trained, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     write_tiktoken(trained.mergeable_ranks, tmp_path / "t.tiktoken")
     assert read_tiktoken(tmp_path / "t.tiktoken") == trained.mergeable_ranks
+
+
+def test_command_line_train(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    files = []
+    for i, text in enumerate([english_prose(20_000), python_source(20_000)]):
+        files.append(tmp_path / f"{i}.txt")
+        files[-1].write_text(text, encoding="utf-8")
+    out = tmp_path / "v.tiktoken"
+    args = [sys.executable, "-m", "streamcodec", "train", *map(str, files)]
+    done = subprocess.run(
+        [*args, "--vocab-size", "400", "--pattern", "gpt2", "-o", str(out), "--special", "<|e|>"],
+        capture_output=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert b"trained 399 tokens (143 merges)" in done.stderr and b"<|e|> = 399" in done.stderr
+    expected = train(files, vocab_size=400, pat_str="gpt2", special_tokens=["<|e|>"])
+    assert read_tiktoken(out) == expected.mergeable_ranks
+    bad = subprocess.run([*args, "--vocab-size", "300", "-o", "v.txt"], capture_output=True)
+    assert bad.returncode == 1 and b"use .tiktoken" in bad.stderr
+
+
+def test_progress_bars(capsys: pytest.CaptureFixture[str]) -> None:
+    from streamcodec.cli import _TrainProgress
+
+    with _TrainProgress(100, quiet=False) as progress:
+        train(["ab ab ab"], vocab_size=258, pat_str="gpt2", progress=progress)
+    err = capsys.readouterr().err
+    assert "counting" in err and "merging" in err and "2/2" in err
