@@ -166,3 +166,27 @@ def test_progress_bars(capsys: pytest.CaptureFixture[str]) -> None:
         train(["ab ab ab"], vocab_size=258, pat_str="gpt2", progress=progress)
     err = capsys.readouterr().err
     assert "counting" in err and "merging" in err and "2/2" in err
+
+
+def test_embedded_encoding_is_offline_reachable_and_tiktoken_exact() -> None:
+    import streamcodec
+
+    enc = streamcodec.get_encoding("streamcodec_py4k")
+    assert enc.n_vocab == 4096 and enc.eot_token == 4095
+    ranks = enc.mergeable_ranks
+    assert all(
+        rank_merge(token, ranks, whole_piece=False) == [rank] for token, rank in ranks.items()
+    )
+    text = english_prose(5000) + python_source(5000) + multilingual(2000)
+    assert enc.encode(text) == tiktoken_twin(enc).encode(text)
+
+
+def test_embedded_encoding_regenerates_byte_for_byte() -> None:
+    from streamcodec.formats.tiktoken_file import write_tiktoken_bytes
+    from tools.train_embedded import OUTPUT, train_embedded, training_paths
+
+    try:
+        training_paths()
+    except ValueError as exc:
+        pytest.skip(f"not the pinned training text: {exc}")
+    assert write_tiktoken_bytes(train_embedded().mergeable_ranks) == OUTPUT.read_bytes()
