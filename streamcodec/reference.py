@@ -113,7 +113,8 @@ def train_naive(
     ``pat_str``, and merges never cross a pre-token. Each round recounts every adjacent pair (a
     pair inside ``aaa`` counts twice), takes the most frequent, smallest (left id, right id) on
     ties, and stops when ``vocab_size`` ranks exist or the best pair occurs fewer than
-    ``min_frequency`` times. A merge whose bytes are already a token reuses that token's id.
+    ``min_frequency`` times. (A merge never makes bytes that are already a token: the bytes of a
+    token are split the same way wherever they occur, so they can be built only once.)
 
     >>> ranks = train_naive("ab ab ab", 257, pat_str=r"\\S+| ")
     >>> max(ranks, key=ranks.get)
@@ -137,15 +138,11 @@ def train_naive(
         (left, right), count = min(pairs.items(), key=lambda item: (-item[1], item[0]))
         if count < min_frequency:
             break
-        merged = tokens[left] + tokens[right]
-        if merged not in ranks:
-            ranks[merged] = len(tokens)
-            tokens.append(merged)
-        new_id = ranks[merged]
-        merged_words: Counter[tuple[int, ...]] = Counter()
-        for word, count in words.items():  # two words may become one when an id is reused
-            merged_words[_merge_pair(word, left, right, new_id)] += count
-        words = merged_words
+        ranks[tokens[left] + tokens[right]] = len(tokens)
+        tokens.append(tokens[left] + tokens[right])
+        words = Counter(
+            {_merge_pair(word, left, right, len(tokens) - 1): n for word, n in words.items()}
+        )
     return ranks
 
 

@@ -245,11 +245,8 @@ def learn_ranks(
                 heapq.heappush(heap, key - (count << 64))
             continue
         left, right = key >> _SHIFT, key & _RIGHT
-        merged = tokens[left] + tokens[right]
-        new_id = ranks.get(merged)
-        if new_id is None:
-            new_id = ranks[merged] = len(tokens)
-            tokens.append(merged)
+        new_id = ranks[tokens[left] + tokens[right]] = len(tokens)
+        tokens.append(tokens[left] + tokens[right])
         del pair_counts[key]
         for grown in _merge(key, new_id, words, freqs, pair_counts, where):
             count = pair_counts.get(grown, 0)

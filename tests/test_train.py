@@ -43,6 +43,8 @@ def test_equals_naive_trainer(text: str, pattern: str, vocab_size: int, min_freq
         text, vocab_size, pat_str=PATTERNS.get(pattern, pattern), min_frequency=min_frequency
     )
     assert _merges(enc.mergeable_ranks) == _merges(naive)
+    # Every merge made new bytes: the ranks are 0..n-1 with no gap.
+    assert sorted(enc.mergeable_ranks.values()) == list(range(len(enc.mergeable_ranks)))
 
 
 @settings(max_examples=60, deadline=None)
