@@ -1,8 +1,9 @@
 """streamcodec's trainer against Hugging Face tokenizers' BpeTrainer: time and peak memory.
 
-Both sides train on the same corpus file (each reading it itself), with the same pattern (HF: a ``Split`` pre-tokenizer
-then ``ByteLevel(use_regex=False)`` for the byte alphabet), the same number of merges and
-``min_frequency``, on one thread (``RAYON_NUM_THREADS=1``, ``TOKENIZERS_PARALLELISM=false``).
+Both sides train on the same corpus file (each reading it itself), with the same pattern (HF: a
+``Split`` pre-tokenizer then ``ByteLevel(use_regex=False)`` for the byte alphabet), the same
+number of merges and ``min_frequency``, on one thread (``RAYON_NUM_THREADS=1``,
+``TOKENIZERS_PARALLELISM=false``).
 Each run is a fresh subprocess, so its peak resident memory (``ru_maxrss``) is its own; the time
 covers reading the file, counting and merging, not starting Python.
 
