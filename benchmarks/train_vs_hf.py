@@ -32,13 +32,13 @@ MIN_FREQUENCY = 2
 
 
 def run_ours(corpus: Path, merges: int) -> dict[str, object]:
-    from streamcodec.train import train
+    from streamcodec.training import train
 
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     enc = train(corpus, vocab_size=256 + merges, pat_str=PATTERN, min_frequency=MIN_FREQUENCY)
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     tokens = sorted(enc.mergeable_ranks, key=enc.mergeable_ranks.__getitem__)[256:]
-    return {"seconds": seconds, "tokens": [t.hex() for t in tokens]}
+    return {"seconds": seconds, "cpu_seconds": cpu, "tokens": [t.hex() for t in tokens]}
 
 
 def run_hf(corpus: Path, merges: int) -> dict[str, object]:
@@ -46,7 +46,7 @@ def run_hf(corpus: Path, merges: int) -> dict[str, object]:
 
     from streamcodec.vocab import PATTERNS
 
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     tokenizer = Tokenizer(models.BPE())
     tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
         [
@@ -64,7 +64,7 @@ def run_hf(corpus: Path, merges: int) -> dict[str, object]:
     # HF's own file reader, its fastest and leanest way in (it feeds the text line by line, so
     # its pre-tokens never span a newline; streamcodec's may, as in whole-text pre-tokenization).
     tokenizer.train([str(corpus)], trainer)
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     vocab = tokenizer.get_vocab()
     byte_of = {ch: b for b, ch in enumerate(_bytes_to_unicode())}
     tokens = [
@@ -72,7 +72,7 @@ def run_hf(corpus: Path, merges: int) -> dict[str, object]:
         for token, _ in sorted(vocab.items(), key=lambda item: item[1])
         if len(token) > 1
     ]
-    return {"seconds": seconds, "tokens": [t.hex() for t in tokens]}
+    return {"seconds": seconds, "cpu_seconds": cpu, "tokens": [t.hex() for t in tokens]}
 
 
 def _bytes_to_unicode() -> list[str]:
@@ -82,13 +82,25 @@ def _bytes_to_unicode() -> list[str]:
     return [chr(b) if b in printable else chr(next(extra)) for b in range(256)]
 
 
+def write_corpus(label: str, path: Path) -> None:
+    from tests.corpus import english_prose, mixed
+
+    text = english_prose(1_000_000) if label == "prose" else mixed(12_000_000)
+    path.write_text(text, encoding="utf-8", newline="")
+
+
 def child(side: str, corpus: Path, merges: int) -> None:
+    if side == "corpus":
+        write_corpus(corpus.stem, corpus)
+        return
     result = (run_ours if side == "ours" else run_hf)(corpus, merges)
     result["maxrss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps(result))
 
 
 def measure(side: str, corpus: Path, merges: int) -> dict[str, object]:
+    """Run one side in a fresh process. The parent stays small: a child's ``ru_maxrss`` starts
+    from its parent's size at fork, so the corpora are written by a child too."""
     env = dict(os.environ, RAYON_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false")
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
     done = subprocess.run(
@@ -98,48 +110,56 @@ def measure(side: str, corpus: Path, merges: int) -> dict[str, object]:
         text=True,
         check=True,
     )
-    result: dict[str, object] = json.loads(done.stdout)
-    return result
+    return json.loads(done.stdout) if side != "corpus" else {}
 
 
-def compare(label: str, corpus: Path, merges: int) -> None:
+def compare(label: str, corpus: Path, merges: int, repeat: int) -> None:
+    """Best of ``repeat`` runs per side, alternating, as the machine is shared and noisy."""
     size = corpus.stat().st_size
-    ours = measure("ours", corpus, merges)
-    hf = measure("hf", corpus, merges)
-    same = len(set(ours["tokens"]) & set(hf["tokens"]))  # type: ignore[arg-type]
-    print(f"{label}: {size / 1e6:.1f} MB, {merges:,} merges")
-    for name, r in (("streamcodec", ours), ("HF tokenizers", hf)):
-        print(f"  {name:14} {r['seconds']:7.2f} s   peak RSS {r['maxrss_mb']:7.1f} MB")
-    ratio_t = float(ours["seconds"]) / float(hf["seconds"])  # type: ignore[arg-type]
-    ratio_m = float(ours["maxrss_mb"]) / float(hf["maxrss_mb"])  # type: ignore[arg-type]
-    print(f"  ratio (streamcodec / HF): time {ratio_t:.2f}x, peak memory {ratio_m:.2f}x")
+    runs: dict[str, list[dict[str, object]]] = {"ours": [], "hf": []}
+    for _ in range(repeat):
+        for side in runs:
+            runs[side].append(measure(side, corpus, merges))
+    best = {side: min(rs, key=lambda r: float(r["seconds"])) for side, rs in runs.items()}
+    ours, hf = best["ours"], best["hf"]
+    same = len(set(ours["tokens"]) & set(hf["tokens"]))
+    print(f"{label}: {size / 1e6:.1f} MB, {merges:,} merges (best of {repeat})")
+    for name, side in (("streamcodec", "ours"), ("HF tokenizers", "hf")):
+        r = best[side]
+        peak = max(float(x["maxrss_mb"]) for x in runs[side])
+        print(
+            f"  {name:14} {r['seconds']:6.2f} s wall  {r['cpu_seconds']:6.2f} s cpu  "
+            f"peak RSS {peak:6.1f} MB"
+        )
+    ratio_t = float(ours["seconds"]) / float(hf["seconds"])
+    peaks = {s: max(float(x["maxrss_mb"]) for x in rs) for s, rs in runs.items()}
+    print(
+        f"  ratio (streamcodec / HF): time {ratio_t:.2f}x, peak memory "
+        f"{peaks['ours'] / peaks['hf']:.2f}x"
+    )
     print(f"  learned tokens in common: {same:,} of {merges:,}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="only the 1 MB case")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per side (best is shown)")
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         side, corpus, merges = args.child
         child(side, Path(corpus), int(merges))
         return
-    sys.path.insert(0, str(ROOT))
-    from tests.corpus import english_prose, mixed
-
     print(
         f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cpus, "
         f"Python {platform.python_version()}, pattern {PATTERN}, min_frequency {MIN_FREQUENCY}"
     )
+    cases = [("prose", 1000)] if args.quick else [("prose", 1000), ("mixed", 10_000)]
     with tempfile.TemporaryDirectory() as folder:
-        cases = [("prose", english_prose(1_000_000), 1000)]
-        if not args.quick:
-            cases.append(("mixed", mixed(12_000_000), 10_000))
-        for label, text, merges in cases:
+        for label, merges in cases:
             corpus = Path(folder) / f"{label}.txt"
-            corpus.write_text(text, encoding="utf-8", newline="")
-            compare(label, corpus, merges)
+            measure("corpus", corpus, 0)
+            compare(label, corpus, merges, args.repeat)
 
 
 if __name__ == "__main__":

@@ -140,7 +140,7 @@ def _run_train(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from streamcodec.formats.tiktoken_file import write_tiktoken
-    from streamcodec.train import train
+    from streamcodec.training import train
 
     if not args.output.endswith(".tiktoken"):
         raise ValueError(f"{args.output}: the output format is chosen by extension: use .tiktoken")

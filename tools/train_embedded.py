@@ -1,7 +1,7 @@
 """Regenerate ``streamcodec/data/streamcodec_py4k.tiktoken`` byte for byte.
 
 The embedded encoding ``streamcodec_py4k`` (4,096 ids: 4,095 mergeable tokens and
-``<|endoftext|>``, the cl100k_base pattern) is trained by :func:`streamcodec.train.train` on text
+``<|endoftext|>``, the cl100k_base pattern) is trained by :func:`streamcodec.training.train` on text
 every machine with CPython 3.11.7 has: the standard-library files below (PSF license), each one
 document, in this order. Their sha256 are pinned, so a machine whose files differ (another
 Python release) fails clearly instead of writing a different vocabulary.
@@ -21,7 +21,7 @@ from pathlib import Path
 from streamcodec.atomicfile import atomic_output
 from streamcodec.encoding import Encoding
 from streamcodec.formats.tiktoken_file import write_tiktoken_bytes
-from streamcodec.train import train
+from streamcodec.training import train
 
 NAME = "streamcodec_py4k"
 VOCAB_SIZE = 4096

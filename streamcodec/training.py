@@ -28,7 +28,6 @@ import io
 import os
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from itertools import pairwise
 from typing import IO
 
 import regex
@@ -48,12 +47,13 @@ Progress = Callable[[str, int, int | None], None]
 
 CHUNK_SIZE = 1 << 20  # bytes read from a file at a time
 
-# A pair (left, right) is the int left << 32 | right: hashing and comparing one int is faster
-# than a tuple, and the order of the ints is the order of the pairs. A heap entry is
-# key - (count << 64): the smallest entry has the highest count, then the smallest pair.
-_SHIFT = 32
-_RIGHT = (1 << _SHIFT) - 1
-_KEY = (1 << 64) - 1
+# A word is a str with one character per id (chr(id)), so that finding and replacing a pair
+# in it are str.find and str.replace, in C; a pair is the 2-character str. A heap entry is an
+# int, the pair's ids and count packed so that the smallest entry has the highest count, then
+# the smallest (left id, right id): (left << 32 | right) - (count << 64).
+_MAX_TOKENS = 0x110000  # chr's limit
+_RIGHT = (1 << 32) - 1
+_PAIR = (1 << 64) - 1
 
 # After a newline that follows a non-space, before a letter or digit, no piece of the named
 # patterns (gpt2, cl100k_base, o200k_base) can cross, and the text before it pre-tokenizes as if it
@@ -224,110 +224,114 @@ def learn_ranks(
     >>> learn_ranks({"hug": 10, "pug": 5, "hugs": 5}, n_tokens=258)[b"ug"]
     256
     """
-    words: list[list[int]] = []
+    if n_tokens > _MAX_TOKENS:
+        raise ValueError(f"n_tokens={n_tokens}: at most {_MAX_TOKENS} mergeable tokens")
+    words: list[str] = []
     freqs: list[int] = []
     for piece, freq in counts.items():
         data = piece.encode("utf-8") if isinstance(piece, str) else piece
         if len(data) > 1:  # a single byte has no pair
-            words.append(list(data))
+            words.append(data.decode("latin-1"))  # chr(byte) for each byte
             freqs.append(freq)
     pair_counts, where = _count_pairs(words, freqs)
     tokens = [bytes([b]) for b in range(256)]
     ranks = {token: rank for rank, token in enumerate(tokens)}
-    heap = [key - (count << 64) for key, count in pair_counts.items() if count >= min_frequency]
+    heap = [_entry(pair, count) for pair, count in pair_counts.items() if count >= min_frequency]
     heapq.heapify(heap)
     while len(tokens) < n_tokens and heap:
         entry = heapq.heappop(heap)
-        key = entry & _KEY
-        count = pair_counts.get(key, 0)
+        pair = chr(entry >> 32 & _RIGHT) + chr(entry & _RIGHT)
+        count = pair_counts.get(pair, 0)
         if count != -(entry >> 64):  # stale: the pair has become rarer since this was pushed
             if count >= min_frequency:
-                heapq.heappush(heap, key - (count << 64))
+                heapq.heappush(heap, _entry(pair, count))
             continue
-        left, right = key >> _SHIFT, key & _RIGHT
-        new_id = ranks[tokens[left] + tokens[right]] = len(tokens)
-        tokens.append(tokens[left] + tokens[right])
-        del pair_counts[key]
-        for grown in _merge(key, new_id, words, freqs, pair_counts, where):
-            count = pair_counts.get(grown, 0)
+        merged = tokens[ord(pair[0])] + tokens[ord(pair[1])]
+        ranks[merged] = len(tokens)
+        tokens.append(merged)
+        del pair_counts[pair]
+        for new_pair, count in _merge(pair, chr(ranks[merged]), words, freqs, pair_counts, where):
             if count >= min_frequency:
-                heapq.heappush(heap, grown - (count << 64))
+                heapq.heappush(heap, _entry(new_pair, count))
         if progress is not None:
             progress("merge", len(tokens) - 256, n_tokens - 256)
     return ranks
 
 
+def _entry(pair: str, count: int) -> int:
+    return (ord(pair[0]) << 32 | ord(pair[1])) - (count << 64)
+
+
 def _count_pairs(
-    words: list[list[int]], freqs: list[int]
-) -> tuple[defaultdict[int, int], defaultdict[int, list[int]]]:
+    words: list[str], freqs: list[int]
+) -> tuple[defaultdict[str, int], defaultdict[str, list[int]]]:
     """Each adjacent pair's weighted count, and the indices of the words it occurs in."""
-    pair_counts: defaultdict[int, int] = defaultdict(int)
-    where: defaultdict[int, list[int]] = defaultdict(list)
+    pair_counts: defaultdict[str, int] = defaultdict(int)
+    where: defaultdict[str, list[int]] = defaultdict(list)
     for index, (word, freq) in enumerate(zip(words, freqs, strict=True)):
-        for left, right in pairwise(word):
-            key = left << _SHIFT | right
-            pair_counts[key] += freq
-            where[key].append(index)
+        for i in range(len(word) - 1):
+            pair = word[i : i + 2]
+            pair_counts[pair] += freq
+            where[pair].append(index)
     return pair_counts, where
 
 
 def _merge(
-    key: int,
-    new_id: int,
-    words: list[list[int]],
+    pair: str,
+    new: str,
+    words: list[str],
     freqs: list[int],
-    pair_counts: defaultdict[int, int],
-    where: defaultdict[int, list[int]],
-) -> set[int]:
-    """Replace the pair ``key`` by ``new_id`` in every word holding it; return the pairs that grew.
+    pair_counts: dict[str, int],
+    where: defaultdict[str, list[int]],
+) -> Iterable[tuple[str, int]]:
+    """Replace ``pair`` (``ab``) by ``new`` in every word holding it; return the new pairs' counts.
 
-    Each occurrence, scanned left to right, turns ``(x, a)`` into ``(x, ab)`` and ``(b, y)`` into
-    ``(ab, y)``; ``x`` may be the ``ab`` just made (``a b a b``), which keeps the counts exact.
+    Each occurrence, left to right, turns ``(x, a)`` into ``(x, ab)`` and ``(b, y)`` into
+    ``(ab, y)``; when ``x`` is the ``b`` of the occurrence just before (``a b a b``), the
+    ``(ab, a)`` made by that one becomes ``(ab, ab)``. This keeps the counts exact. Pairs with
+    ``ab`` are new, so they are counted apart and added at the end. The loop is written out in
+    full (no helper calls): it is where training spends its time.
     """
-    left, right = key >> _SHIFT, key & _RIGHT
-    grown: set[int] = set()
-    # (old pair, new pair, weight, word) for every neighbour of every occurrence; applied after
-    # the scan so that the scan itself stays a tight loop over list.index and slices.
-    shifts: list[tuple[int, int, int, int]] = []
-    for index in dict.fromkeys(where.pop(key)):
+    fresh: defaultdict[str, int] = defaultdict(int)
+    follow = new + pair[0]  # (ab, a)
+    double = new + new  # (ab, ab)
+    for index in dict.fromkeys(where.pop(pair)):
         word = words[index]
-        try:
-            i = word.index(left)
-        except ValueError:  # a stale index: an earlier merge took the pair from this word
+        i = word.find(pair)
+        if i < 0:  # a stale index: an earlier merge took the pair from this word
             continue
         freq = freqs[index]
-        last = len(word) - 1
-        out = word[:i]
-        while True:
-            if i < last and word[i + 1] == right:
-                if out:
-                    before = out[-1] << _SHIFT
-                    shifts.append((before | left, before | new_id, freq, index))
-                if i + 1 < last:
-                    after = word[i + 2]
-                    shifts.append((right << _SHIFT | after, new_id << _SHIFT | after, freq, index))
-                out.append(new_id)
-                i += 2
-            else:
-                out.append(left)
-                i += 1
-            try:
-                j = word.index(left, i)
-            except ValueError:
-                out += word[i:]
-                break
-            out += word[i:j]
-            i = j
-        words[index] = out
-    for old, new, freq, index in shifts:
-        if old != key:  # the merged pair itself is gone already
-            remaining = pair_counts[old] - freq
-            if remaining:
-                pair_counts[old] = remaining
-            else:
-                del pair_counts[old]
-                del where[old]
-        pair_counts[new] += freq
-        where[new].append(index)
-        grown.add(new)
-    return grown
+        end = 0  # where the previous occurrence ended
+        last = len(word) - 2
+        while i >= 0:
+            if i and i == end:
+                fresh[follow] -= freq
+                fresh[double] += freq
+                where[double].append(index)
+            elif i:
+                if (old := word[i - 1 : i + 1]) != pair:
+                    if remaining := pair_counts[old] - freq:
+                        pair_counts[old] = remaining
+                    else:
+                        del pair_counts[old], where[old]
+                grown = word[i - 1] + new
+                fresh[grown] += freq
+                where[grown].append(index)
+            end = i + 2
+            if i < last:
+                if (old := word[i + 1 : i + 3]) != pair:
+                    if remaining := pair_counts[old] - freq:
+                        pair_counts[old] = remaining
+                    else:
+                        del pair_counts[old], where[old]
+                grown = new + word[end]
+                fresh[grown] += freq
+                where[grown].append(index)
+            i = word.find(pair, end)
+        words[index] = word.replace(pair, new)
+    for grown, count in list(fresh.items()):
+        if count:
+            pair_counts[grown] = count
+        else:  # made and unmade within one word: (ab, a) in a b a b
+            del fresh[grown], where[grown]
+    return fresh.items()

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from streamcodec.formats.tiktoken_file import read_tiktoken, write_tiktoken
 from streamcodec.pretokenize import Pretokenizer
 from streamcodec.reference import rank_merge, train_naive
-from streamcodec.train import count_pretokens, train
+from streamcodec.training import count_pretokens, train
 from streamcodec.vocab import PATTERNS
 from tests.conftest import tiktoken_twin
 from tests.corpus import english_prose, multilingual, python_source
