@@ -185,28 +185,36 @@ def _segments(
     """Cut the text of a document into parts that pre-tokenize independently.
 
     Cuts go around special tokens (dropped) and, when ``cuttable``, at safe places. A special
-    token or cut is only taken once ``longest`` characters follow it, so that more text could
-    not change it.
+    token or cut is only taken once ``longest - 1`` characters follow it, so that more text
+    could not change it. Text without a cut is kept; it is searched only where it is new, and
+    joined only when the new text doubles it, so a long stretch without one costs linear time.
     """
     text = ""
+    checked = 0  # text[:checked] holds no cut and no start of a special token
+    pending: list[str] = []
+    waiting = 0
     for chunk in chunks:
-        text += chunk
+        pending.append(chunk)
+        waiting += len(chunk)
+        if waiting < len(text):
+            continue
+        text += "".join(pending)
+        pending, waiting = [], 0
         start = 0
+        limit = len(text) - longest + 1
         if finder is not None:
-            for match in finder.finditer(text):
-                if match.start() + longest > len(text):
+            for match in finder.finditer(text, checked):
+                if match.start() >= limit:
                     break
                 yield text[start : match.start()]
                 start = match.end()
-        if cuttable and (cut := _SAFE_CUT.search(text, start, len(text) - longest + 1)):
+        if cuttable and (cut := _SAFE_CUT.search(text, max(start, checked), limit)):
             yield text[start : cut.start()]
             start = cut.start()
         text = text[start:]
-    if finder is not None:
-        parts = finder.split(text)
-        yield from parts
-    else:
-        yield text
+        checked = max(0, limit - start)
+    text += "".join(pending)
+    yield from finder.split(text) if finder is not None else [text]
 
 
 def learn_ranks(

@@ -7,7 +7,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+import regex
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from streamcodec.formats.tiktoken_file import read_tiktoken, write_tiktoken
@@ -68,25 +69,35 @@ def test_worked_example() -> None:
     assert train("aaabdaaabac", vocab_size=300, pat_str=r".+", min_frequency=1).n_vocab == 263
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(
     texts("aB1 \n\r\t!/'é", 200),
     st.sampled_from(["gpt2", "cl100k_base", "o200k_base"]),
     st.integers(1, 9),
 )
+@example("ab<|x|>!cd", "gpt2", 7)  # the first chunk ends after "<|x|>", inside "<|x|>!"
 def test_streamed_counts_equal_whole_text_pieces(text: str, pattern: str, chunk_size: int) -> None:
-    whole = Counter(Pretokenizer(PATTERNS[pattern]).pieces(text))
+    pretokenizer = Pretokenizer(PATTERNS[pattern])
     streamed = count_pretokens(io.BytesIO(text.encode()), pat_str=pattern, chunk_size=chunk_size)
-    assert streamed == whole
-    parts = text.split("<|end|>")
-    expected = Counter(p for part in parts for p in Pretokenizer(PATTERNS[pattern]).pieces(part))
+    assert streamed == Counter(pretokenizer.pieces(text))
+    # "<|x|>!" has "<|x|>" as a prefix: a chunk ending inside it must not cut it short.
+    specials = ["<|x|>", "<|x|>!"]
+    parts = regex.split("|".join(map(regex.escape, sorted(specials, key=len, reverse=True))), text)
+    expected = Counter(piece for part in parts for piece in pretokenizer.pieces(part))
     with_special = count_pretokens(
         io.BytesIO(text.encode()),
         pat_str=pattern,
-        special_tokens=["<|end|>"],
+        special_tokens=specials,
         chunk_size=chunk_size,
     )
     assert with_special == expected
+
+
+def test_long_text_without_a_safe_cut() -> None:
+    # Indented lines never start with a letter: the text is kept whole, and still counted right.
+    text = "    x = 1\n" * 3000
+    streamed = count_pretokens(io.BytesIO(text.encode()), pat_str="cl100k_base", chunk_size=16)
+    assert streamed == Counter(Pretokenizer(PATTERNS["cl100k_base"]).pieces(text))
 
 
 def test_sources_paths_files_and_documents(tmp_path: Path) -> None:
