@@ -45,7 +45,7 @@ Source = Document | Iterable[Document]
 #: far (total None); stage ``"merge"`` the merges done out of ``total``.
 Progress = Callable[[str, int, int | None], None]
 
-CHUNK_SIZE = 1 << 20  # bytes read from a file at a time
+CHUNK_SIZE = 1 << 18  # bytes read at a time: the pieces of one chunk are in memory at once
 
 # A word is a str with one character per id (chr(id)), so that finding and replacing a pair
 # in it are str.find and str.replace, in C; a pair is the 2-character str. A heap entry is an
