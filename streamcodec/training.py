@@ -2,9 +2,9 @@
 
 It must learn exactly the ranks of :func:`streamcodec.reference.train_naive`, which recounts every
 adjacent pair after every merge. Here the pairs are counted once, over the table of distinct
-pre-tokens (each a list of ids, weighted by how often it occurs), and a merge of ``(a, b)`` into
-``ab`` only visits the pre-tokens that contain the pair (``where[pair]``) and fixes the counts of
-the pairs around each occurrence: ``(x, a) -> (x, ab)`` and ``(b, y) -> (ab, y)``.
+pre-tokens ("words", weighted by how often each occurs), and a merge of ``(a, b)`` into ``ab``
+only visits the words that contain the pair (``where[pair]``) and fixes the counts of the pairs
+around each occurrence: ``(x, a) -> (x, ab)`` and ``(b, y) -> (ab, y)``.
 
 The best pair comes from a heap with lazy invalidation. An entry holds a count that is at least
 the pair's true count (counts of old pairs only fall; every pair whose count rises is pushed
@@ -34,7 +34,7 @@ import regex
 
 from streamcodec.encoding import Encoding
 from streamcodec.pretokenize import Pretokenizer
-from streamcodec.vocab import PATTERNS
+from streamcodec.vocab import PATTERNS, resolve_pattern
 
 __all__ = ["Progress", "Source", "count_pretokens", "learn_ranks", "train"]
 
@@ -53,11 +53,10 @@ CHUNK_SIZE = 1 << 18  # bytes read at a time: the pieces of one chunk are in mem
 # the smallest (left id, right id): (left << 32 | right) - (count << 64).
 _MAX_TOKENS = 0x110000  # chr's limit
 _RIGHT = (1 << 32) - 1
-_PAIR = (1 << 64) - 1
 
 # After a newline that follows a non-space, before a letter or digit, no piece of the named
 # patterns (gpt2, cl100k_base, o200k_base) can cross, and the text before it pre-tokenizes as if it
-# ended there; tests/test_train.py checks this against whole-text pre-tokenization.
+# ended there; tests/test_training.py checks this against whole-text pre-tokenization.
 _SAFE_CUT = regex.compile(r"(?r)(?<=\S\n)[\p{L}\p{N}]")
 _CUTTABLE_PATTERNS = frozenset(PATTERNS.values())
 
@@ -86,12 +85,14 @@ def train(
     [b' low', b'e', b's', b't', b'<|end|>']
     """
     specials = list(dict.fromkeys(special_tokens))
+    if "" in specials:
+        raise ValueError("a special token cannot be the empty string")
     if vocab_size < 256 + len(specials):
         raise ValueError(
             f"vocab_size={vocab_size} is too small: it must hold the 256 single bytes and "
             f"{len(specials)} special token(s)"
         )
-    pattern = PATTERNS.get(pat_str, pat_str)
+    pattern = resolve_pattern(pat_str)
     counts = count_pretokens(source, pat_str=pattern, special_tokens=specials, progress=progress)
     ranks = learn_ranks(
         counts,
@@ -125,7 +126,7 @@ def count_pretokens(
     >>> count_pretokens("a b<|end|>a", pat_str="gpt2", special_tokens=["<|end|>"])
     Counter({'a': 2, ' b': 1})
     """
-    pretokenizer = Pretokenizer(PATTERNS.get(pat_str, pat_str))
+    pretokenizer = Pretokenizer(resolve_pattern(pat_str))
     cuttable = pretokenizer.pattern in _CUTTABLE_PATTERNS
     specials = sorted(set(special_tokens), key=lambda t: (-len(t), t))
     finder = regex.compile("|".join(map(regex.escape, specials))) if specials else None
@@ -227,13 +228,15 @@ def learn_ranks(
     """Merge until there are ``n_tokens`` ranks or no pair occurs ``min_frequency`` times.
 
     ``counts`` maps each distinct pre-token (text or bytes) to its number of occurrences. The
-    result equals :func:`streamcodec.reference.train_naive` on the same pre-tokens.
+    result equals :func:`streamcodec.reference.train_naive` on the same pre-tokens. A
+    ``min_frequency`` below 1 means 1: a pair that does not occur is never merged.
 
     >>> learn_ranks({"hug": 10, "pug": 5, "hugs": 5}, n_tokens=258)[b"ug"]
     256
     """
     if n_tokens > _MAX_TOKENS:
         raise ValueError(f"n_tokens={n_tokens}: at most {_MAX_TOKENS} mergeable tokens")
+    min_frequency = max(1, min_frequency)
     words: list[str] = []
     freqs: list[int] = []
     for piece, freq in counts.items():

@@ -37,7 +37,7 @@ def _merges(ranks: dict[bytes, int]) -> list[bytes]:
 
 
 @settings(max_examples=150, deadline=None)
-@given(corpora, patterns, st.integers(256, 330), st.integers(1, 3))
+@given(corpora, patterns, st.integers(256, 330), st.integers(0, 3))
 def test_equals_naive_trainer(text: str, pattern: str, vocab_size: int, min_frequency: int) -> None:
     enc = train(text, vocab_size=vocab_size, pat_str=pattern, min_frequency=min_frequency)
     naive = train_naive(
@@ -119,9 +119,11 @@ def test_invalid_utf8_names_the_byte_offset(tmp_path: Path) -> None:
         count_pretokens(path, pat_str="gpt2", chunk_size=4)
 
 
-def test_vocab_size_must_hold_bytes_and_specials() -> None:
+def test_bad_arguments() -> None:
     with pytest.raises(ValueError, match="too small"):
         train("x", vocab_size=256, pat_str="gpt2", special_tokens=["<|end|>"])
+    with pytest.raises(ValueError, match="empty string"):
+        train("x", vocab_size=300, pat_str="gpt2", special_tokens=[""])
 
 
 @pytest.fixture(scope="module")
@@ -203,3 +205,13 @@ def test_embedded_encoding_regenerates_byte_for_byte() -> None:
     except ValueError as exc:
         pytest.skip(f"not the pinned training text: {exc}")
     assert write_tiktoken_bytes(train_embedded().mergeable_ranks) == OUTPUT.read_bytes()
+
+
+def test_docstring_examples() -> None:
+    import doctest
+
+    import streamcodec.reference
+    import streamcodec.training
+
+    for module in (streamcodec.training, streamcodec.reference):
+        assert doctest.testmod(module).failed == 0
