@@ -140,6 +140,15 @@ def compare(label: str, corpus: Path, merges: int, repeat: int) -> None:
     print(f"  learned tokens in common: {same:,} of {merges:,}")
 
 
+def _cpu_name() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            names = [line.split(":", 1)[1].strip() for line in f if line.startswith("model name")]
+    except OSError:
+        names = []
+    return names[0] if names else platform.processor() or platform.machine()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="only the 1 MB case")
@@ -151,7 +160,7 @@ def main() -> None:
         child(side, Path(corpus), int(merges))
         return
     print(
-        f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cpus, "
+        f"machine: {_cpu_name()}, {os.cpu_count()} cpus, "
         f"Python {platform.python_version()}, pattern {PATTERN}, min_frequency {MIN_FREQUENCY}"
     )
     cases = [("prose", 1000)] if args.quick else [("prose", 1000), ("mixed", 10_000)]
