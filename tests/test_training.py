@@ -28,7 +28,7 @@ def texts(alphabet: str, max_size: int) -> st.SearchStrategy[str]:
     return st.lists(st.sampled_from([*alphabet, *SPECIALS]), max_size=max_size).map("".join)
 
 
-corpora = texts("aab b\n!é1", 120)
+corpora = texts("aab b\n!é1", 200)
 patterns = st.sampled_from(["gpt2", "cl100k_base", "o200k_base", r"\S+|\s+", r"."])
 
 
@@ -36,7 +36,7 @@ def _merges(ranks: dict[bytes, int]) -> list[bytes]:
     return sorted(ranks, key=ranks.__getitem__)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(corpora, patterns, st.integers(256, 330), st.integers(0, 3))
 def test_equals_naive_trainer(text: str, pattern: str, vocab_size: int, min_frequency: int) -> None:
     enc = train(text, vocab_size=vocab_size, pat_str=pattern, min_frequency=min_frequency)
