@@ -15,6 +15,7 @@ Its other entries (GPT-2 has one, ``<|endoftext|>``) are special tokens.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 
@@ -23,7 +24,14 @@ from streamcodec.formats.jsondoc import check_unique, parse_json
 from streamcodec.formats.merges import merge_pairs
 from streamcodec.vocab import Vocabulary, VocabularyError, check_vocabulary
 
-__all__ = ["BYTE_TO_UNICODE", "read_gpt2", "token_to_unicode", "unicode_to_token", "write_gpt2"]
+__all__ = [
+    "BYTE_TO_UNICODE",
+    "read_gpt2",
+    "token_to_unicode",
+    "unicode_to_token",
+    "unicode_to_tokens",
+    "write_gpt2",
+]
 
 _PRINTABLE = [b for b in range(256) if chr(b).isprintable() and chr(b) != " "]
 _OTHERS = [b for b in range(256) if b not in _PRINTABLE]
@@ -53,6 +61,13 @@ def unicode_to_token(text: str) -> bytes:
         raise ValueError(
             f"character {bad!r} (U+{ord(bad):04X}) is not in the byte-level alphabet"
         ) from None
+
+
+def unicode_to_tokens(texts: list[str]) -> list[bytes]:
+    """:func:`unicode_to_token` for many tokens at once (one translation, then slicing)."""
+    data = unicode_to_token("".join(texts))
+    ends = list(itertools.accumulate(map(len, texts)))
+    return [data[end - len(text) : end] for text, end in zip(texts, ends, strict=True)]
 
 
 def read_gpt2(
