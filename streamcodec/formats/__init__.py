@@ -112,9 +112,7 @@ def save_vocabulary(
     if chosen == "tiktoken":
         write_tiktoken(vocabulary.mergeable_ranks, p)
     elif chosen == "gpt2":
-        encoder_json, vocab_bpe = _gpt2_paths(p)
-        encoder_json.parent.mkdir(parents=True, exist_ok=True)
-        write_gpt2(vocabulary, encoder_json, vocab_bpe)
+        write_gpt2(vocabulary, *_gpt2_paths(p))
     elif chosen == "huggingface":
         write_huggingface(vocabulary, p)
     else:

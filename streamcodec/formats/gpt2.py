@@ -173,7 +173,7 @@ def write_gpt2(
 
     The format numbers the single bytes 0-255 and merged tokens 256, 257, ... in merge order, so
     the ranks must be exactly that; anything else raises :class:`VocabularyError`. The pattern
-    is not stored (GPT-2's code has its own).
+    is not stored (GPT-2's code has its own). Missing folders are created.
     """
     ranks, specials = vocabulary.mergeable_ranks, vocabulary.special_tokens
     check_vocabulary(ranks, specials, source="GPT-2 output")
@@ -197,6 +197,8 @@ def write_gpt2(
     lines = (
         f"{token_to_unicode(left)} {token_to_unicode(right)}\n" for left, right in pairs.values()
     )
+    for path in (encoder_json, vocab_bpe):
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with atomic_output(encoder_json) as f:
         f.write(json.dumps(encoder, ensure_ascii=False).encode("utf-8"))
     with atomic_output(vocab_bpe) as f:

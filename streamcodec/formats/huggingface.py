@@ -102,7 +102,7 @@ def parse_huggingface(
             "normalizer", "a normalizer changes the text before encoding; unsupported"
         )
     pattern = _pattern(reader, doc.get("pre_tokenizer"), "pre_tokenizer")
-    check_vocabulary(ranks, specials, source=source)
+    check_vocabulary(ranks, specials, source=f"{source}: model.vocab")
     return Vocabulary(ranks, specials, pattern)
 
 
@@ -147,7 +147,7 @@ def _ranks(
             tokens = unicode_to_tokens(plain)
             for key, i in vocab.items():
                 if i in special_ids:
-                    _check_special_entry(reader, f"model.vocab[{key!r}]", key, special_ids[i])
+                    _check_special_entry(reader, f"model.vocab[{key!r}]", key, i, special_ids[i])
             return dict(zip(tokens, (vocab[key] for key in plain), strict=True))
     return _diagnose_ranks(reader, vocab, special_ids)
 
@@ -165,7 +165,7 @@ def _diagnose_ranks(
             raise reader.fail(path, f"id {token_id} is already model.vocab[{holder[token_id]!r}]")
         holder[token_id] = key
         if token_id in special_ids:
-            _check_special_entry(reader, path, key, special_ids[token_id])
+            _check_special_entry(reader, path, key, token_id, special_ids[token_id])
             continue
         try:
             token = unicode_to_token(key)
@@ -177,7 +177,7 @@ def _diagnose_ranks(
     return ranks
 
 
-def _check_special_entry(reader: _Reader, path: str, key: str, special: str) -> None:
+def _check_special_entry(reader: _Reader, path: str, key: str, vocab_id: int, special: str) -> None:
     """An added token may also be in ``model.vocab``, as its text or in the byte alphabet."""
     if key == special:
         return
@@ -186,7 +186,9 @@ def _check_special_entry(reader: _Reader, path: str, key: str, special: str) -> 
             return
     except ValueError:
         pass
-    raise reader.fail(path, f"has the id of special token {special!r}, but is another token")
+    raise reader.fail(
+        path, f"id {vocab_id} is special token {special!r} (added_tokens), not this token"
+    )
 
 
 def _check_merge_order(reader: _Reader, merges: object, vocab: Mapping[str, int]) -> set[str]:
