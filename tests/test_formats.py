@@ -249,16 +249,29 @@ def test_merge_pairs_and_unreachable_tokens() -> None:
         merge_pairs(gap)
 
 
-def test_ignore_merges_false_with_unreachable_tokens_is_refused(tmp_path: Path) -> None:
-    ranks = {bytes([b]): b for b in range(256)} | {b"ab": 256, b"abc": 257}
-    doc = _hf_doc(ranks, ignore_merges=False)
-    doc["model"]["merges"] = ["a b"]  # nothing builds "abc"
+def test_tokens_hugging_face_would_treat_differently_are_refused(tmp_path: Path) -> None:
+    whole = {b"ab": 256, b"xyz": 257}  # no merge builds "xyz", and it is no two tokens joined
+    doc = _hf_doc(BYTES_ONLY | whole)
+    doc["model"]["merges"] = ["a b"]
+    # With ignore_merges both output "xyz" only as a whole piece: the same.
+    assert read_huggingface(_write_json(tmp_path, doc)).mergeable_ranks == BYTES_ONLY | whole
+    # Without it Hugging Face never outputs "xyz"; streamcodec does.
+    doc["model"]["ignore_merges"] = False
     path = _write_json(tmp_path, doc)
-    with pytest.raises(VocabularyError, match=r"model\.ignore_merges: is false, but 1 token"):
+    with pytest.raises(VocabularyError, match=r"model\.ignore_merges: is false, .* 1 token\(s\)"):
         read_huggingface(path)
-    assert read_huggingface(path, allow_unreachable=True).mergeable_ranks == ranks
-    doc["model"]["ignore_merges"] = True
-    assert read_huggingface(_write_json(tmp_path, doc)).mergeable_ranks == ranks
+    assert read_huggingface(path, allow_unreachable=True).mergeable_ranks == BYTES_ONLY | whole
+    # "abc" is ab + c: streamcodec merges the two into it, Hugging Face without a merge cannot.
+    joined = {b"ab": 256, b"abc": 257}
+    doc = _hf_doc(BYTES_ONLY | joined)
+    doc["model"]["merges"] = ["a b"]
+    path = _write_json(tmp_path, doc)
+    with pytest.raises(
+        VocabularyError,
+        match=r"model\.merges: no merge builds 1 token\(s\) \(model.vocab\['abc'\]\)",
+    ):
+        read_huggingface(path)
+    assert read_huggingface(path, allow_unreachable=True).mergeable_ranks == BYTES_ONLY | joined
 
 
 def test_formats_doctests() -> None:

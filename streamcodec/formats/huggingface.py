@@ -41,7 +41,7 @@ import regex
 from streamcodec.atomicfile import atomic_output
 from streamcodec.formats.gpt2 import token_to_unicode, unicode_to_token, unicode_to_tokens
 from streamcodec.formats.jsondoc import check_unique, parse_json
-from streamcodec.formats.merges import unreachable_tokens
+from streamcodec.formats.merges import splits, unreachable_tokens
 from streamcodec.formats.oniguruma import from_oniguruma, to_oniguruma
 from streamcodec.vocab import (
     GPT2_PATTERN,
@@ -95,14 +95,14 @@ def parse_huggingface(
     vocab = reader.get(model, "vocab", dict, "model.vocab")
     ranks = _ranks(reader, vocab, specials)
     built = _check_merge_order(reader, model.get("merges") or [], vocab)
-    if not model.get("ignore_merges", False) and not allow_unreachable:
-        _refuse_unreachable(reader, ranks, built)
+    check_vocabulary(ranks, specials, source=f"{source}: model.vocab")
+    if not allow_unreachable:
+        _refuse_differences(reader, ranks, built, ignore_merges=model.get("ignore_merges", False))
     if doc.get("normalizer") is not None:
         raise reader.fail(
             "normalizer", "a normalizer changes the text before encoding; unsupported"
         )
     pattern = _pattern(reader, doc.get("pre_tokenizer"), "pre_tokenizer")
-    check_vocabulary(ranks, specials, source=f"{source}: model.vocab")
     return Vocabulary(ranks, specials, pattern)
 
 
@@ -237,17 +237,35 @@ def _diagnose_merges(reader: _Reader, merges: list[Any], vocab: Mapping[str, int
     return built
 
 
-def _refuse_unreachable(reader: _Reader, ranks: Mapping[bytes, int], built: set[str]) -> None:
+def _refuse_differences(
+    reader: _Reader, ranks: Mapping[bytes, int], built: set[str], *, ignore_merges: bool
+) -> None:
+    """Refuse tokens that Hugging Face would output where streamcodec would not, or back."""
     never_built = [t for t in ranks if len(t) > 1 and token_to_unicode(t) not in built]
+    if ignore_merges:
+        joined = [t for t in never_built if splits(t, ranks)]
+        if joined:
+            raise reader.fail(
+                "model.merges",
+                f"no merge builds {_some_tokens(joined)}, though each is two tokens joined: "
+                "Hugging Face outputs such a token only as a whole piece, while streamcodec, "
+                "like tiktoken, also merges the two tokens into it. "
+                "Pass allow_unreachable=True to accept that",
+            )
+        return
     unreachable = list(dict.fromkeys(never_built + unreachable_tokens(ranks)))
     if unreachable:
-        shown = ", ".join(f"model.vocab[{token_to_unicode(t)!r}]" for t in unreachable[:3])
         raise reader.fail(
             "model.ignore_merges",
-            f"is false, but {len(unreachable)} token(s) are not what merging their own bytes "
-            f"produces ({shown}, ...): Hugging Face never outputs them, while streamcodec, like "
-            "tiktoken, does for a piece equal to one. Pass allow_unreachable=True to accept that",
+            f"is false, but merging their own bytes does not produce {_some_tokens(unreachable)}: "
+            "Hugging Face never outputs such a token, while streamcodec, like tiktoken, does "
+            "for a piece equal to it. Pass allow_unreachable=True to accept that",
         )
+
+
+def _some_tokens(tokens: list[bytes]) -> str:
+    shown = ", ".join(f"model.vocab[{token_to_unicode(t)!r}]" for t in tokens[:3])
+    return f"{len(tokens)} token(s) ({shown}{', ...' if len(tokens) > 3 else ''})"
 
 
 def _pattern(reader: _Reader, pre: object, path: str) -> str | None:
@@ -374,12 +392,7 @@ def _all_splits(
     parts' ranks (the order Hugging Face's own tiktoken converter uses)."""
     merges: list[tuple[bytes, bytes]] = []
     for token, _ in ordered:
-        splits = [
-            (ranks[token[:i]], ranks[token[i:]], token[:i], token[i:])
-            for i in range(1, len(token))
-            if token[:i] in ranks and token[i:] in ranks
-        ]
-        merges.extend((left, right) for *_, left, right in sorted(splits))
+        merges.extend(sorted(splits(token, ranks), key=lambda p: (ranks[p[0]], ranks[p[1]])))
     return merges
 
 

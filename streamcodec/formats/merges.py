@@ -23,7 +23,20 @@ from collections.abc import Mapping
 from streamcodec.bpe import merge_piece
 from streamcodec.vocab import VocabularyError
 
-__all__ = ["merge_pairs", "unreachable_tokens"]
+__all__ = ["merge_pairs", "splits", "unreachable_tokens"]
+
+
+def splits(token: bytes, ranks: Mapping[bytes, int]) -> list[tuple[bytes, bytes]]:
+    """Every way to write ``token`` as two tokens, by where they meet.
+
+    >>> splits(b"abc", {b"a": 0, b"b": 1, b"c": 2, b"ab": 3, b"bc": 4})
+    [(b'a', b'bc'), (b'ab', b'c')]
+    """
+    return [
+        (token[:i], token[i:])
+        for i in range(1, len(token))
+        if token[:i] in ranks and token[i:] in ranks
+    ]
 
 
 def merge_pairs(
@@ -57,17 +70,13 @@ def merge_pairs(
 def _earliest_split(
     token: bytes, rank: int, ranks: Mapping[bytes, int], source: str
 ) -> tuple[bytes, bytes]:
-    splits = [
-        (token[:i], token[i:])
-        for i in range(1, len(token))
-        if token[:i] in ranks and token[i:] in ranks
-    ]
-    if not splits:
+    pairs = splits(token, ranks)
+    if not pairs:
         raise VocabularyError(
             f"{source}: token {token!r} (rank {rank}) is not two tokens joined, "
             "so no merge can describe it"
         )
-    return min(splits, key=lambda pair: max(ranks[pair[0]], ranks[pair[1]]))
+    return min(pairs, key=lambda pair: max(ranks[pair[0]], ranks[pair[1]]))
 
 
 def unreachable_tokens(ranks: Mapping[bytes, int]) -> list[bytes]:
