@@ -20,7 +20,7 @@ import json
 import os
 
 from streamcodec.atomicfile import atomic_output
-from streamcodec.formats.jsondoc import check_unique, parse_json
+from streamcodec.formats.jsondoc import check_unique, is_id, parse_json
 from streamcodec.formats.merges import merge_pairs
 from streamcodec.vocab import Vocabulary, VocabularyError, check_vocabulary
 
@@ -118,7 +118,7 @@ def _parse_encoder(data: bytes, source: str) -> dict[bytes, int]:
     encoder: dict[bytes, int] = {}
     holder: dict[int, str] = {}
     for key, value in doc.items():
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        if not is_id(value):
             raise VocabularyError(f"{source}: [{key!r}] is {value!r}, not an id (an int >= 0)")
         if value in holder:
             raise VocabularyError(

@@ -11,9 +11,12 @@ The parts streamcodec reads and writes:
   built-in regex is GPT-2's.
 
 A tiktoken rank is both the id and the merge priority, so a file is accepted only when its ids
-follow its merge order. With ``ignore_merges`` false, Hugging Face never outputs a token that its
-merges do not build, while streamcodec (always applying the whole-piece rule) does: such a file is
-refused unless the caller accepts the difference (``allow_unreachable=True``).
+follow its merge order. Tokens that Hugging Face would output where streamcodec would not (or
+back) are refused unless the caller accepts the difference (``allow_unreachable=True``): with
+``ignore_merges`` false, Hugging Face never outputs a token its merges do not build, while
+streamcodec always applies the whole-piece rule; and a token no merge builds, though it is two
+tokens joined, is one streamcodec merges into and Hugging Face does not. docs/formats.md has
+the details.
 
 The writer lists every split of every token into two tokens as a merge, ordered by the token's
 rank, and sets ``ignore_merges``: Hugging Face then merges any adjacent pair whose concatenation
@@ -40,7 +43,7 @@ import regex
 
 from streamcodec.atomicfile import atomic_output
 from streamcodec.formats.gpt2 import token_to_unicode, unicode_to_token, unicode_to_tokens
-from streamcodec.formats.jsondoc import check_unique, parse_json
+from streamcodec.formats.jsondoc import check_unique, is_id, parse_json
 from streamcodec.formats.merges import splits, unreachable_tokens
 from streamcodec.formats.oniguruma import from_oniguruma, to_oniguruma
 from streamcodec.vocab import (
@@ -91,6 +94,11 @@ def parse_huggingface(
         raise reader.fail("(top level)", "expected a JSON object")
     model = reader.get(doc, "model", dict, "model")
     _check_model_options(reader, model)
+    if doc.get("normalizer") is not None:
+        raise reader.fail(
+            "normalizer", "a normalizer changes the text before encoding; unsupported"
+        )
+    pattern = _pattern(reader, doc.get("pre_tokenizer"), "pre_tokenizer")
     specials = _added_tokens(reader, doc.get("added_tokens") or [])
     vocab = reader.get(model, "vocab", dict, "model.vocab")
     ranks = _ranks(reader, vocab, specials)
@@ -98,11 +106,6 @@ def parse_huggingface(
     check_vocabulary(ranks, specials, source=f"{source}: model.vocab")
     if not allow_unreachable:
         _refuse_differences(reader, ranks, built, ignore_merges=model.get("ignore_merges", False))
-    if doc.get("normalizer") is not None:
-        raise reader.fail(
-            "normalizer", "a normalizer changes the text before encoding; unsupported"
-        )
-    pattern = _pattern(reader, doc.get("pre_tokenizer"), "pre_tokenizer")
     return Vocabulary(ranks, specials, pattern)
 
 
@@ -126,7 +129,7 @@ def _added_tokens(reader: _Reader, added: object) -> dict[str, int]:
             raise reader.fail(path, f"expected a JSON object, got {_shown(entry)}")
         content = reader.get(entry, "content", str, f"{path}.content")
         token_id = entry.get("id")
-        if not isinstance(token_id, int) or isinstance(token_id, bool) or token_id < 0:
+        if not is_id(token_id):
             raise reader.fail(f"{path}.id", f"expected an id (an int >= 0), got {_shown(token_id)}")
         if content in specials:
             raise reader.fail(path, f"special token {content!r} appears twice")
@@ -159,7 +162,7 @@ def _diagnose_ranks(
     holder: dict[int, str] = {}
     for key, token_id in vocab.items():
         path = f"model.vocab[{key!r}]"
-        if not isinstance(token_id, int) or isinstance(token_id, bool) or token_id < 0:
+        if not is_id(token_id):
             raise reader.fail(path, f"expected an id (an int >= 0), got {_shown(token_id)}")
         if token_id in holder:
             raise reader.fail(path, f"id {token_id} is already model.vocab[{holder[token_id]!r}]")

@@ -13,11 +13,11 @@ twice must be rejected instead, so every object remembers the keys it saw more t
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, TypeGuard
 
 from streamcodec.vocab import VocabularyError
 
-__all__ = ["JSONObject", "check_unique", "parse_json"]
+__all__ = ["JSONObject", "check_unique", "is_id", "parse_json"]
 
 
 class JSONObject(dict[str, Any]):
@@ -56,3 +56,12 @@ def check_unique(obj: object, *, source: str, path: str) -> None:
     if isinstance(obj, JSONObject) and obj.duplicates:
         where = path or "the top-level object"
         raise VocabularyError(f"{source}: key {obj.duplicates[0]!r} appears twice in {where}")
+
+
+def is_id(value: object) -> TypeGuard[int]:
+    """Whether a JSON value is a token id: an integer >= 0 (``true`` is not one).
+
+    >>> is_id(3), is_id(-1), is_id(True), is_id(2.0)
+    (True, False, False, False)
+    """
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
