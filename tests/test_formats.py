@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import streamcodec
 from streamcodec import Encoding
@@ -26,11 +28,13 @@ from streamcodec.formats import (
     write_tiktoken,
 )
 from streamcodec.formats.gpt2 import token_to_unicode
+from streamcodec.formats.huggingface import huggingface_json
 from streamcodec.formats.merges import merge_pairs, unreachable_tokens
 from streamcodec.vocab import CL100K_PATTERN, GPT2_PATTERN, VocabularyError, check_vocabulary
 from tests import corpus
 
-TOY = {bytes([b]): b for b in range(256)} | {b"ab": 256, b"abc": 257}
+BYTES_ONLY = {bytes([b]): b for b in range(256)}
+TOY = BYTES_ONLY | {b"ab": 256, b"abc": 257}
 
 
 def test_tiktoken_round_trip(tmp_path: Path) -> None:
@@ -217,6 +221,25 @@ def test_huggingface_trained_tokenizer_reads_exactly(tmp_path: Path, real_texts:
     assert ours == [m.split(" ") if isinstance(m, str) else m for m in theirs["merges"]]
 
 
+@settings(max_examples=40, deadline=None)
+@given(
+    tokens=st.lists(st.text("abc", min_size=2, max_size=5), min_size=1, max_size=10, unique=True),
+    texts=st.lists(st.text("abc ", min_size=1, max_size=16), min_size=1, max_size=5),
+)
+def test_huggingface_encodes_like_streamcodec_on_small_vocabularies(
+    tokens: list[str], texts: list[str]
+) -> None:
+    """Any ranks, even tokens no merge builds: the writer's merge list and ignore_merges make
+    Hugging Face merge exactly as tiktoken's rule does."""
+    tokenizers = pytest.importorskip("tokenizers")
+    ranks = BYTES_ONLY | {token.encode(): 256 + i for i, token in enumerate(tokens)}
+    vocabulary = Vocabulary(ranks, {}, r"\S+|\s+")
+    enc = Encoding("small", pat_str=r"\S+|\s+", mergeable_ranks=ranks, special_tokens={})
+    hf = tokenizers.Tokenizer.from_str(json.dumps(huggingface_json(vocabulary)))
+    for text in texts:
+        assert hf.encode(text).ids == enc.encode_ordinary(text)
+
+
 def test_pattern_survives_oniguruma(real_texts: list[str]) -> None:
     """cl100k's possessive {1,3}+ means something else to Oniguruma; the writer rewrites it."""
     tokenizers = pytest.importorskip("tokenizers")
@@ -285,12 +308,8 @@ def test_formats_doctests() -> None:
 
 # ---------------------------------------------------------------- malformed files
 
-BYTES_ONLY = {bytes([b]): b for b in range(256)}
-
 
 def _hf_doc(ranks: dict[bytes, int], *, ignore_merges: bool = True) -> dict:  # type: ignore[type-arg]
-    from streamcodec.formats.huggingface import huggingface_json
-
     doc = huggingface_json(Vocabulary(ranks))
     doc["model"]["ignore_merges"] = ignore_merges
     return doc
