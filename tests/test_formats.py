@@ -108,6 +108,19 @@ def test_toy_round_trip_every_format(tmp_path: Path, fmt: str) -> None:
     assert load_vocabulary(path) == _kept(TOY_VOCAB, fmt)
 
 
+def test_loader_finds_gpt2_pairs_and_tokenizer_folders(tmp_path: Path) -> None:
+    write_gpt2(TOY_VOCAB, tmp_path / "hf-slow" / "vocab.json", tmp_path / "hf-slow" / "merges.txt")
+    expected = _kept(TOY_VOCAB, "gpt2")
+    assert load_vocabulary(tmp_path / "hf-slow") == expected
+    assert load_vocabulary(tmp_path / "hf-slow" / "merges.txt") == expected
+    assert load_vocabulary(tmp_path / "hf-slow" / "vocab.json") == expected
+    save_vocabulary(TOY_VOCAB, tmp_path / "hub" / "tokenizer.json", format="huggingface")
+    assert detect_format(tmp_path / "hub") == "huggingface"
+    assert load_vocabulary(tmp_path / "hub") == TOY_VOCAB
+    with pytest.raises(ValueError, match="a folder without"):
+        load_vocabulary(tmp_path)
+
+
 @pytest.fixture(scope="module")
 def cl100k() -> Vocabulary:
     enc = streamcodec.get_encoding("cl100k_base")

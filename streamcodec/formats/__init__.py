@@ -44,23 +44,25 @@ __all__ = [
 
 Format = Literal["tiktoken", "gpt2", "huggingface", "minbpe"]
 FORMATS: tuple[Format, ...] = ("tiktoken", "gpt2", "huggingface", "minbpe")
-_GPT2_FILES = ("encoder.json", "vocab.bpe")
+# GPT-2's names, and the same two files as Hugging Face's slow GPT-2 tokenizers name them.
+_GPT2_PAIRS = (("encoder.json", "vocab.bpe"), ("vocab.json", "merges.txt"))
 
 
 def detect_format(path: str | os.PathLike[str]) -> Format:
     """The format a path names: by extension, by GPT-2's file names, or a folder's contents.
 
-    A folder is GPT-2's (it holds ``encoder.json`` and ``vocab.bpe``) or Hugging Face's (it
-    holds ``tokenizer.json``). Raises ``ValueError`` when the path does not say.
+    A folder is GPT-2's (it holds ``encoder.json`` + ``vocab.bpe``, or ``vocab.json`` +
+    ``merges.txt``) or Hugging Face's (it holds ``tokenizer.json``). Raises ``ValueError`` when
+    the path does not say.
     """
     p = Path(path)
     if p.is_dir():
-        if all((p / name).is_file() for name in _GPT2_FILES):
+        if _gpt2_pair(p) is not None:
             return "gpt2"
         if (p / "tokenizer.json").is_file():
             return "huggingface"
         raise ValueError(f"{p}: a folder without encoder.json + vocab.bpe or tokenizer.json")
-    if p.name in _GPT2_FILES or p.suffix == ".bpe":
+    if any(p.name in pair for pair in _GPT2_PAIRS) or p.suffix == ".bpe":
         return "gpt2"
     by_suffix: dict[str, Format] = {
         ".tiktoken": "tiktoken",
@@ -75,10 +77,25 @@ def detect_format(path: str | os.PathLike[str]) -> Format:
     )
 
 
+def _gpt2_pair(folder: Path) -> tuple[Path, Path] | None:
+    for encoder, merges in _GPT2_PAIRS:
+        if (folder / encoder).is_file() and (folder / merges).is_file():
+            return folder / encoder, folder / merges
+    return None
+
+
 def _gpt2_paths(path: Path) -> tuple[Path, Path]:
-    """GPT-2's two files: in the folder ``path``, or beside the one file ``path`` names."""
-    folder = path if path.is_dir() or not path.suffix else path.parent
-    return folder / "encoder.json", folder / "vocab.bpe"
+    """GPT-2's two files: in the folder ``path``, or the pair that the file ``path`` belongs to
+    (GPT-2's names when writing a new folder)."""
+    if path.is_dir() or not path.suffix:
+        folder = path
+    else:
+        folder = path.parent
+        for encoder, merges in _GPT2_PAIRS:
+            if path.name in (encoder, merges):
+                return folder / encoder, folder / merges
+    encoder, merges = _GPT2_PAIRS[0]
+    return _gpt2_pair(folder) or (folder / encoder, folder / merges)
 
 
 def load_vocabulary(path: str | os.PathLike[str], *, format: Format | None = None) -> Vocabulary:
@@ -103,12 +120,14 @@ def save_vocabulary(
 ) -> None:
     """Write ``vocabulary`` atomically in the format ``path`` names (or ``format``).
 
-    For GPT-2's format ``path`` is a folder (created if needed), or ``encoder.json`` /
-    ``vocab.bpe`` in one: both files are written there. A ``.tiktoken`` file keeps only the
+    Missing folders are created. For GPT-2's format ``path`` is a folder, or one of its two
+    files: both are written there. A ``.tiktoken`` file keeps only the
     ranks; GPT-2's files keep ranks and special tokens; ``tokenizer.json`` and minbpe keep all.
     """
     p = Path(path)
     chosen = format or ("gpt2" if p.is_dir() else detect_format(p))
+    if chosen != "gpt2":  # write_gpt2 makes its folder itself, once the vocabulary fits
+        p.parent.mkdir(parents=True, exist_ok=True)
     if chosen == "tiktoken":
         write_tiktoken(vocabulary.mergeable_ranks, p)
     elif chosen == "gpt2":
