@@ -51,6 +51,15 @@ def test_real_cl100k_round_trips(tmp_path: Path) -> None:
     assert read_tiktoken(tmp_path / "cl100k.tiktoken") == ranks
 
 
+def test_tiktoken_without_every_single_byte_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "bad.tiktoken"
+    write_tiktoken({b"a": 0, b"b": 1}, path)
+    with pytest.raises(
+        VocabularyError, match=r"bad.tiktoken: single bytes 0x00, .* are not tokens"
+    ):
+        read_tiktoken(path)
+
+
 @pytest.mark.parametrize(
     ("content", "message"),
     [
