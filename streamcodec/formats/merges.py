@@ -45,11 +45,12 @@ def merge_pairs(
     """The pair every multi-byte token is built from, keyed by token, in rank order.
 
     For a reachable token this is the last merge of ``rank_merge(token, ranks,
-    whole_piece=False)``. It is found by merging the token's bytes with the token itself taken
-    out of the table: nothing before the last merge involves the whole token, so merging stops
-    exactly at that pair. An unreachable token has no such pair; it gets the split into two
-    tokens whose later part is earliest. Raises :class:`VocabularyError` for a token that is not
-    two tokens joined, since no merge list can describe it.
+    whole_piece=False)``. When the token can be split into two tokens only one way, that is the
+    pair. Otherwise the token's bytes are merged with the token itself taken out of the table:
+    nothing before the last merge involves the whole token, so merging stops exactly at that
+    pair. An unreachable token has no such pair; it gets the split whose later part is earliest.
+    Raises :class:`VocabularyError` for a token that is not two tokens joined, since no merge
+    list can describe it.
     """
     decoder = {rank: token for token, rank in ranks.items()}
     work = dict(ranks)
@@ -57,26 +58,23 @@ def merge_pairs(
     for token, rank in sorted(ranks.items(), key=lambda item: item[1]):
         if len(token) < 2:
             continue
+        candidates = splits(token, ranks)
+        if len(candidates) < 2:
+            if not candidates:
+                raise VocabularyError(
+                    f"{source}: token {token!r} (rank {rank}) is not two tokens joined, "
+                    "so no merge can describe it"
+                )
+            pairs[token] = candidates[0]
+            continue
         del work[token]
         parts = merge_piece(token, work)
         work[token] = rank
         if len(parts) == 2:
             pairs[token] = (decoder[parts[0]], decoder[parts[1]])
         else:
-            pairs[token] = _earliest_split(token, rank, ranks, source)
+            pairs[token] = min(candidates, key=lambda pair: max(ranks[pair[0]], ranks[pair[1]]))
     return pairs
-
-
-def _earliest_split(
-    token: bytes, rank: int, ranks: Mapping[bytes, int], source: str
-) -> tuple[bytes, bytes]:
-    pairs = splits(token, ranks)
-    if not pairs:
-        raise VocabularyError(
-            f"{source}: token {token!r} (rank {rank}) is not two tokens joined, "
-            "so no merge can describe it"
-        )
-    return min(pairs, key=lambda pair: max(ranks[pair[0]], ranks[pair[1]]))
 
 
 def unreachable_tokens(ranks: Mapping[bytes, int]) -> list[bytes]:
