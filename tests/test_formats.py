@@ -279,6 +279,8 @@ def test_pattern_survives_oniguruma(real_texts: list[str]) -> None:
             assert [p for p, _ in split.pre_tokenize_str(text)] == expected
             assert regex.findall(from_oniguruma(to_oniguruma(pattern)), text) == expected
     assert "{1,3}+" in CL100K_PATTERN and "{1,3}+" not in to_oniguruma(CL100K_PATTERN)
+    assert from_oniguruma(to_oniguruma(r"\w+$|\s+\Z|[$]")) == r"\w+$|\s+\Z|[$]"
+    assert from_oniguruma(r"(\d|x){2}+") == r"(?:(\d|x){2})+"
 
 
 # ---------------------------------------------------------------- merges and reachability
