@@ -131,7 +131,13 @@ def _add_train(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     train.add_argument(
         "--min-frequency", type=int, default=2, help="stop when no pair occurs this often"
     )
-    train.add_argument("-o", "--output", required=True, help="vocabulary file (.tiktoken)")
+    train.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        help="vocabulary file, format by name: .tiktoken, tokenizer.json, .model (minbpe), "
+        "or encoder.json or an existing folder (GPT-2's two files)",
+    )
     train.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     train.set_defaults(run=_run_train)
 
@@ -139,11 +145,12 @@ def _add_train(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def _run_train(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from streamcodec.formats.tiktoken_file import write_tiktoken
+    from streamcodec.formats import detect_format, save_vocabulary
     from streamcodec.training import train
+    from streamcodec.vocab import Vocabulary
 
-    if not args.output.endswith(".tiktoken"):
-        raise ValueError(f"{args.output}: the output format is chosen by extension: use .tiktoken")
+    output = Path(args.output)
+    kind = "gpt2" if output.is_dir() else detect_format(output)  # before the work, not after
     paths = [Path(name) for name in args.files]
     total_bytes = sum(path.stat().st_size for path in paths)
     with _TrainProgress(total_bytes, quiet=args.quiet or not sys.stderr.isatty()) as progress:
@@ -155,13 +162,14 @@ def _run_train(args: argparse.Namespace) -> int:
             min_frequency=args.min_frequency,
             progress=progress,
         )
-    write_tiktoken(enc.mergeable_ranks, args.output)
+    vocabulary = Vocabulary(enc.mergeable_ranks, enc.special_tokens, enc.pat_str)
+    save_vocabulary(vocabulary, output, format=kind)
     print(
         f"trained {len(enc.mergeable_ranks):,} tokens ({len(enc.mergeable_ranks) - 256:,} merges) "
-        f"from {total_bytes:,} bytes -> {args.output}",
+        f"from {total_bytes:,} bytes -> {output} ({kind})",
         file=sys.stderr,
     )
-    if enc.special_tokens:
+    if enc.special_tokens and kind == "tiktoken":
         ids = ", ".join(f"{text} = {i}" for text, i in enc.special_tokens.items())
         print(f"special tokens (not stored in .tiktoken): {ids}", file=sys.stderr)
     return 0

@@ -11,11 +11,11 @@ import regex
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from streamcodec.formats.tiktoken_file import read_tiktoken, write_tiktoken
+from streamcodec.formats import load_vocabulary, read_tiktoken, save_vocabulary
 from streamcodec.pretokenize import Pretokenizer
 from streamcodec.reference import rank_merge, train_naive
 from streamcodec.training import count_pretokens, train
-from streamcodec.vocab import PATTERNS
+from streamcodec.vocab import PATTERNS, Vocabulary
 from tests.conftest import tiktoken_twin
 from tests.corpus import english_prose, multilingual, python_source
 
@@ -146,9 +146,16 @@ def test_trained_encodes_like_tiktoken(trained) -> None:  # type: ignore[no-unty
     assert trained.encode("<|endoftext|>", allowed_special="all") == [1199]
 
 
-def test_round_trip_through_tiktoken_file(trained, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    write_tiktoken(trained.mergeable_ranks, tmp_path / "t.tiktoken")
-    assert read_tiktoken(tmp_path / "t.tiktoken") == trained.mergeable_ranks
+@pytest.mark.parametrize("name", ["t.tiktoken", "tokenizer.json", "t.model", "gpt2/encoder.json"])
+def test_round_trip_through_every_format(trained, tmp_path: Path, name: str) -> None:  # type: ignore[no-untyped-def]
+    vocabulary = Vocabulary(trained.mergeable_ranks, trained.special_tokens, trained.pat_str)
+    save_vocabulary(vocabulary, tmp_path / name)
+    loaded = load_vocabulary(tmp_path / name)
+    assert loaded.mergeable_ranks == trained.mergeable_ranks
+    if not name.endswith(".tiktoken"):  # .tiktoken holds the ranks only
+        assert loaded.special_tokens == trained.special_tokens
+    if name in ("tokenizer.json", "t.model"):  # the others hold no pattern
+        assert loaded.pat_str == trained.pat_str
 
 
 def test_command_line_train(tmp_path: Path) -> None:
@@ -170,8 +177,11 @@ def test_command_line_train(tmp_path: Path) -> None:
     assert b"trained 399 tokens (143 merges)" in done.stderr and b"<|e|> = 399" in done.stderr
     expected = train(files, vocab_size=400, pat_str="gpt2", special_tokens=["<|e|>"])
     assert read_tiktoken(out) == expected.mergeable_ranks
+    gpt2 = tmp_path / "gpt2" / "encoder.json"
+    done = subprocess.run([*args, "--vocab-size", "300", "-o", str(gpt2), "-q"], timeout=120)
+    assert done.returncode == 0 and (gpt2.parent / "vocab.bpe").is_file()
     bad = subprocess.run([*args, "--vocab-size", "300", "-o", "v.txt"], capture_output=True)
-    assert bad.returncode == 1 and b"use .tiktoken" in bad.stderr
+    assert bad.returncode == 1 and b"cannot tell the vocabulary format" in bad.stderr
 
 
 def test_progress_bars(capsys: pytest.CaptureFixture[str]) -> None:
