@@ -174,10 +174,8 @@ def _read(f: IO[str] | IO[bytes], name: str, chunk_size: int) -> Iterator[str]:
             at = offset - len(decoder.getstate()[0]) + exc.start
             raise ValueError(f"{name}: invalid UTF-8 at byte offset {at}") from None
         offset += len(data)
-    try:
-        decoder.decode(b"", final=True)
-    except UnicodeDecodeError:
-        raise ValueError(f"{name}: invalid UTF-8 at byte offset {offset}: truncated") from None
+    if pending := len(decoder.getstate()[0]):
+        raise ValueError(f"{name}: invalid UTF-8 at byte offset {offset - pending}: truncated")
 
 
 def _segments(

@@ -117,6 +117,12 @@ def test_invalid_utf8_names_the_byte_offset(tmp_path: Path) -> None:
     path.write_bytes(b"abc" * 5 + b"\xff")
     with pytest.raises(ValueError, match=r"bad.txt: invalid UTF-8 at byte offset 15"):
         count_pretokens(path, pat_str="gpt2", chunk_size=4)
+    # A character begun in one chunk and broken in the next is reported where it began.
+    with pytest.raises(ValueError, match=r"<file>: invalid UTF-8 at byte offset 2$"):
+        count_pretokens(io.BytesIO(b"ab\xe2\x82xcd"), pat_str="gpt2", chunk_size=3)
+    path.write_bytes(b"abc\xe2\x82")  # the file ends inside a character
+    with pytest.raises(ValueError, match=r"invalid UTF-8 at byte offset 3: truncated"):
+        count_pretokens(path, pat_str="gpt2", chunk_size=4)
 
 
 def test_bad_arguments() -> None:
