@@ -136,8 +136,8 @@ def count_pretokens(
     for document in _documents(source):
         for chunk in _segments(_chunks(document, chunk_size), finder, longest, cuttable):
             counts.update(pretokenizer.pieces(chunk))
-            done += len(chunk.encode("utf-8", "surrogatepass"))
             if progress is not None:
+                done += len(chunk.encode("utf-8", "surrogatepass"))
                 progress("count", done, None)
     return counts
 
