@@ -66,7 +66,7 @@ def count_file_parts(
 
 
 def split_points(
-    path: str | os.PathLike[str], encoding: Encoding, *, part_bytes: int = PART_BYTES
+    path: str | os.PathLike[str], encoding: Encoding, *, part_bytes: int | None = None
 ) -> Iterator[int]:
     """Byte offsets, from 0 to the file size, that are safe cuts a part's length apart.
 
@@ -76,6 +76,7 @@ def split_points(
     >>> list(split_points(f, streamcodec.get_encoding("cl100k_base"), part_bytes=5))
     [0, 7, 13, 18]
     """
+    part_bytes = part_bytes or PART_BYTES
     size = os.path.getsize(path)
     longest = max(map(len, encoding.special_tokens), default=0)
     yield 0
