@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import functools
 import io
+import itertools
 import pathlib
+from typing import TypeVar
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -33,7 +35,8 @@ TRICKY = (
 )
 OTHER_PATTERNS = {
     # llama3's pattern (cl100k without possessives, contractions first)
-    "llama3": r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""",
+    "llama3": r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}"""
+    r"""| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""",
     "words": r"\w+|[^\w\s]+|\s+(?!\S)|\s+",
     "space-runs": r"\S+|\s+",
     "trailing-space": r"\S+\s*",
@@ -41,6 +44,7 @@ OTHER_PATTERNS = {
 }  # fmt: skip
 
 SURROGATES = ["a", "1", " ", "\ud83d", "\ude00", "\udc80", "\ud835", "\udc00", "\udfce"]
+T = TypeVar("T", str, bytes)
 adversarial_text = st.lists(st.sampled_from(ALPHABET), max_size=40).map("".join)
 
 
@@ -63,9 +67,10 @@ def named_encodings() -> list[Encoding]:
     return [cl100k(), with_pattern("gpt2-pattern", GPT2_PATTERN)]
 
 
-def chunked(text: str, cuts: list[int]) -> list[str]:
+def chunked(text: T, cuts: list[int]) -> list[T]:
+    """``text`` cut at the positions ``cuts`` (taken modulo its length + 1)."""
     bounds = [0, *sorted({c % (len(text) + 1) for c in cuts}), len(text)]
-    return [text[a:b] for a, b in zip(bounds, bounds[1:])]
+    return [text[a:b] for a, b in itertools.pairwise(bounds)]
 
 
 def streamed(enc: Encoding, chunks: list[str], **policy: object) -> list[int]:
@@ -234,7 +239,7 @@ def test_iter_encode_sources(tmp_path: pathlib.Path) -> None:
     ]
     for source in sources:
         assert list(enc.iter_encode(source)) == expected, type(source)
-    assert sum(enc.iter_encode_chunks(data), []) == expected
+    assert [i for ids in enc.iter_encode_chunks(data) for i in ids] == expected
     assert enc.count_tokens(path) == len(expected)
     assert enc.encode_file(str(path)) == expected
 
@@ -256,8 +261,7 @@ def test_invalid_utf8_strict_names_the_byte_offset() -> None:
 @given(data=st.binary(max_size=60), cuts=cuts)
 def test_replace_and_lossless_modes(data: bytes, cuts: list[int]) -> None:
     enc = cl100k()
-    bounds = [0, *sorted({c % (len(data) + 1) for c in cuts}), len(data)]
-    chunks = [data[a:b] for a, b in zip(bounds, bounds[1:])]
+    chunks = chunked(data, cuts)
     policy = {"disallowed_special": ()}
     replaced = list(enc.iter_encode(chunks, errors="replace", **policy))  # type: ignore[arg-type]
     assert replaced == enc.encode(data.decode("utf-8", "replace"), **policy)  # type: ignore[arg-type]
