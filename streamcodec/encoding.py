@@ -439,7 +439,7 @@ class Encoding:
         if jobs <= 1:
             return False
         if not isinstance(source, os.PathLike):
-            raise TypeError(f"jobs={jobs} needs a path (os.PathLike) to split, not {source!r:.40}")
+            raise ValueError(f"jobs={jobs} needs a file path (os.PathLike) to split the work")
         return self._pat_str in PROVEN_PATTERNS
 
     def encode_file(
