@@ -24,7 +24,7 @@ import pathlib
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from concurrent.futures import ThreadPoolExecutor
-from typing import IO, TYPE_CHECKING, Any, Literal, TypeGuard, Union
+from typing import IO, TYPE_CHECKING, Any, Literal, Union
 
 import regex
 
@@ -32,7 +32,7 @@ from streamcodec.bpe import merge_piece
 from streamcodec.pretokenize import Pretokenizer
 
 if TYPE_CHECKING:
-    from streamcodec.stream import StreamDecoder, StreamEncoder
+    from streamcodec.stream import Policy, StreamDecoder, StreamEncoder
 
 __all__ = ["Encoding"]
 
@@ -386,25 +386,10 @@ class Encoding:
         encoded in ``jobs`` worker processes, with the same ids in the same order.
         ``progress`` is called with each count of input bytes consumed.
         """
-        from streamcodec import parallel, stream
+        from streamcodec.stream import encode_source
 
-        allowed, disallowed = self._special_policy(allowed_special, disallowed_special)
-        if self._parallel(source, jobs):
-            yield from parallel.encode_file_parts(
-                self,
-                source,
-                jobs=jobs,
-                allowed=allowed,
-                disallowed=disallowed,
-                errors=errors,
-                progress=progress,
-            )
-            return
-        encoder = stream.StreamEncoder(
-            self, allowed=allowed, disallowed=disallowed, errors=stream.text_errors(errors)
-        )
-        chunks = stream.text_chunks(source, errors=errors, progress=progress)
-        yield from stream.encode_text_chunks(encoder, chunks)
+        policy = self._stream_policy(allowed_special, disallowed_special, errors)
+        return encode_source(self, source, policy, jobs=jobs, progress=progress)
 
     def count_tokens(
         self,
@@ -416,31 +401,17 @@ class Encoding:
         jobs: int = 1,
     ) -> int:
         """The number of ids :meth:`iter_encode` yields for ``source``, in bounded memory."""
-        if self._parallel(source, jobs):
-            from streamcodec.parallel import count_file_parts
+        from streamcodec.stream import count_source
 
-            allowed, disallowed = self._special_policy(allowed_special, disallowed_special)
-            return count_file_parts(
-                self, source, jobs=jobs, allowed=allowed, disallowed=disallowed, errors=errors
-            )
-        chunks = self.iter_encode_chunks(
-            source,
-            allowed_special=allowed_special,
-            disallowed_special=disallowed_special,
-            errors=errors,
-        )
-        return sum(map(len, chunks))
+        policy = self._stream_policy(allowed_special, disallowed_special, errors)
+        return count_source(self, source, policy, jobs=jobs)
 
-    def _parallel(self, source: Source, jobs: int) -> TypeGuard[os.PathLike[str]]:
-        """Whether to split ``source`` across ``jobs`` processes: only files, and only with a
-        pattern whose safe cuts are proven (any other is encoded in one job)."""
-        from streamcodec.stream import PROVEN_PATTERNS
+    def _stream_policy(
+        self, allowed_special: AllowedSpecial, disallowed_special: DisallowedSpecial, errors: str
+    ) -> Policy:
+        from streamcodec.stream import Policy
 
-        if jobs <= 1:
-            return False
-        if not isinstance(source, os.PathLike):
-            raise ValueError(f"jobs={jobs} needs a file path (os.PathLike) to split the work")
-        return self._pat_str in PROVEN_PATTERNS
+        return Policy(*self._special_policy(allowed_special, disallowed_special), errors)
 
     def encode_file(
         self,

@@ -17,13 +17,7 @@ from array import array
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from streamcodec.stream import (
-    SAFE_CUT,
-    StreamEncoder,
-    decode_utf8,
-    encode_text_chunks,
-    text_errors,
-)
+from streamcodec.stream import SAFE_CUT, Policy, decode_utf8, encode_text_chunks
 
 if TYPE_CHECKING:
     from streamcodec.encoding import Encoding
@@ -34,35 +28,27 @@ PART_BYTES = 4 << 20
 WINDOW = 1 << 16  # bytes searched for a safe cut near each split target
 BLOCK = 1 << 20
 
-Task = tuple[str, int, int, frozenset[str], frozenset[str], str]
+Task = tuple[str, int, int, Policy]  # path, start and end offsets, policy
 
 
 def encode_file_parts(
     encoding: Encoding,
     path: os.PathLike[str],
+    policy: Policy,
     *,
     jobs: int,
-    allowed: frozenset[str],
-    disallowed: frozenset[str],
-    errors: str,
     progress: Callable[[int], object] | None = None,
 ) -> Iterator[list[int]]:
     """The ids of each part of the file, in order, encoded by ``jobs`` worker processes."""
-    for packed in _run(encoding, path, _encode_part, jobs, allowed, disallowed, errors, progress):
+    for packed in _run(encoding, path, policy, _encode_part, jobs, progress):
         yield array("I", packed).tolist()
 
 
 def count_file_parts(
-    encoding: Encoding,
-    path: os.PathLike[str],
-    *,
-    jobs: int,
-    allowed: frozenset[str],
-    disallowed: frozenset[str],
-    errors: str,
+    encoding: Encoding, path: os.PathLike[str], policy: Policy, *, jobs: int
 ) -> int:
     """The number of ids of the file, counted by ``jobs`` worker processes."""
-    return sum(_run(encoding, path, _count_part, jobs, allowed, disallowed, errors, None))
+    return sum(_run(encoding, path, policy, _count_part, jobs, None))
 
 
 def split_points(
@@ -115,11 +101,9 @@ def _straddles(text: str, token: str, cut: int) -> bool:
 def _run(
     encoding: Encoding,
     path: os.PathLike[str],
+    policy: Policy,
     work: Callable[[Task], Any],
     jobs: int,
-    allowed: frozenset[str],
-    disallowed: frozenset[str],
-    errors: str,
     progress: Callable[[int], object] | None,
 ) -> Iterator[Any]:
     points = split_points(path, encoding)
@@ -128,7 +112,7 @@ def _run(
     in_flight: collections.deque[tuple[int, Any]] = collections.deque()
     with multiprocessing.Pool(jobs, _init_worker, (_reference(encoding),)) as pool:
         for end in points:
-            task: Task = (name, start, end, allowed, disallowed, errors)
+            task: Task = (name, start, end, policy)
             in_flight.append((end - start, pool.apply_async(work, (task,))))
             start = end
             if len(in_flight) >= 2 * jobs:
@@ -166,17 +150,12 @@ def _init_worker(reference: str | Encoding) -> None:
 
 
 def _part_ids(task: Task) -> Iterator[list[int]]:
-    path, start, end, allowed, disallowed, errors = task
+    path, start, end, policy = task
     assert _worker_encoding is not None
-    encoder = StreamEncoder(
-        _worker_encoding, allowed=allowed, disallowed=disallowed, errors=text_errors(errors)
-    )
     with open(path, "rb") as f:
         f.seek(start)
-        blocks = _blocks(f, end - start)
-        yield from encode_text_chunks(
-            encoder, decode_utf8(blocks, errors=errors, name=path, offset=start)
-        )
+        texts = decode_utf8(_blocks(f, end - start), errors=policy.errors, name=path, offset=start)
+        yield from encode_text_chunks(policy.stream_encoder(_worker_encoding), texts)
 
 
 def _blocks(f: BinaryIO, size: int) -> Iterator[bytes]:

@@ -87,7 +87,7 @@ from __future__ import annotations
 import codecs
 import os
 from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeGuard
 
 import regex
 
@@ -104,9 +104,12 @@ if TYPE_CHECKING:
 __all__ = [
     "CHUNK_SIZE",
     "InvalidUTF8Error",
+    "Policy",
     "StreamDecoder",
     "StreamEncoder",
+    "count_source",
     "decode_utf8",
+    "encode_source",
     "encode_text_chunks",
     "text_chunks",
     "text_errors",
@@ -143,6 +146,24 @@ class InvalidUTF8Error(ValueError):
     def __reduce__(self) -> tuple[type[InvalidUTF8Error], tuple[int, str, str]]:
         # Raised in worker processes too, so it must survive pickling.
         return type(self), (self.offset, self.reason, self.source)
+
+
+class Policy(NamedTuple):
+    """How to read a source: special tokens to encode as such, those that are errors, and what
+    invalid UTF-8 does (``"strict"``, ``"replace"`` or ``"surrogateescape"``)."""
+
+    allowed: frozenset[str]
+    disallowed: frozenset[str]
+    errors: str = "strict"
+
+    def stream_encoder(self, encoding: Encoding) -> StreamEncoder:
+        """A :class:`StreamEncoder` for text decoded under this policy."""
+        return StreamEncoder(
+            encoding,
+            allowed=self.allowed,
+            disallowed=self.disallowed,
+            errors=text_errors(self.errors),
+        )
 
 
 def text_errors(errors: str) -> str:
@@ -480,6 +501,42 @@ byte 0xff); decode with errors='replace' or errors='surrogateescape' to accept i
         bad = exc.object[exc.start]
         at = offset - held + exc.start
         raise InvalidUTF8Error(at, f"{exc.reason} 0x{bad:02x}", name) from None
+
+
+def encode_source(
+    encoding: Encoding,
+    source: Any,
+    policy: Policy,
+    *,
+    jobs: int = 1,
+    progress: Callable[[int], object] | None = None,
+) -> Iterator[list[int]]:
+    """The ids of ``source`` chunk by chunk (``Encoding.iter_encode_chunks``)."""
+    if _parallel(source, encoding, jobs):
+        from streamcodec.parallel import encode_file_parts
+
+        return encode_file_parts(encoding, source, policy, jobs=jobs, progress=progress)
+    chunks = text_chunks(source, errors=policy.errors, progress=progress)
+    return encode_text_chunks(policy.stream_encoder(encoding), chunks)
+
+
+def count_source(encoding: Encoding, source: Any, policy: Policy, *, jobs: int = 1) -> int:
+    """The number of ids of ``source`` (``Encoding.count_tokens``)."""
+    if _parallel(source, encoding, jobs):
+        from streamcodec.parallel import count_file_parts
+
+        return count_file_parts(encoding, source, policy, jobs=jobs)
+    return sum(map(len, encode_source(encoding, source, policy)))
+
+
+def _parallel(source: Any, encoding: Encoding, jobs: int) -> TypeGuard[os.PathLike[str]]:
+    """Whether to split ``source`` across ``jobs`` processes: only a file, and only with a pattern
+    whose safe cuts are proven (any other pattern is encoded in one process)."""
+    if jobs <= 1:
+        return False
+    if not isinstance(source, os.PathLike):
+        raise ValueError(f"jobs={jobs} needs a file path (os.PathLike) to split the work")
+    return encoding.pat_str in PROVEN_PATTERNS
 
 
 def encode_text_chunks(stream: StreamEncoder, chunks: Iterable[str]) -> Iterator[list[int]]:
