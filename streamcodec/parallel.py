@@ -58,9 +58,9 @@ def split_points(
 
     >>> import streamcodec, tempfile, pathlib
     >>> f = pathlib.Path(tempfile.mkdtemp()) / "t.txt"
-    >>> _ = f.write_bytes(b"one two three four")
-    >>> list(split_points(f, streamcodec.get_encoding("cl100k_base"), part_bytes=5))
-    [0, 7, 13, 18]
+    >>> _ = f.write_bytes(b"one two three four " * 4)
+    >>> list(split_points(f, streamcodec.get_encoding("cl100k_base"), part_bytes=20))
+    [0, 37, 75, 76]
     """
     part_bytes = part_bytes or PART_BYTES
     size = os.path.getsize(path)
@@ -86,7 +86,9 @@ def _safe_cut_after(f: BinaryIO, offset: int, specials: dict[str, int], longest:
     while skip < min(3, len(data)) and 0x80 <= data[skip] < 0xC0:  # inside a character
         skip += 1
     text = data[skip:].decode("utf-8", "surrogateescape")
-    for match in SAFE_CUT.finditer(text, longest + 1, len(text) - longest):
+    # Only cuts around which a special token would be seen whole (the end of the file ends them).
+    end = len(text) if len(data) < WINDOW else len(text) - longest
+    for match in SAFE_CUT.finditer(text, max(1, longest), end):
         cut = match.start()
         if not any(_straddles(text, token, cut) for token in specials):
             return offset + skip + len(text[:cut].encode("utf-8", "surrogateescape"))

@@ -379,10 +379,10 @@ class StreamDecoder:
 
         >>> import streamcodec
         >>> enc = streamcodec.get_encoding("cl100k_base")
-        >>> ids = enc.encode("né")
+        >>> ids = enc.encode("a 🦜")  # the parrot is three tokens: b" \xf0\x9f", b"\xa6", b"\x9c"
         >>> stream = enc.stream_decoder()
         >>> [stream.feed([i]) for i in ids] + [stream.close()]
-        ['n', '', 'é', '']
+        ['a', ' ', '', '🦜', '']
     """
 
     def __init__(self, encoding: Encoding, *, errors: str = "replace") -> None:
