@@ -48,6 +48,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("streamcodec: interrupted; no output was written", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader went away (``| head``): stop quietly, as cat does
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except (OSError, ValueError, KeyError) as exc:
         print(f"streamcodec: error: {_message(exc)}", file=sys.stderr)
         return 1

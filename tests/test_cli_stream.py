@@ -139,6 +139,21 @@ def test_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert not list(tmp_path.glob("*out.txt*"))  # no output, not even a temporary file
 
 
+def test_a_closed_pipe_stops_quietly(tmp_path: Path) -> None:
+    big = tmp_path / "big.txt"
+    big.write_text(samples()["prose"] * 5, encoding="utf-8")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamcodec", "encode", str(big)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.read(100)
+    proc.stdout.close()
+    assert proc.wait(timeout=60) == 141
+    assert proc.stderr.read() == b""
+
+
 def test_ctrl_c_leaves_no_output(tmp_path: Path) -> None:
     big = tmp_path / "big.txt"
     big.write_text(samples()["prose"] * 60, encoding="utf-8")  # ~18 MB: several seconds

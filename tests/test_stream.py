@@ -289,6 +289,26 @@ def test_jobs_give_the_same_ids(tmp_path: pathlib.Path, monkeypatch: pytest.Monk
         enc.encode_file(path, jobs=2, **policy)  # type: ignore[arg-type]
 
 
+def test_jobs_with_a_pattern_without_proof_run_in_one_process(tmp_path: pathlib.Path) -> None:
+    enc = with_pattern("words", OTHER_PATTERNS["words"])
+    path = tmp_path / "t.txt"
+    path.write_text(TRICKY * 50, encoding="utf-8")
+    assert enc.encode_file(path, jobs=2) == enc.encode(TRICKY * 50)
+    with pytest.raises(ValueError, match="needs a file path"):
+        enc.count_tokens(TRICKY, jobs=2)
+
+
+def test_progress_counts_every_byte(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "t.txt"
+    path.write_text(TRICKY * 50_000, encoding="utf-8")  # several blocks
+    seen: list[int] = []
+    for jobs in (1, 2):
+        seen.clear()
+        ids = cl100k().iter_encode_chunks(path, jobs=jobs, progress=seen.append)
+        assert sum(map(len, ids)) > 0
+        assert sum(seen) == path.stat().st_size and len(seen) > 1
+
+
 def test_split_points_avoid_special_tokens(tmp_path: pathlib.Path) -> None:
     from streamcodec.parallel import split_points
 
