@@ -10,7 +10,16 @@
 
 from streamcodec.encoding import Encoding
 from streamcodec.registry import get_encoding, list_encoding_names
+from streamcodec.stream import InvalidUTF8Error, StreamDecoder, StreamEncoder
 from streamcodec.vocab import VocabularyError
 
-__all__ = ["Encoding", "VocabularyError", "get_encoding", "list_encoding_names"]
+__all__ = [
+    "Encoding",
+    "InvalidUTF8Error",
+    "StreamDecoder",
+    "StreamEncoder",
+    "VocabularyError",
+    "get_encoding",
+    "list_encoding_names",
+]
 __version__ = "0.1.0"
