@@ -199,6 +199,11 @@ class StreamEncoder:
         """The ids of everything still held; the stream ends here."""
         return self._encode(self._specials.close()) + self._ordinary.close()
 
+    @property
+    def pending(self) -> int:
+        """How many characters are held back, waiting for the text after them."""
+        return len(self._specials.held) + self._ordinary.size
+
     def _encode(self, parts: list[str | int]) -> list[int]:
         ids: list[int] = []
         for part in parts:
@@ -224,14 +229,14 @@ class _SpecialSplitter:
         self._hold = max(map(len, self._ids), default=1) - 1 if allowed else 0
         self._refused = _special_token_regex(disallowed) if disallowed else None
         self._refused_tail = max(map(len, disallowed), default=1) - 1
-        self._held = ""  # may be the start of a special token
+        self.held = ""  # may be the start of a special token
         self._checked = ""  # the end of the text already searched for disallowed tokens
 
     def feed(self, text: str, *, final: bool = False) -> list[str | int]:
         self._refuse_disallowed(text)
         if self._finder is None:
             return [text]
-        text = self._held + text
+        text = self.held + text
         limit = len(text) if final else len(text) - self._hold
         parts: list[str | int] = []
         start = 0
@@ -245,7 +250,7 @@ class _SpecialSplitter:
             match = self._finder.search(text, start)
         keep = max(start, limit)
         parts.append(text[start:keep])
-        self._held = text[keep:]
+        self.held = text[keep:]
         return parts
 
     def close(self) -> list[str | int]:
@@ -269,7 +274,7 @@ class _OrdinaryText:
         self._encoding = encoding
         self._errors = "strict" if errors == "replace" else errors
         self._parts: list[str] = []  # held text, joined only when it is encoded
-        self._size = 0
+        self.size = 0
         self._cuts = (
             _ProvenCuts() if encoding.pat_str in PROVEN_PATTERNS else _PatternCuts(encoding)
         )
@@ -277,19 +282,19 @@ class _OrdinaryText:
     def feed(self, text: str) -> list[int]:
         if not text:
             return []
-        cut = self._cuts.find(self._parts, self._size, text)
+        cut = self._cuts.find(self._parts, self.size, text)
         self._parts.append(text)
-        self._size += len(text)
+        self.size += len(text)
         if cut is None:
             return []
         held = "".join(self._parts)
-        self._parts, self._size = [held[cut:]], len(held) - cut
+        self._parts, self.size = [held[cut:]], len(held) - cut
         return self._encode(held[:cut])
 
     def close(self, special: str = "") -> list[int]:
         """Encode the held text, which ends here (before the special token ``special``)."""
         held = "".join(self._parts)
-        self._parts, self._size = [], 0
+        self._parts, self.size = [], 0
         ids = self._encode(held)
         self._cuts.settled(special)
         return ids

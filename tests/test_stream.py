@@ -187,6 +187,16 @@ def test_real_text_chunked_randomly_o200k(real_encoding: Encoding) -> None:
     assert_streams_like_encode(real_encoding, text, cuts, disallowed_special=())
 
 
+def test_held_text_stays_small_on_real_text() -> None:
+    text = "".join(samples().values())
+    stream = cl100k().stream_encoder(allowed_special="all")
+    held = []
+    for start in range(0, len(text), 4096):
+        stream.feed(text[start : start + 4096])
+        held.append(stream.pending)
+    assert max(held) < 200 and stream.close()
+
+
 @pytest.mark.parametrize("text", ["a" * 6_000, " " * 6_000, " " * 6_000 + "x", "\n" * 6_000])
 def test_one_huge_piece_fed_in_small_chunks(text: str) -> None:
     enc = cl100k()
