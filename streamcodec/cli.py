@@ -114,7 +114,11 @@ def _add_text_options(command: argparse.ArgumentParser) -> None:
         "exactly (surrogateescape)",
     )
     command.add_argument(
-        "-j", "--jobs", type=int, default=1, help="worker processes for a file (default 1)"
+        "-j",
+        "--jobs",
+        type=int,
+        default=1,
+        help="worker processes for a file (default 1; not jsonl)",
     )
 
 

@@ -171,3 +171,16 @@ def test_ctrl_c_leaves_no_output(tmp_path: Path) -> None:
     assert proc.returncode == 130, err
     assert b"interrupted" in err
     assert sorted(os.listdir(tmp_path)) == ["big.txt"]
+
+
+def test_progress_bar_only_on_a_terminal(
+    text_file: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    count = ["count", str(text_file), "--special-as-text"]
+    assert "B/s" not in call(capsys, *count)[2]
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    status, out, err = call(capsys, *count)
+    assert status == 0 and out.strip().isdigit()
+    size = text_file.stat().st_size
+    assert "B/s" in err and f"{size / 1000:.2f}k" in err  # the total, in bytes
+    assert "B/s" not in call(capsys, *count, "--quiet")[2]
