@@ -27,10 +27,10 @@ from typing import Any, BinaryIO
 
 from streamcodec.atomicfile import atomic_output
 from streamcodec.encoding import Encoding
-from streamcodec.formats import read_tiktoken
+from streamcodec.formats import load_vocabulary
 from streamcodec.registry import get_encoding, list_encoding_names
 from streamcodec.stream import text_chunks
-from streamcodec.vocab import check_vocabulary, resolve_pattern
+from streamcodec.vocab import resolve_pattern
 
 __all__ = ["main"]
 
@@ -84,11 +84,15 @@ def _add_input_and_encoding(command: argparse.ArgumentParser) -> None:
         default="cl100k_base",
         help=f"encoding name (default cl100k_base; known: {', '.join(list_encoding_names())})",
     )
-    command.add_argument("--vocab", help="a .tiktoken vocabulary file instead of --encoding")
+    command.add_argument(
+        "--vocab",
+        help="a vocabulary file instead of --encoding (.tiktoken, GPT-2's files, tokenizer.json, "
+        "minbpe .model)",
+    )
     command.add_argument(
         "--pattern",
-        default="cl100k_base",
-        help="pre-tokenizer for --vocab: an encoding name or a regex (default cl100k_base)",
+        help="pre-tokenizer for --vocab: an encoding name or a regex (default: the file's own "
+        "pattern, else cl100k_base's)",
     )
     command.add_argument("-q", "--quiet", action="store_true", help="no progress bar or summary")
 
@@ -125,11 +129,13 @@ def _add_text_options(command: argparse.ArgumentParser) -> None:
 def _encoding(args: argparse.Namespace) -> Encoding:
     if args.vocab is None:
         return get_encoding(args.encoding)
-    ranks = read_tiktoken(args.vocab)
-    check_vocabulary(ranks, source=args.vocab)
-    pattern = resolve_pattern(args.pattern)
+    vocabulary = load_vocabulary(args.vocab)
+    pattern = args.pattern or vocabulary.pat_str or "cl100k_base"
     return Encoding(
-        Path(args.vocab).stem, pat_str=pattern, mergeable_ranks=ranks, special_tokens={}
+        Path(args.vocab).stem,
+        pat_str=resolve_pattern(pattern),
+        mergeable_ranks=vocabulary.mergeable_ranks,
+        special_tokens=vocabulary.special_tokens,
     )
 
 

@@ -120,6 +120,27 @@ def test_vocab_and_pattern(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert [int(x) for x in out.split()] == twin.encode("Hello   world 12345\n")
 
 
+def test_vocab_file_with_its_own_pattern(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from streamcodec.formats import save_vocabulary
+    from streamcodec.vocab import Vocabulary
+
+    ranks = {bytes([b]): b for b in range(256)} | {b"ab": 256, b" ab": 257}
+    vocabulary = Vocabulary(ranks, {"<|end|>": 258}, pat_str=GPT2_PATTERN)
+    save_vocabulary(vocabulary, tmp_path / "tokenizer.json")
+    src = tmp_path / "in.txt"
+    src.write_text("ab ab<|end|>  ab", encoding="utf-8")
+    status, out, err = call(
+        capsys, "encode", str(src), "--vocab", str(tmp_path / "tokenizer.json"),
+        "--allowed-special", "all",
+    )  # fmt: skip
+    assert status == 0, err
+    twin = streamcodec.Encoding("t", pat_str=GPT2_PATTERN, mergeable_ranks=ranks,
+                                special_tokens={"<|end|>": 258})  # fmt: skip
+    assert [int(x) for x in out.split()] == twin.encode(src.read_text(), allowed_special="all")
+
+
 def test_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = tmp_path / "bad.txt"
     bad.write_bytes(b"fine text\n" * 100 + b"\xff\xfe")
