@@ -76,10 +76,12 @@ Memory
 ------
 Held back: the text after the last safe cut, plus a few characters. Real text has a safe cut
 every few characters. One huge pre-token (100 MB of one letter, or of spaces) has no cut inside
-it: it is held whole (its characters) and merged at its end, so it needs memory proportional to
-the piece, about what ``encode`` needs for it, and it takes the merge time of
-:func:`streamcodec.bpe.merge_piece`. The search for cuts only looks at new text, so holding a
-long piece costs linear time.
+it: it is held whole (its characters, as the chunks that arrived) and encoded when it ends, so
+it needs memory proportional to the piece plus what the piece encoder (:mod:`streamcodec.bpe`)
+needs for one piece of that size, and takes that encoder's time. The search for cuts only looks
+at new text, and the held chunks are joined once, so the stream's own work stays linear.
+Emitting ids from inside such a piece would need a proof that the merge result of its prefix
+cannot change as the piece grows; there is none here, so the stream waits.
 """
 
 from __future__ import annotations
