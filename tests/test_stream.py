@@ -94,26 +94,30 @@ cuts = st.lists(st.integers(min_value=0, max_value=10_000), max_size=12)
 # ---------------------------------------------------------------------- the safe-cut rules
 
 
+def assert_safe_cuts_final(enc: Encoding, head: str, tail: str) -> None:
+    """The rule itself: pieces of head + tail before a safe cut in head are head[:cut]'s."""
+    pieces = enc._pretokenizer.pieces
+    whole = pieces(head + tail)
+    for match in SAFE_CUT.finditer(head, 1):
+        cut = match.start()
+        before = pieces(head[:cut])
+        assert whole[: len(before)] == before and "".join(before) == head[:cut], (head, cut)
+
+
 @fast
 @given(head=adversarial_text, tail=adversarial_text)
 def test_safe_cuts_are_final_for_any_continuation(head: str, tail: str) -> None:
-    """The rule itself: pieces of head + tail before a safe cut in head are head[:cut]'s."""
     for enc in named_encodings():
-        pieces = enc._pretokenizer.pieces
-        whole = pieces(head + tail)
-        for match in SAFE_CUT.finditer(head, 1):
-            cut = match.start()
-            before = pieces(head[:cut])
-            assert whole[: len(before)] == before and "".join(before) == head[:cut], (head, cut)
+        assert_safe_cuts_final(enc, head, tail)
 
 
-def test_safe_cuts_are_final_for_o200k(real_encoding: Encoding) -> None:
-    pieces = real_encoding._pretokenizer.pieces
-    text = TRICKY * 3
-    for match in SAFE_CUT.finditer(text, 1):
-        cut = match.start()
-        before = pieces(text[:cut])
-        assert pieces(text)[: len(before)] == before and "".join(before) == text[:cut]
+@fast
+@given(head=adversarial_text, tail=adversarial_text)
+def test_safe_cuts_are_final_for_any_continuation_o200k(
+    real_encoding: Encoding, head: str, tail: str
+) -> None:
+    assert_safe_cuts_final(real_encoding, head, tail)
+    assert_safe_cuts_final(real_encoding, TRICKY + head, tail + TRICKY)
 
 
 # ---------------------------------------------------------------------- streaming == encode
