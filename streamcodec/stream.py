@@ -291,29 +291,33 @@ class _OrdinaryText:
             return []
         held = "".join(self._parts)
         self._parts, self.size = [held[cut:]], len(held) - cut
-        return self._encode(held[:cut])
+        return self._encode(held, cut)
 
     def close(self, special: str = "") -> list[int]:
         """Encode the held text, which ends here (before the special token ``special``)."""
         held = "".join(self._parts)
         self._parts, self.size = [], 0
-        ids = self._encode(held)
-        self._cuts.settled(special)
+        ids = self._encode(held, len(held))
+        self._cuts.settled(special, len(special))
         return ids
 
-    def _encode(self, text: str) -> list[int]:
+    def _encode(self, text: str, end: int) -> list[int]:
+        """The ids of ``text[:end]`` (not sliced: a huge held piece is not copied again)."""
         context = self._cuts.context
-        self._cuts.settled(text)
+        self._cuts.settled(text, end)
         whole = context + text
+        start = len(context)
         try:
-            return self._encoding._encode_ordinary(whole, self._errors, start=len(context))
+            return self._encoding._encode_ordinary(
+                whole, self._errors, start=start, end=start + end
+            )
         except UnicodeEncodeError:
             if self._errors != "strict":
                 raise
             # No cut falls inside a surrogate pair, so the parts can be fixed on their own.
             fixed = replace_lone_surrogates(context)
             return self._encoding._encode_ordinary(
-                fixed + replace_lone_surrogates(text), start=len(fixed)
+                fixed + replace_lone_surrogates(text[:end]), start=len(fixed)
             )
 
 
@@ -322,8 +326,8 @@ class _ProvenCuts:
 
     context = ""  # these patterns look neither behind nor at the start of the text
 
-    def settled(self, text: str) -> None:
-        """``text`` was encoded: nothing to remember."""
+    def settled(self, text: str, end: int) -> None:
+        """``text[:end]`` was encoded: nothing to remember."""
 
     def find(self, held: list[str], size: int, text: str) -> int | None:
         """The last safe cut in ``held + text`` (as an offset there), or None.
@@ -350,9 +354,9 @@ class _PatternCuts:
         self.context = ""
         self._next_try = 0  # try again once this much text is held (keeps the work linear)
 
-    def settled(self, text: str) -> None:
-        """``text`` was encoded: keep its end as context for the text after it."""
-        self.context = (self.context + text)[-self.CONTEXT :]
+    def settled(self, text: str, end: int) -> None:
+        """``text[:end]`` was encoded: keep its end as context for the text after it."""
+        self.context = (self.context + text[max(0, end - self.CONTEXT) : end])[-self.CONTEXT :]
 
     def find(self, held: list[str], size: int, text: str) -> int | None:
         whole_size = size + len(text)
