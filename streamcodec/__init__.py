@@ -11,6 +11,7 @@
 from streamcodec.encoding import Encoding
 from streamcodec.registry import get_encoding, list_encoding_names
 from streamcodec.stream import InvalidUTF8Error, StreamDecoder, StreamEncoder
+from streamcodec.training import train
 from streamcodec.vocab import VocabularyError
 
 __all__ = [
@@ -21,5 +22,6 @@ __all__ = [
     "VocabularyError",
     "get_encoding",
     "list_encoding_names",
+    "train",
 ]
 __version__ = "0.1.0"
