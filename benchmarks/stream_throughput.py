@@ -123,8 +123,9 @@ def jobs_speedup(megabytes: float) -> None:
         f"  if both cores were free: {2 * runs[1].cpu / runs[2].cpu:.2f}x "
         f"(2 x CPU time of one job / CPU time of two)"
     )
+    parallel = available_parallelism()
     print(f"  load average: {os.getloadavg()[0]:.2f}; two busy loops in two processes run "
-          f"{available_parallelism():.2f}x faster than one now (2.00x on two free cores)")  # fmt: skip
+          f"{parallel:.2f}x faster than one now (2.00x on two free cores)")  # fmt: skip
 
 
 def main() -> None:
