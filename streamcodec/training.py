@@ -118,7 +118,7 @@ def count_pretokens(
     """Count the pre-tokens of every document of ``source`` (see :func:`train`), streaming files.
 
     A file is read ``chunk_size`` bytes at a time. For the named patterns the text is cut at the
-    last safe cut of what has been read (the streaming encoder's, :data:`streamcodec.stream.SAFE_CUT`),
+    last safe cut of what has been read (:data:`streamcodec.stream.SAFE_CUT`),
     which gives the same pre-tokens as the whole file; text with no such place (and any file
     under another pattern) is kept until one comes or the file ends.
 
