@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 import regex
 
-from streamcodec.bpe import merge_piece
+from streamcodec.bpe import PieceEncoder
 from streamcodec.pretokenize import Pretokenizer
 
 __all__ = ["Encoding"]
@@ -75,6 +75,7 @@ class Encoding:
             )
         self._special_token_values = frozenset(special_tokens.values())
         self._pretokenizer = Pretokenizer(pat_str)
+        self._encode_piece = PieceEncoder(mergeable_ranks)
 
     def __repr__(self) -> str:
         return f"<Encoding {self.name!r}>"
@@ -232,15 +233,10 @@ class Encoding:
         self, text: str, errors: str = "strict", *, start: int = 0, end: int | None = None
     ) -> list[int]:
         """Encode ``text[start:end]`` without special tokens (the slice ends the text)."""
-        ranks = self._mergeable_ranks
+        encode_piece = self._encode_piece
         ids: list[int] = []
         for piece in self._pretokenizer.pieces(text, start, end):
-            data = piece.encode("utf-8", errors)
-            token = ranks.get(data)
-            if token is not None:
-                ids.append(token)
-            else:
-                ids += merge_piece(data, ranks)
+            ids += encode_piece(piece.encode("utf-8", errors))
         return ids
 
     # ------------------------------------------------------------------ decoding
