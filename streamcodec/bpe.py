@@ -13,10 +13,9 @@ position that failed once fails always and is marked dead: each position is left
 Unreachable tokens can never be part of a merge result, so they are never candidates; the
 whole-piece rule, which can output one, is applied first, to the whole piece only.
 
-    >>> ranks = {b"a": 0, b"b": 1, b"ab": 2, b"ba": 3, b"bab": 4}
-    >>> encode = PieceEncoder(ranks, long_piece=2)
-    >>> encode(b"bab"), encode(b"babab")
-    ([4], [3, 3, 0])
+    >>> encode = PieceEncoder({b"a": 0, b"b": 1, b"ab": 2, b"bbb": 3}, long_piece=2)
+    >>> encode(b"bbb"), encode(b"abbb")  # bbb is unreachable: only the whole piece gives it
+    ([3], [2, 1, 1])
 """
 
 from __future__ import annotations
@@ -83,16 +82,16 @@ class PieceEncoder:
     """
 
     def __init__(self, ranks: Mapping[bytes, int], *, long_piece: int = LONG_PIECE) -> None:
-        self._ranks = ranks
+        self.ranks = ranks
         self._long_piece = long_piece
         self.order = RankOrder(ranks)
         self._trie = TokenTrie(ranks)
 
     def __call__(self, piece: bytes) -> list[int]:
         """The ids of ``piece``."""
-        token = self._ranks.get(piece)
+        token = self.ranks.get(piece)
         if token is not None:
             return [token]
         if len(piece) < self._long_piece:
-            return merge_piece(piece, self._ranks)
+            return merge_piece(piece, self.ranks)
         return backtrack_piece(piece, self.order, self._trie)

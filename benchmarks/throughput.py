@@ -1,0 +1,112 @@
+"""Throughput of streamcodec against tiktoken, measured in one process on the same text.
+
+    python benchmarks/throughput.py [--encoding cl100k_base] [--runs 5] [--quick]
+
+For each input it prints MB/s of both and their ratio (streamcodec / tiktoken; above 1 is
+faster), the median of ``--runs`` runs that alternate between the two. "cold" builds a fresh
+``Encoding`` for every run, so its piece cache starts empty; "warm" encodes the same text again
+with the cache filled by a first run. Times are CPU time of this process (the machine this was
+written on is shared, and CPU time is steadier than wall time there). The inputs: English prose,
+Python source and multilingual text from ``tests/corpus.py``, then pathological pieces: 1 MB of
+``"a"``, 1 MB of spaces, 1 MB of random digits, and 4 MB of ``"a"`` to show the time is linear.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import random
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import tiktoken
+
+import streamcodec
+from tests.corpus import samples
+
+
+def inputs(quick: bool) -> dict[str, str]:
+    """The texts to encode, by name."""
+    rng = random.Random(0)
+    mb = 200_000 if quick else 1_000_000
+    texts = dict(samples())
+    texts["1 MB 'a'"] = "a" * mb
+    texts["1 MB spaces"] = " " * mb
+    texts["1 MB digits"] = "".join(rng.choice("0123456789") for _ in range(mb))
+    texts["4 MB 'a'"] = "a" * (4 * mb)
+    return texts
+
+
+def cpu_seconds(run: Callable[[], object]) -> float:
+    """CPU time of one call."""
+    start = time.process_time()
+    run()
+    return time.process_time() - start
+
+
+def measure(
+    text: str, ours: streamcodec.Encoding, theirs: tiktoken.Encoding, runs: int
+) -> tuple[float, float, float]:
+    """Median seconds: streamcodec cold, streamcodec warm, tiktoken."""
+
+    def fresh() -> streamcodec.Encoding:
+        return streamcodec.Encoding(
+            ours.name,
+            pat_str=ours.pat_str,
+            mergeable_ranks=ours.mergeable_ranks,
+            special_tokens=ours.special_tokens,
+        )
+
+    warm = fresh()
+    expected = theirs.encode_ordinary(text)
+    if warm.encode_ordinary(text) != expected:
+        raise AssertionError("streamcodec and tiktoken disagree")
+    cold_times, warm_times, their_times = [], [], []
+    for _ in range(runs):
+        cold_times.append(cpu_seconds(functools.partial(fresh().encode_ordinary, text)))
+        their_times.append(cpu_seconds(lambda: theirs.encode_ordinary(text)))
+        warm_times.append(cpu_seconds(lambda: warm.encode_ordinary(text)))
+    return (
+        statistics.median(cold_times),
+        statistics.median(warm_times),
+        statistics.median(their_times),
+    )
+
+
+def main() -> None:
+    """Print the table."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--encoding", default="cl100k_base")
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--quick", action="store_true", help="200 kB pathological inputs")
+    args = parser.parse_args()
+    ours = streamcodec.get_encoding(args.encoding)
+    theirs = tiktoken.Encoding(
+        ours.name,
+        pat_str=ours.pat_str,
+        mergeable_ranks=ours.mergeable_ranks,
+        special_tokens=ours.special_tokens,
+    )
+    print(f"{args.encoding}, median of {args.runs} runs, CPU time, MB/s (ratio = ours / tiktoken)")
+    print("| input | MB | tiktoken | cold | ratio | warm | ratio |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    seconds = {}
+    for name, text in inputs(args.quick).items():
+        size = len(text.encode("utf-8")) / 1e6
+        cold, warm, theirs_s = measure(text, ours, theirs, args.runs)
+        seconds[name] = cold
+        print(
+            f"| {name} | {size:.2f} | {size / theirs_s:.1f} | {size / cold:.1f} | "
+            f"{theirs_s / cold:.2f}x | {size / warm:.1f} | {theirs_s / warm:.2f}x |"
+        )
+    ratio = seconds["4 MB 'a'"] / seconds["1 MB 'a'"]
+    print(f"linearity: 4x the 'a' input takes {ratio:.1f}x the time (cold)")
+
+
+if __name__ == "__main__":
+    main()
