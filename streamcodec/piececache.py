@@ -38,10 +38,13 @@ from typing import TypeVar
 from streamcodec.bpe import PieceEncoder
 from streamcodec.pretokenize import Pretokenizer
 
-__all__ = ["DEFAULT_CACHE_SIZE", "CachedEncoder", "LruIds"]
+__all__ = ["DEFAULT_CACHE_SIZE", "MAX_KEY_LENGTH", "CachedEncoder", "LruIds"]
 
 # About 250 bytes per entry with CPython's objects: two caches of 32k entries cost some 16 MB.
 DEFAULT_CACHE_SIZE = 32_768
+
+# Longer keys are not stored: a megabyte-long piece would hold its text and ids in memory.
+MAX_KEY_LENGTH = 256
 
 Ids = tuple[int, ...]
 Compute = Callable[[list[str]], list[tuple[str, Ids]]]
@@ -52,7 +55,7 @@ class LruIds:
     """A bounded least-recently-used map from text to ids, filled in batches.
 
     It holds at most ``size`` keys between calls (during one call it may also hold that call's
-    distinct keys); ``size=0`` keeps nothing. ``compute`` receives the missing keys and returns
+    distinct keys), none longer than ``MAX_KEY_LENGTH``; ``size=0`` keeps nothing. ``compute`` receives the missing keys and returns
     ``(key, ids)`` pairs for them.
 
     >>> cache = LruIds(size=2)
@@ -94,6 +97,11 @@ class LruIds:
                 lru.update(compute(missing))
             deque(map(lru.move_to_end, distinct), 0)
             result = collect(map(lru.__getitem__, keys))
+            if missing and max(map(len, missing)) > MAX_KEY_LENGTH:
+                # Long keys would hold much memory for little gain: they serve this call only.
+                for key in missing:
+                    if len(key) > MAX_KEY_LENGTH:
+                        del lru[key]
             for _ in range(len(lru) - self._size):
                 lru.popitem(last=False)
         return result
@@ -149,6 +157,8 @@ class CachedEncoder:
             chunks.append(last)
         pieces = self._pretokenizer.pieces("".join(chunks))
         ids = self._pieces.each(pieces, self._new_pieces)
+        if len(chunks) == 1:
+            return [(chunks[0], tuple(chain.from_iterable(ids)))]
         # Chunk ends are piece ends: find each one's piece, then its token, then slice the ids.
         piece_at = dict(zip(accumulate(map(len, pieces)), range(1, len(pieces) + 1), strict=True))
         token_at = [0, *accumulate(map(len, ids))]
