@@ -4,10 +4,10 @@
 
 Load time: the median time to construct an ``Encoding`` from ranks already in memory (both
 libraries get the same dict), then the time of the first ``encode_ordinary`` call (streamcodec
-builds its fast pattern then). Peak memory: each library runs in a fresh process that loads
-the ranks, constructs the encoding and encodes the corpus of ``tests/corpus.py`` (filling
-streamcodec's caches); the figure is the peak resident set size above a process that only
-loads the ranks. tiktoken allocates in Rust, where ``tracemalloc`` cannot see, hence RSS.
+builds its fast pattern then). Memory: each library runs in a fresh process that loads the
+ranks, constructs the encoding and encodes the corpus of ``tests/corpus.py`` (filling
+streamcodec's caches); the figures are the resident set size added to that process by the
+encoding (Linux only). tiktoken allocates in Rust, where ``tracemalloc`` cannot see, hence RSS.
 """
 
 from __future__ import annotations
@@ -26,36 +26,38 @@ import tiktoken  # noqa: E402
 
 import streamcodec  # noqa: E402
 
-# Run in a fresh interpreter: prints the peak RSS in kB after the given stage.
+# Run in a fresh interpreter: prints the resident set size (kB) added by constructing an encoding
+# and encoding the corpus, measured after loading the ranks (Linux: /proc/self/statm).
 _CHILD = """
-import resource, sys
+import gc, os, sys
 sys.path.insert(0, {root!r})
 import streamcodec, tiktoken
 from tests.corpus import samples
 texts = list(samples().values())
-base = streamcodec.get_encoding({name!r})
-ranks, pat, special = dict(base.mergeable_ranks), base.pat_str, dict(base.special_tokens)
-del base
+ranks = dict(streamcodec.get_encoding({name!r}).mergeable_ranks)
+pat, special = streamcodec.get_encoding({name!r}).pat_str, {{}}
 import streamcodec.registry as registry
 registry._ENCODINGS.clear()
-import gc; gc.collect()
-stage = {stage!r}
-if stage == "streamcodec":
-    enc = streamcodec.Encoding("x", pat_str=pat, mergeable_ranks=ranks, special_tokens=special)
-elif stage == "tiktoken":
-    enc = tiktoken.Encoding("x", pat_str=pat, mergeable_ranks=ranks, special_tokens=special)
-if stage != "ranks only":
-    for text in texts:
-        enc.encode_ordinary(text)
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+gc.collect()
+def rss_kb():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
+before = rss_kb()
+library = streamcodec if {library!r} == "streamcodec" else tiktoken
+enc = library.Encoding("x", pat_str=pat, mergeable_ranks=ranks, special_tokens=special)
+constructed = rss_kb()
+for text in texts:
+    enc.encode_ordinary(text)
+print(constructed - before, rss_kb() - before)
 """
 
 
-def peak_kb(stage: str, name: str) -> int:
-    """Peak RSS (kB) of a fresh process running ``stage``."""
-    code = _CHILD.format(root=str(ROOT), name=name, stage=stage)
+def added_kb(library: str, name: str) -> tuple[int, int]:
+    """RSS (kB) added by constructing ``library``'s encoding, and after encoding the corpus."""
+    code = _CHILD.format(root=str(ROOT), name=name, library=library)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    return int(out.stdout.split()[-1])
+    constructed, encoded = out.stdout.split()[-2:]
+    return int(constructed), int(encoded)
 
 
 def median_seconds(run: object, runs: int) -> float:
@@ -83,18 +85,17 @@ def main() -> None:
     ours = median_seconds(lambda: streamcodec.Encoding("x", **kwargs), args.runs)  # type: ignore[arg-type]
     theirs = median_seconds(lambda: tiktoken.Encoding("x", **kwargs), args.runs)  # type: ignore[arg-type]
     print(f"{args.encoding}: construct Encoding from ranks, median of {args.runs} (wall time)")
-    print(
-        f"  streamcodec {ours * 1e3:.1f} ms, tiktoken {theirs * 1e3:.1f} ms, ratio {theirs / ours:.2f}x"
-    )
+    ratio = theirs / ours
+    print(f"  streamcodec {ours * 1e3:.1f} ms, tiktoken {theirs * 1e3:.1f} ms, ratio {ratio:.2f}x")
     first = time.perf_counter()
     streamcodec.Encoding("x", **kwargs).encode_ordinary("hello world")  # type: ignore[arg-type]
-    print(
-        f"  first encode call of a new streamcodec Encoding: {(time.perf_counter() - first) * 1e3:.1f} ms"
-    )
-    only = peak_kb("ranks only", args.encoding)
-    for stage in ("streamcodec", "tiktoken"):
+    first = time.perf_counter() - first
+    print(f"  first encode call in this process (builds the fast patterns): {first * 1e3:.1f} ms")
+    for library in ("streamcodec", "tiktoken"):
+        constructed, encoded = added_kb(library, args.encoding)
         print(
-            f"  peak RSS above ranks-only ({only / 1024:.0f} MB): {stage} {(peak_kb(stage, args.encoding) - only) / 1024:.1f} MB"
+            f"  {library}: RSS +{constructed / 1024:.1f} MB constructed, "
+            f"+{encoded / 1024:.1f} MB after encoding the corpus (1.4 MB of text)"
         )
 
 

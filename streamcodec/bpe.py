@@ -30,7 +30,7 @@ __all__ = ["LONG_PIECE", "PieceEncoder", "backtrack_piece", "merge_piece"]
 
 # Pieces of at least this many bytes take the backtracking encoder. Below it the merge loop is
 # faster (measured on cl100k_base: see docs/performance.md).
-LONG_PIECE = 128
+LONG_PIECE = 512
 
 
 def backtrack_piece(piece: bytes, order: RankOrder, trie: TokenTrie) -> list[int]:

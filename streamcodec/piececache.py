@@ -55,8 +55,8 @@ class LruIds:
     """A bounded least-recently-used map from text to ids, filled in batches.
 
     It holds at most ``size`` keys between calls (during one call it may also hold that call's
-    distinct keys), none longer than ``MAX_KEY_LENGTH``; ``size=0`` keeps nothing. ``compute`` receives the missing keys and returns
-    ``(key, ids)`` pairs for them.
+    distinct keys), none longer than ``MAX_KEY_LENGTH``; ``size=0`` keeps nothing. ``compute``
+    receives the missing keys and returns ``(key, ids)`` pairs for them.
 
     >>> cache = LruIds(size=2)
     >>> cache.flat(["ab", "c", "ab"], lambda keys: [(k, tuple(map(ord, k))) for k in keys])
