@@ -2,10 +2,10 @@
 
 Real text repeats itself: a 300 kB English sample has 66k pieces but only 7k distinct ones. So
 after the text is cut, most ids are one lookup away, and what costs is Python's per-item work.
-The loop never touches items one by one in Python: it finds the distinct keys (a ``set``), the
-missing ones (``filterfalse`` over the cache), marks all as recently used (``move_to_end`` mapped
-over them) and joins the cached ids (``chain`` over ``map``), each a single pass in C. Only
-missing keys run Python code.
+The loop never touches items one by one in Python: it marks all keys as just used
+(``move_to_end`` mapped over them, which also proves them cached) and joins their ids (``chain``
+over ``map``), each a single pass in C. When some are missing, a ``set`` and ``filterfalse``
+find them, still in C, and only they run Python code.
 
 The biggest remaining cost is cutting text into pieces with the pattern, so for the named
 patterns the text is first cut into *chunks*, much faster (:meth:`Pretokenizer.chunks`): each
@@ -86,16 +86,19 @@ class LruIds:
     def _lookup(
         self, keys: list[str], compute: Compute, collect: Callable[[Iterator[Ids]], T]
     ) -> T:
-        distinct = set(keys)
         if not self._size:
-            table = dict(compute(list(distinct)))
+            table = dict(compute(list(set(keys))))
             return collect(map(table.__getitem__, keys))
         with self._lock:
             lru = self._table
-            missing = list(filterfalse(lru.__contains__, distinct))
-            if missing:
+            missing: list[str] = []
+            try:
+                # Mark every key as just used; when all are cached (the common case), that is all.
+                deque(map(lru.move_to_end, keys), 0)
+            except KeyError:
+                missing = list(filterfalse(lru.__contains__, set(keys)))
                 lru.update(compute(missing))
-            deque(map(lru.move_to_end, distinct), 0)
+                deque(map(lru.move_to_end, keys), 0)
             result = collect(map(lru.__getitem__, keys))
             if missing and max(map(len, missing)) > MAX_KEY_LENGTH:
                 # Long keys would hold much memory for little gain: they serve this call only.
@@ -126,10 +129,8 @@ class CachedEncoder:
         """The ids of ``text[start:end]`` (the slice ends the text). Raises
         ``UnicodeEncodeError`` for lone surrogates."""
         chunks = self._pretokenizer.chunks(text, start, end)
-        if chunks is None:
+        if chunks is None or len(chunks) < 2:  # one chunk: no use caching it as well
             return self._pieces.flat(self._pretokenizer.pieces(text, start, end), self._new_pieces)
-        if not chunks:
-            return []
         first, last = chunks[0], chunks[-1]
         return self._chunks.flat(chunks, lambda missing: self._new_chunks(missing, first, last))
 
@@ -157,8 +158,6 @@ class CachedEncoder:
             chunks.append(last)
         pieces = self._pretokenizer.pieces("".join(chunks))
         ids = self._pieces.each(pieces, self._new_pieces)
-        if len(chunks) == 1:
-            return [(chunks[0], tuple(chain.from_iterable(ids)))]
         # Chunk ends are piece ends: find each one's piece, then its token, then slice the ids.
         piece_at = dict(zip(accumulate(map(len, pieces)), range(1, len(pieces) + 1), strict=True))
         token_at = [0, *accumulate(map(len, ids))]

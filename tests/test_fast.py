@@ -7,6 +7,7 @@ deep; shuffling their ranks makes vocabularies full of unreachable tokens.
 from __future__ import annotations
 
 import itertools
+import pickle
 import random
 import threading
 from collections import Counter
@@ -20,7 +21,7 @@ import streamcodec
 from streamcodec import Encoding
 from streamcodec.bpe import PieceEncoder, backtrack_piece
 from streamcodec.merge import merge_piece
-from streamcodec.piececache import LruIds
+from streamcodec.piececache import MAX_KEY_LENGTH, LruIds
 from streamcodec.pretokenize import Pretokenizer, _fast_applies, fast_pattern
 from streamcodec.reference import merge_steps, rank_merge
 from streamcodec.trie import TokenTrie
@@ -234,6 +235,27 @@ def test_lru_evicts_the_least_recently_used() -> None:
     assert len(cache) == 2
     with pytest.raises(ValueError, match="cache size"):
         LruIds(size=-1)
+
+
+def test_long_keys_serve_one_call_only() -> None:
+    cache = LruIds(size=10)
+    long_key = "x" * (MAX_KEY_LENGTH + 1)
+    ids = cache.flat([long_key, "a", long_key], lambda keys: [(k, (len(k),)) for k in keys])
+    assert ids == [MAX_KEY_LENGTH + 1, 1, MAX_KEY_LENGTH + 1]
+    assert len(cache) == 1
+
+
+def test_cache_size_is_an_option_that_survives_pickling() -> None:
+    base = streamcodec.get_encoding("cl100k_base")
+    kwargs = dict(pat_str=base.pat_str, mergeable_ranks=base.mergeable_ranks, special_tokens={})
+    small = Encoding("small", cache_size=5, **kwargs)  # type: ignore[arg-type]
+    assert small.encode_ordinary("one two three four five six seven") == base.encode_ordinary(
+        "one two three four five six seven"
+    )
+    assert len(small._cached._chunks) <= 5
+    assert pickle.loads(pickle.dumps(small))._cached._chunks._size == 5
+    with pytest.raises(ValueError, match="cache size"):
+        Encoding("bad", cache_size=-1, **kwargs)  # type: ignore[arg-type]
 
 
 def test_cache_is_safe_when_threads_share_an_encoding() -> None:
