@@ -98,8 +98,8 @@ def main() -> None:
         special_tokens=ours.special_tokens,
     )
     print(f"{args.encoding}, median of {args.runs} runs, CPU time, MB/s (ratio = ours / tiktoken)")
-    print("| input | MB | tiktoken | cold | ratio | warm | ratio |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    print("| input | MB | tiktoken | cold | ratio | warm | ratio | warm after cold | ratio |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     seconds = {}
     for name, text in inputs(args.quick).items():
         size = len(text.encode("utf-8")) / 1e6

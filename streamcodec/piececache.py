@@ -3,9 +3,9 @@
 Real text repeats itself: a 300 kB English sample has 66k pieces but only 7k distinct ones. So
 after the text is cut, most ids are one lookup away, and what costs is Python's per-item work.
 The loop never touches items one by one in Python: it marks all keys as just used
-(``move_to_end`` mapped over them, which also proves them cached) and joins their ids (``chain``
-over ``map``), each a single pass in C. When some are missing, a ``set`` and ``filterfalse``
-find them, still in C, and only they run Python code.
+(``move_to_end`` mapped over them, which also proves them cached) and joins their ids
+(``list.extend`` mapped over them), each a single pass in C. When some are missing, a ``set``
+and ``filterfalse`` find them, still in C, and only they run Python code.
 
 The biggest remaining cost is cutting text into pieces with the pattern, so for the named
 patterns the text is first cut into *chunks*, much faster (:meth:`Pretokenizer.chunks`): each
@@ -77,7 +77,7 @@ class LruIds:
 
     def flat(self, keys: list[str], compute: Compute) -> list[int]:
         """The ids of all ``keys``, joined."""
-        return self._lookup(keys, compute, lambda found: list(chain.from_iterable(found)))
+        return self._lookup(keys, compute, _joined)
 
     def each(self, keys: list[str], compute: Compute) -> list[Ids]:
         """The ids of each of ``keys``."""
@@ -108,6 +108,13 @@ class LruIds:
             for _ in range(len(lru) - self._size):
                 lru.popitem(last=False)
         return result
+
+
+def _joined(found: Iterator[Ids]) -> list[int]:
+    # list.extend mapped over the tuples: faster than chain.from_iterable, still all in C.
+    ids: list[int] = []
+    deque(map(ids.extend, found), 0)
+    return ids
 
 
 class CachedEncoder:
