@@ -302,3 +302,48 @@ def test_surrogate_pieces_never_leak_between_error_modes(real_pair) -> None:  # 
     assert fresh.decode_bytes(as_bytes) == data
     assert fresh.encode_ordinary(text) == theirs.encode_ordinary(text)  # U+FFFD, as tiktoken
     assert fresh.encode_bytes(data) == as_bytes
+
+
+# ---------------------------------------------------------------- differential, through the caches
+
+FRAGMENTS = [
+    " ",
+    "  ",
+    "\n",
+    "\n\n",
+    "\t",
+    "\r\n",
+    " the",
+    "The",
+    " cat",
+    "'s",
+    "'LL",
+    " 12345",
+    "3.14",
+    "!!",
+    " (x)",
+    "\x1c",
+    "\u00a0",
+    "\u3000",
+    "🙂",
+    " 👍🏽",
+    "𝐀𝐁",
+    "日本語",
+    "é",
+    "ǅ",
+    "a\u0301",
+    " /",
+]
+
+
+@settings(max_examples=200, deadline=None)
+@given(parts=st.lists(st.sampled_from(FRAGMENTS), max_size=30), data=st.data())
+def test_fragments_equal_tiktoken_through_warm_caches(real_pair, parts: list[str], data) -> None:  # type: ignore[no-untyped-def]
+    ours, theirs = real_pair  # shared across examples: the caches stay warm between them
+    text = "".join(parts)
+    assert ours.encode_ordinary(text) == theirs.encode_ordinary(text)
+    start = data.draw(st.integers(0, len(text)))
+    end = data.draw(st.integers(start, len(text)))
+    assert ours._encode_ordinary(text, start=start, end=end) == theirs.encode_ordinary(
+        text[start:end]
+    )
