@@ -1,4 +1,4 @@
-"""The hot loop: text to ids through two bounded LRU caches, of chunks and of pieces.
+"""The hot loop: text to ids through a bounded LRU cache of chunks and pieces.
 
 Real text repeats itself: a 300 kB English sample has 66k pieces but only 7k distinct ones. So
 after the text is cut, most ids are one lookup away, and what costs is Python's per-item work.
@@ -11,7 +11,7 @@ The biggest remaining cost is cutting text into pieces with the pattern, so for 
 patterns the text is first cut into *chunks*, much faster (:meth:`Pretokenizer.chunks`): each
 chunk ends where the pattern must end a piece whatever follows, so its ids do not depend on its
 neighbours, and whole chunks are cached too. Missing chunks are cut into pieces together, in one
-pass, and the pieces' ids come from the piece cache.
+pass, and the pieces' ids come from the same cache.
 
     >>> from streamcodec.pretokenize import Pretokenizer
     >>> from streamcodec.vocab import CL100K_PATTERN
@@ -23,7 +23,7 @@ pass, and the pieces' ids come from the piece cache.
 
 It must equal encoding each piece of :meth:`Pretokenizer.pieces` with ``encode_piece`` (in turn
 equal to :func:`streamcodec.reference.rank_merge`). Keys are only stored when they are valid
-UTF-8 (the caller keeps lone surrogates away), and each cache has a lock, so an ``Encoding`` can
+UTF-8 (the caller keeps lone surrogates away), and the cache has a lock, so an ``Encoding`` can
 be shared by threads.
 """
 
@@ -68,44 +68,71 @@ class LruIds:
     def __init__(self, *, size: int) -> None:
         if size < 0:
             raise ValueError(f"cache size must be >= 0, not {size}")
-        self._size = size
+        self.size = size
         self._table: OrderedDict[str, Ids] = OrderedDict()
-        self._lock = threading.Lock()
+        # Reentrant: computing missing chunks looks their pieces up in the same cache.
+        self._lock = threading.RLock()
+        self._depth = 0  # nesting of lookups; only the outermost evicts
 
     def __len__(self) -> int:
         return len(self._table)
 
-    def flat(self, keys: list[str], compute: Compute) -> list[int]:
-        """The ids of all ``keys``, joined."""
-        return self._lookup(keys, compute, _joined)
+    def flat(self, keys: list[str], compute: Compute, *, give_up: float = 1.0) -> list[int] | None:
+        """The ids of all ``keys``, joined; ``None``, computing nothing, if no key is cached and
+        the distinct keys are more than the fraction ``give_up`` of them (the caller has a
+        cheaper way for text the cache knows nothing of)."""
+        return self._lookup(keys, compute, _joined, give_up)
 
     def each(self, keys: list[str], compute: Compute) -> list[Ids]:
         """The ids of each of ``keys``."""
-        return self._lookup(keys, compute, list)
+        found = self._lookup(keys, compute, list, 1.0)
+        assert found is not None  # never gives up
+        return found
 
     def _lookup(
-        self, keys: list[str], compute: Compute, collect: Callable[[Iterator[Ids]], T]
-    ) -> T:
-        if not self._size:
+        self,
+        keys: list[str],
+        compute: Compute,
+        collect: Callable[[Iterator[Ids]], T],
+        give_up: float,
+    ) -> T | None:
+        if not self.size:
             table = dict(compute(list(set(keys))))
             return collect(map(table.__getitem__, keys))
         with self._lock:
-            lru = self._table
-            missing: list[str] = []
+            self._depth += 1
             try:
-                # Mark every key as just used; when all are cached (the common case), that is all.
-                deque(map(lru.move_to_end, keys), 0)
-            except KeyError:
-                missing = list(filterfalse(lru.__contains__, set(keys)))
-                lru.update(compute(missing))
-                deque(map(lru.move_to_end, keys), 0)
-            result = collect(map(lru.__getitem__, keys))
-            if missing and max(map(len, missing)) > MAX_KEY_LENGTH:
-                # Long keys would hold much memory for little gain: they serve this call only.
-                for key in missing:
-                    if len(key) > MAX_KEY_LENGTH:
-                        del lru[key]
-            for _ in range(len(lru) - self._size):
+                return self._locked_lookup(keys, compute, collect, give_up)
+            finally:
+                self._depth -= 1
+
+    def _locked_lookup(
+        self,
+        keys: list[str],
+        compute: Compute,
+        collect: Callable[[Iterator[Ids]], T],
+        give_up: float,
+    ) -> T | None:
+        lru = self._table
+        missing: list[str] = []
+        try:
+            # Mark every key as just used; when all are cached (the common case), that is all.
+            deque(map(lru.move_to_end, keys), 0)
+        except KeyError:
+            distinct = set(keys)
+            missing = list(filterfalse(lru.__contains__, distinct))
+            if len(missing) == len(distinct) > give_up * len(keys):
+                return None
+            lru.update(compute(missing))
+            deque(map(lru.move_to_end, keys), 0)
+        result = collect(map(lru.__getitem__, keys))
+        if missing and max(map(len, missing)) > MAX_KEY_LENGTH:
+            # Long keys would hold much memory for little gain: they serve this call only.
+            for key in missing:
+                if len(key) > MAX_KEY_LENGTH:
+                    del lru[key]
+        if self._depth == 1:  # a nested lookup must not evict what the outer one relies on
+            for _ in range(len(lru) - self.size):
                 lru.popitem(last=False)
         return result
 
@@ -120,7 +147,11 @@ def _joined(found: Iterator[Ids]) -> list[int]:
 class CachedEncoder:
     """Text to ids: chunks (when the pattern allows), pieces, ``encode_piece`` for new pieces.
 
-    Each cache keeps up to ``size`` entries.
+    One cache holds chunks and pieces alike, up to ``size`` of them: a string has the same ids
+    whether it is a chunk or a piece (a piece is cut into itself, a chunk into its pieces), and
+    many chunks are single pieces. When the cache knows no chunk of a text and the text repeats
+    few of its chunks, cutting it straight into pieces is cheaper; that fills the cache with the
+    single-piece chunks, and the next calls find some and add the others.
     """
 
     def __init__(
@@ -129,17 +160,23 @@ class CachedEncoder:
         self._pretokenizer = pretokenizer
         self._encode_piece = encode_piece
         self._ranks = encode_piece.ranks
-        self._pieces = LruIds(size=size)
-        self._chunks = LruIds(size=size)
+        self._cache = LruIds(size=size)
 
     def encode(self, text: str, start: int, end: int) -> list[int]:
         """The ids of ``text[start:end]`` (the slice ends the text). Raises
         ``UnicodeEncodeError`` for lone surrogates."""
         chunks = self._pretokenizer.chunks(text, start, end)
-        if chunks is None or len(chunks) < 2:  # one chunk: no use caching it as well
-            return self._pieces.flat(self._pretokenizer.pieces(text, start, end), self._new_pieces)
-        first, last = chunks[0], chunks[-1]
-        return self._chunks.flat(chunks, lambda missing: self._new_chunks(missing, first, last))
+        if chunks is not None and len(chunks) > 1 and self._cache.size:
+            first, last = chunks[0], chunks[-1]
+            ids = self._cache.flat(
+                chunks, lambda missing: self._new_chunks(missing, first, last), give_up=0.1
+            )
+            if ids is not None:
+                return ids
+        pieces = self._pretokenizer.pieces(text, start, end)
+        found = self._cache.flat(pieces, self._new_pieces)
+        assert found is not None  # never gives up
+        return found
 
     def _new_pieces(self, pieces: list[str]) -> list[tuple[str, Ids]]:
         data = list(map(str.encode, pieces))
@@ -164,7 +201,7 @@ class CachedEncoder:
             chunks.remove(last)
             chunks.append(last)
         pieces = self._pretokenizer.pieces("".join(chunks))
-        ids = self._pieces.each(pieces, self._new_pieces)
+        ids = self._cache.each(pieces, self._new_pieces)
         # Chunk ends are piece ends: find each one's piece, then its token, then slice the ids.
         piece_at = dict(zip(accumulate(map(len, pieces)), range(1, len(pieces) + 1), strict=True))
         token_at = [0, *accumulate(map(len, ids))]

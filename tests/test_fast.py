@@ -137,7 +137,7 @@ def test_encoding_with_caches_equals_rank_merge_per_piece(
     for _ in range(2):  # cold, then warm
         assert enc.encode_ordinary(text) == expected
         assert enc.encode_ordinary(text + " ab") == enc.encode_ordinary(text + " ab")
-    assert len(enc._cached._chunks) <= cache_size
+    assert len(enc._cached._cache) <= cache_size
 
 
 LONG_PIECES = [
@@ -198,6 +198,8 @@ def test_fast_pretokenizer_equals_regex(pattern: str, text: str, data: st.DataOb
     assert chunks is not None
     assert "".join(chunks) == text[start:end]
     assert [p for chunk in chunks for p in regex.findall(pattern, chunk)] == expected
+    # A piece is cut into itself, so one cache can hold chunks and pieces.
+    assert all(regex.findall(pattern, piece) == [piece] for piece in expected)
 
 
 def test_fast_path_is_taken_and_refused_when_it_must_be() -> None:
@@ -237,6 +239,16 @@ def test_lru_evicts_the_least_recently_used() -> None:
         LruIds(size=-1)
 
 
+def test_lru_gives_up_on_keys_it_knows_nothing_of() -> None:
+    cache = LruIds(size=10)
+    compute = lambda keys: [(k, (len(k),)) for k in keys]  # noqa: E731
+    assert cache.flat(["a", "bb", "ccc", "a"], compute, give_up=0.5) is None
+    assert len(cache) == 0
+    assert cache.flat(["a", "a", "a", "bb"], compute, give_up=0.5) == [1, 1, 1, 2]  # repeats
+    assert cache.flat(["ccc", "dddd"], compute, give_up=0.5) is None
+    assert cache.flat(["a", "x", "y"], compute, give_up=0.5) == [1, 1, 1]  # a is known
+
+
 def test_long_keys_serve_one_call_only() -> None:
     cache = LruIds(size=10)
     long_key = "x" * (MAX_KEY_LENGTH + 1)
@@ -252,8 +264,8 @@ def test_cache_size_is_an_option_that_survives_pickling() -> None:
     assert small.encode_ordinary("one two three four five six seven") == base.encode_ordinary(
         "one two three four five six seven"
     )
-    assert len(small._cached._chunks) <= 5
-    assert pickle.loads(pickle.dumps(small))._cached._chunks._size == 5
+    assert len(small._cached._cache) <= 5
+    assert pickle.loads(pickle.dumps(small))._cached._cache.size == 5
     with pytest.raises(ValueError, match="cache size"):
         Encoding("bad", cache_size=-1, **kwargs)  # type: ignore[arg-type]
 
