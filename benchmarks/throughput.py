@@ -64,8 +64,11 @@ def measure(
         )
 
     warm = fresh()
-    expected = theirs.encode_ordinary(text)
-    if warm.encode_ordinary(text) != expected:
+    try:
+        expected: list[int] | None = theirs.encode_ordinary(text)
+    except BaseException:  # tiktoken panics (not an Exception): o200k on 1 MB of spaces
+        expected = None
+    if warm.encode_ordinary(text) != expected and expected is not None:
         raise AssertionError("streamcodec and tiktoken disagree")
 
     # Each figure comes from back-to-back runs, so each library finds its own data in the CPU
@@ -76,7 +79,7 @@ def measure(
         return statistics.median(cpu_seconds(run) for _ in range(runs))
 
     warm_s = median(functools.partial(warm.encode_ordinary, text))
-    theirs_s = median(functools.partial(theirs.encode_ordinary, text))
+    theirs_s = median(functools.partial(theirs.encode_ordinary, text)) if expected else float("nan")
     cold = statistics.median(
         cpu_seconds(functools.partial(fresh().encode_ordinary, text)) for _ in range(runs)
     )
