@@ -52,6 +52,8 @@ class RankOrder:
         self._decoder: dict[int, bytes] | None = None
         self._decoder_lock = threading.Lock()
         self._reachable: dict[int, bool] = {}
+        self._splits: dict[int, tuple[int, int] | None] = {}
+        self._ordered: dict[int, bool] = {}
         self._valid: dict[tuple[int, int], bool] = {}
 
     def token_bytes(self, token: int) -> bytes:
@@ -80,11 +82,30 @@ class RankOrder:
         >>> RankOrder({b"a": 0, b"b": 1, b"ab": 2}).split(2)
         (0, 1)
         """
+        if token in self._splits:
+            return self._splits[token]
         data = self.token_bytes(token)
-        if len(data) < 2 or not self.is_reachable(token):
-            return None
-        bounds = merge_bounds(data, self._ranks, parts=2)
-        return self._ranks[data[: bounds[1]]], self._ranks[data[bounds[1] :]]
+        split = None
+        if len(data) > 1 and self.is_reachable(token):
+            cut = merge_bounds(data, self._ranks, parts=2)[1]
+            split = self._ranks[data[:cut]], self._ranks[data[cut:]]
+        self._splits[token] = split
+        return split
+
+    def is_ordered(self, token: int) -> bool:
+        """Whether ``token`` is reachable and every merge that builds it joins parts that rank
+        below the result (true of every token of a trained vocabulary)."""
+        known = self._ordered.get(token)
+        if known is None:
+            split = self.split(token)
+            if split is None:
+                known = len(self.token_bytes(token)) == 1
+            else:
+                left, right = split
+                known = left < token and right < token
+                known = known and self.is_ordered(left) and self.is_ordered(right)
+            self._ordered[token] = known
+        return known
 
     def is_valid_pair(self, left: int, right: int) -> bool:
         """Whether merging the bytes of ``left`` then ``right`` gives exactly ``[left, right]``.
@@ -96,12 +117,41 @@ class RankOrder:
         key = (left, right)
         known = self._valid.get(key)
         if known is None:
-            data = self.token_bytes(left) + self.token_bytes(right)
-            known = merge_piece(data, self._ranks) == [left, right]
+            if self.is_ordered(left) and self.is_ordered(right):
+                known = self._valid_by_splits(left, right)
+            else:
+                data = self.token_bytes(left) + self.token_bytes(right)
+                known = merge_piece(data, self._ranks) == [left, right]
             if len(self._valid) >= _MAX_PAIRS:
                 self._valid = {}
             self._valid[key] = known
         return known
+
+    def _valid_by_splits(self, left: int, right: int) -> bool:
+        """:meth:`is_valid_pair` for ordered tokens, by undoing merges at the boundary.
+
+        In an ordered token the merges happen in rank order, so the two sides are rebuilt
+        backwards: undo whichever side's last merge came later, and at each step ask whether the
+        two parts now touching the boundary would merge (their join is a token whose split they
+        are) before the merge just undone, which is the deadline. A tie goes to the leftmost
+        pair, so a cross merge may tie with the right side's merge but not with the left's.
+        """
+        deadline = None
+        while True:
+            joined = self._ranks.get(self.token_bytes(left) + self.token_bytes(right))
+            if (
+                joined is not None
+                and (deadline is None or joined < deadline)
+                and self.split(joined) == (left, right)
+            ):
+                return False
+            left_split, right_split = self.split(left), self.split(right)
+            if left_split is not None and (right_split is None or left > right):
+                deadline, left = left, left_split[1]
+            elif right_split is not None:
+                deadline, right = right + 1, right_split[0]
+            else:
+                return True
 
     def unreachable_tokens(self) -> list[int]:
         """Every token whose own bytes merge to something else, sorted (a full scan: slow)."""
