@@ -32,12 +32,15 @@ __all__ = ["LONG_PIECE", "PieceEncoder", "backtrack_piece", "merge_piece"]
 # faster (measured on cl100k_base: see docs/performance.md).
 LONG_PIECE = 512
 
+_MAX_WINDOWS = 4096
+
 
 def backtrack_piece(piece: bytes, order: RankOrder, trie: TokenTrie) -> list[int]:
     """The merge result of ``piece`` (``whole_piece=False``), found by backtracking search."""
     reachable = order.is_reachable
     valid = order.is_valid_pair
-    # Identical windows (runs of one byte, repeated words) have identical candidates.
+    # Identical windows (runs of one byte, repeated words) have identical candidates; the memo
+    # is bounded so that a long piece of random bytes cannot fill memory with windows.
     window = trie.longest
     seen: dict[bytes, list[tuple[int, int]]] = {}
 
@@ -45,13 +48,14 @@ def backtrack_piece(piece: bytes, order: RankOrder, trie: TokenTrie) -> list[int
         key = piece[pos : pos + window]
         found = seen.get(key)
         if found is None:
+            if len(seen) >= _MAX_WINDOWS:
+                seen.clear()
             found = seen[key] = [c for c in trie.candidates(piece, pos) if reachable(c[0])]
         return found
 
     dead = bytearray(len(piece) + 1)
     tokens: list[int] = []
-    # For each token taken: the candidates at its start and the index of the one taken.
-    tried: list[tuple[list[tuple[int, int]], int]] = []
+    tried: list[int] = []  # for each token taken, its index among its position's candidates
     pos, options, i = 0, candidates(0), 0
     while pos < len(piece):
         while i < len(options):
@@ -62,13 +66,11 @@ def backtrack_piece(piece: bytes, order: RankOrder, trie: TokenTrie) -> list[int
         else:
             # Every candidate failed: no encoding has a boundary here. Step back.
             dead[pos] = 1
-            tokens.pop()
-            options, i = tried.pop()
-            pos -= options[i][1]
-            i += 1
+            pos -= len(order.token_bytes(tokens.pop()))
+            options, i = candidates(pos), tried.pop() + 1
             continue
         tokens.append(token)
-        tried.append((options, i))
+        tried.append(i)
         pos += length
         options, i = candidates(pos), 0
     return tokens

@@ -38,7 +38,7 @@ __all__ = ["RankOrder"]
 
 # Memoized pair verdicts kept at most; beyond it the memo starts afresh (the verdicts are cheap to
 # recompute, and a long run of distinct pairs must not grow memory without bound).
-_MAX_PAIRS = 1 << 20
+_MAX_PAIRS = 1 << 16
 
 
 class RankOrder:
