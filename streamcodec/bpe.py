@@ -28,11 +28,11 @@ from streamcodec.verify import RankOrder
 
 __all__ = ["LONG_PIECE", "PieceEncoder", "backtrack_piece", "merge_piece"]
 
-# Pieces of at least this many bytes take the backtracking encoder. Below it the merge loop is
-# faster (measured on cl100k_base: see docs/performance.md).
+# Pieces of at least this many bytes take the backtracking encoder: from here on the merge loop's
+# quadratic cost dominates on repetitive pieces (measured on cl100k_base: docs/performance.md).
 LONG_PIECE = 512
 
-_MAX_WINDOWS = 4096
+_MAX_WINDOWS = 4096  # candidate lists remembered per piece
 
 
 def backtrack_piece(piece: bytes, order: RankOrder, trie: TokenTrie) -> list[int]:

@@ -42,8 +42,8 @@ class Encoding:
 
     The constructor and the public methods are those of ``tiktoken.Encoding``, so code written
     for tiktoken runs unchanged after swapping the import. One option is added, keyword-only:
-    ``cache_size``, the number of distinct pieces whose ids are kept (least recently used
-    first out; 0 turns the cache off). See :mod:`streamcodec.piececache`.
+    ``cache_size``, the number of distinct chunks and pieces whose ids are kept (least recently
+    used first out; 0 turns the cache off). See :mod:`streamcodec.piececache`.
     """
 
     def __init__(
@@ -243,7 +243,7 @@ class Encoding:
 
         With ``errors="strict"`` a lone surrogate raises ``UnicodeEncodeError``. With another
         ``errors`` (``encode_bytes`` passes ``"surrogateescape"``), text holding surrogates
-        skips the caches, so no cached answer depends on the mode.
+        skips the cache, so no cached answer depends on the mode.
         """
         if end is None:
             end = len(text)

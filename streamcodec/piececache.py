@@ -40,7 +40,7 @@ from streamcodec.pretokenize import Pretokenizer
 
 __all__ = ["DEFAULT_CACHE_SIZE", "MAX_KEY_LENGTH", "CachedEncoder", "LruIds"]
 
-# About 250 bytes per entry with CPython's objects: two caches of 32k entries cost some 16 MB.
+# About 250 bytes per entry with CPython's objects: 32k entries cost some 8 MB.
 DEFAULT_CACHE_SIZE = 32_768
 
 # Longer keys are not stored: a megabyte-long piece would hold its text and ids in memory.

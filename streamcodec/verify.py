@@ -14,9 +14,10 @@ which equals it:
 
 A sequence of reachable tokens in which every adjacent pair is valid is the merge result of its
 bytes, and that result is unique, so an encoder may search for such a sequence instead of
-replaying the merges (the idea of the backtracking encoder of GitHub's ``bpe`` crate; it checks
-pairs by walking split trees, which assumes every token's parts rank lower than it; here a pair
-is checked by merging its bytes, exact for any vocabulary, and memoized).
+replaying the merges (the idea of the backtracking encoder of GitHub's ``bpe`` crate). Pairs are
+checked as that crate does, by walking split trees, when both tokens are **ordered** (every
+merge in their trees joins parts ranked below the result, as in any trained vocabulary), and
+otherwise by merging their bytes, which is the definition.
 
 Everything is computed lazily and memoized, so building a :class:`RankOrder` costs nothing:
 
