@@ -124,7 +124,7 @@ class LruIds:
             if len(missing) == len(distinct) > give_up * len(keys):
                 return None
             lru.update(compute(missing))
-            deque(map(lru.move_to_end, keys), 0)
+            deque(map(lru.move_to_end, distinct), 0)  # all used now: their order is free
         result = collect(map(lru.__getitem__, keys))
         if missing and max(map(len, missing)) > MAX_KEY_LENGTH:
             # Long keys would hold much memory for little gain: they serve this call only.
