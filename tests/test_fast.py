@@ -363,3 +363,39 @@ def test_fragments_equal_tiktoken_through_warm_caches(real_pair, parts: list[str
     assert ours._encode_ordinary(text, start=start, end=end) == theirs.encode_ordinary(
         text[start:end]
     )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Hello x world\n\n",
+        "  x y z  ",
+        "x\n x\n\n  x 12 x",
+        "naïve x 🙂 x\u3000 x \r\n",
+        # Many new chunks: wrongly ordered, the first one would join the one before it, and the
+        # last one's trailing whitespace would be cut differently.
+        "Alpha x beta gamma delta epsilon zeta eta theta iota kappa lambda mu\n   ",
+        "Über x ändern öffnen ürzeit ärger ölig übel\t",
+    ],
+)
+def test_missing_chunks_are_cut_together_exactly(real_pair, text: str) -> None:  # type: ignore[no-untyped-def]
+    ours, theirs = real_pair
+    fresh = Encoding(
+        "fresh", pat_str=ours.pat_str, mergeable_ranks=ours.mergeable_ranks, special_tokens={}
+    )
+    fresh.encode_ordinary(" x")  # known chunk: the next text takes the chunk path
+    assert fresh.encode_ordinary(text) == theirs.encode_ordinary(text)
+    assert fresh.encode_ordinary(text) == theirs.encode_ordinary(text)
+
+
+def test_the_last_new_chunk_is_cut_last() -> None:
+    # Cut in the middle, the trailing "\n   " would be two pieces; at the end it is one token.
+    ranks = {bytes([b]): b for b in range(256)} | {b"\n   ": 256}
+    pattern = PATTERNS["cl100k_base"]
+    enc = Encoding("toy", pat_str=pattern, mergeable_ranks=ranks, special_tokens={})
+    enc.encode_ordinary(" x")  # known chunk: the next texts take the chunk path
+    for words in range(3, 30):
+        text = "w x " + " ".join(f"w{i}" for i in range(words)) + " x\n   "
+        expected = [i for p in regex.findall(pattern, text) for i in rank_merge(p.encode(), ranks)]
+        assert expected[-1] == 256
+        assert enc.encode_ordinary(text) == expected
