@@ -93,12 +93,14 @@ def test_backtracking_and_merge_loop_equal_rank_merge(
 @given(seed=st.integers(0, 2**32), shuffle=st.booleans())
 def test_rank_order_facts_follow_their_definitions(seed: int, shuffle: bool) -> None:
     ranks = random_vocabulary(seed, shuffle=shuffle)
-    order = RankOrder(ranks)
+    order, trie = RankOrder(ranks), TokenTrie(ranks)
     tokens = [t for t in ranks if len(t) > 1] + [b"a", b"b"]
     for token in tokens:
         steps = list(merge_steps(token, ranks))
         reachable = steps[-1] == [token]
         assert order.is_reachable(ranks[token]) == reachable
+        # Unreachable tokens are no candidates, even where no pair would be checked.
+        assert backtrack_piece(token, order, trie) == [ranks[part] for part in steps[-1]]
         split = order.split(ranks[token])
         if reachable and len(token) > 1:
             assert split == tuple(ranks[part] for part in steps[-2])
