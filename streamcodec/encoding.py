@@ -24,8 +24,7 @@ import pathlib
 import re
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
-from concurrent.futures import ThreadPoolExecutor
-from typing import IO, TYPE_CHECKING, Any, Literal, Union
+from typing import IO, TYPE_CHECKING, Any, Literal, TypeVar, Union
 
 import regex
 
@@ -178,13 +177,11 @@ class Encoding:
         encode = functools.partial(
             self.encode, allowed_special=allowed_special, disallowed_special=disallowed_special
         )
-        with ThreadPoolExecutor(num_threads) as pool:
-            return list(pool.map(encode, text))
+        return _thread_map(encode, text, num_threads)
 
     def encode_ordinary_batch(self, text: list[str], *, num_threads: int = 8) -> list[list[int]]:
         """Encode each string of ``text`` with :meth:`encode_ordinary`."""
-        with ThreadPoolExecutor(num_threads) as pool:
-            return list(pool.map(self.encode_ordinary, text))
+        return _thread_map(self.encode_ordinary, text, num_threads)
 
     def encode_single_token(self, text_or_bytes: str | bytes) -> int:
         """The id of the token whose text or bytes is exactly ``text_or_bytes`` (specials too).
@@ -316,15 +313,13 @@ class Encoding:
     ) -> list[str]:
         """Decode each list of ids; see :meth:`decode`."""
         decode = functools.partial(self.decode, errors=errors)
-        with ThreadPoolExecutor(num_threads) as pool:
-            return list(pool.map(decode, batch))
+        return _thread_map(decode, batch, num_threads)
 
     def decode_bytes_batch(
         self, batch: Sequence[Sequence[int]], *, num_threads: int = 8
     ) -> list[bytes]:
         """Decode each list of ids to bytes."""
-        with ThreadPoolExecutor(num_threads) as pool:
-            return list(pool.map(self.decode_bytes, batch))
+        return _thread_map(self.decode_bytes, batch, num_threads)
 
     def token_byte_values(self) -> list[bytes]:
         """The bytes of every mergeable token, sorted."""
@@ -466,6 +461,17 @@ class Encoding:
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def _thread_map(function: Callable[[T], R], items: Iterable[T], num_threads: int) -> list[R]:
+    """``list(map(function, items))`` on ``num_threads`` threads (the ``*_batch`` methods)."""
+    # Imported here: concurrent.futures pulls in logging, which importing streamcodec need not.
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(num_threads) as pool:
+        return list(pool.map(function, items))
 
 
 @functools.lru_cache(maxsize=128)

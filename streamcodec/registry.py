@@ -23,7 +23,6 @@ import hashlib
 import importlib.util
 import os
 import threading
-import urllib.request
 from pathlib import Path
 
 from streamcodec.atomicfile import atomic_output
@@ -61,7 +60,9 @@ class EncodingSpec:
         return self.url or _BASE_URL + self.filename
 
 
-_R50K = dict(
+# gpt2 has the same ranks as r50k_base; tiktoken reads them from GPT-2's original files.
+_R50K = EncodingSpec(
+    name="r50k_base",
     filename="r50k_base.tiktoken",
     sha256="306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930",
     pat_str=PATTERNS["r50k_base"],
@@ -70,9 +71,8 @@ _R50K = dict(
 )
 
 SPECS: dict[str, EncodingSpec] = {
-    # gpt2 has the same ranks as r50k_base; tiktoken reads them from GPT-2's original files.
-    "gpt2": EncodingSpec(name="gpt2", **_R50K),  # type: ignore[arg-type]
-    "r50k_base": EncodingSpec(name="r50k_base", **_R50K),  # type: ignore[arg-type]
+    "gpt2": dataclasses.replace(_R50K, name="gpt2"),
+    "r50k_base": _R50K,
     "p50k_base": EncodingSpec(
         name="p50k_base",
         filename="p50k_base.tiktoken",
@@ -160,6 +160,8 @@ def load_vocabulary_file(spec: EncodingSpec) -> bytes:
         data = cached.read_bytes()
         if _sha256(data) == spec.sha256:
             return data
+    import urllib.request  # only here: it costs more to import than the rest of streamcodec
+
     try:
         with urllib.request.urlopen(spec.download_url, timeout=60) as response:
             data = response.read()

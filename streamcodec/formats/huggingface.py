@@ -33,6 +33,7 @@ is a token, at that token's priority, as tiktoken does.
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import json
 import os
@@ -56,8 +57,12 @@ from streamcodec.vocab import (
 
 __all__ = ["huggingface_json", "parse_huggingface", "read_huggingface", "write_huggingface"]
 
-# Named patterns as the writer stores them, so that reading gives back the very same string.
-_NAMED_ONIGURUMA = {to_oniguruma(pattern): pattern for pattern in PATTERNS.values()}
+
+@functools.cache
+def _named_oniguruma() -> dict[str, str]:
+    """Named patterns as the writer stores them, so that reading gives back the very same
+    string (built on first use: importing the package should not translate patterns)."""
+    return {to_oniguruma(pattern): pattern for pattern in PATTERNS.values()}
 
 
 class _Reader:
@@ -314,7 +319,7 @@ def _split_pattern(reader: _Reader, step: Mapping[str, Any], where: str) -> str:
     if not (isinstance(pattern, dict) and isinstance(pattern.get("Regex"), str)):
         raise reader.fail(f"{where}.pattern", f'expected {{"Regex": ...}}, got {_shown(pattern)}')
     text: str = pattern["Regex"]
-    return _NAMED_ONIGURUMA.get(text) or from_oniguruma(text)
+    return _named_oniguruma().get(text) or from_oniguruma(text)
 
 
 def read_huggingface(
