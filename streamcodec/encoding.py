@@ -204,7 +204,7 @@ class Encoding:
     ) -> frozenset[str]:
         """Resolve the caller's special-token policy; raise if ``text`` breaks it."""
         allowed, disallowed = self._special_policy(allowed_special, disallowed_special)
-        if disallowed and (match := _special_token_regex(disallowed).search(text)):
+        if disallowed and (match := special_token_regex(disallowed).search(text)):
             raise_disallowed_special_token(match.group())
         return allowed
 
@@ -235,18 +235,13 @@ class Encoding:
         if not allowed:
             return self._encode_ordinary(text)
         ids: list[int] = []
-        finder = _special_token_regex(frozenset(self._special_tokens))
+        finder = special_token_regex(frozenset(self._special_tokens))
         start = 0
-        while True:
-            match = finder.search(text, start)
-            while match is not None and match.group() not in allowed:
-                match = finder.search(text, match.start() + 1)
-            end = len(text) if match is None else match.start()
-            ids += self._encode_ordinary(text, start=start, end=end)
-            if match is None:
-                return ids
+        for match in allowed_special_matches(finder, text, allowed):
+            ids += self._encode_ordinary(text, start=start, end=match.start())
             ids.append(self._special_tokens[match.group()])
             start = match.end()
+        return ids + self._encode_ordinary(text, start=start)
 
     def _encode_ordinary(
         self, text: str, errors: str = "strict", *, start: int = 0, end: int | None = None
@@ -475,10 +470,39 @@ def _thread_map(function: Callable[[T], R], items: Iterable[T], num_threads: int
 
 
 @functools.lru_cache(maxsize=128)
-def _special_token_regex(tokens: frozenset[str]) -> regex.Pattern[str]:
+def special_token_regex(tokens: frozenset[str]) -> regex.Pattern[str]:
+    """A regex matching any of ``tokens``; where several start at one place, the longest.
+
+    >>> special_token_regex(frozenset({"<|a|>", "<|a|>x"})).findall("<|a|>x <|a|>")
+    ['<|a|>x', '<|a|>']
+    """
     # Longest first, so a special token that is a prefix of another cannot hide it.
     alternatives = sorted(tokens, key=lambda t: (-len(t), t))
     return regex.compile("|".join(regex.escape(token) for token in alternatives))
+
+
+def allowed_special_matches(
+    finder: regex.Pattern[str], text: str, allowed: AbstractSet[str], limit: int | None = None
+) -> Iterator[regex.Match[str]]:
+    """The matches of ``finder`` (a :func:`special_token_regex`) that are ``allowed``, left to
+    right, each starting before ``limit``.
+
+    A match of a token that is not allowed is skipped one character at a time, not as a whole:
+    an allowed token may start inside it.
+
+    >>> finder = special_token_regex(frozenset({"<|a|>", "<|a|>b|>", "b|>"}))
+    >>> [m.group() for m in allowed_special_matches(finder, "<|a|>b|>", {"b|>"})]
+    ['b|>']
+    """
+    if limit is None:
+        limit = len(text)
+    match = finder.search(text)
+    while match is not None and match.start() < limit:
+        if match.group() in allowed:
+            yield match
+            match = finder.search(text, match.end())
+        else:
+            match = finder.search(text, match.start() + 1)
 
 
 def replace_lone_surrogates(text: str) -> str:

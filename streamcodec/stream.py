@@ -114,9 +114,10 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeGuard
 import regex
 
 from streamcodec.encoding import (
-    _special_token_regex,
+    allowed_special_matches,
     raise_disallowed_special_token,
     replace_lone_surrogates,
+    special_token_regex,
 )
 from streamcodec.vocab import CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN
 
@@ -249,16 +250,17 @@ class StreamEncoder:
 class _SpecialSplitter:
     """Split streamed text into ordinary text and allowed special tokens (as their ids).
 
-    Finds special tokens exactly as ``Encoding._encode_with_specials`` does on the whole text: a
-    match at ``q`` is final once ``longest`` characters from ``q`` have been seen.
+    Finds special tokens as ``Encoding._encode`` does on the whole text
+    (:func:`~streamcodec.encoding.allowed_special_matches`): a match at ``q`` is final once
+    ``longest`` characters from ``q`` have been seen.
     """
 
     def __init__(self, encoding: Encoding, allowed: frozenset[str], disallowed: frozenset[str]):
         self._ids = encoding.special_tokens
         self._allowed = allowed
-        self._finder = _special_token_regex(frozenset(self._ids)) if allowed else None
+        self._finder = special_token_regex(frozenset(self._ids)) if allowed else None
         self._hold = max(map(len, self._ids), default=1) - 1 if allowed else 0
-        self._refused = _special_token_regex(disallowed) if disallowed else None
+        self._refused = special_token_regex(disallowed) if disallowed else None
         self._refused_tail = max(map(len, disallowed), default=1) - 1
         self.held = ""  # may be the start of a special token
         self._checked = ""  # the end of the text already searched for disallowed tokens
@@ -271,14 +273,9 @@ class _SpecialSplitter:
         limit = len(text) if final else len(text) - self._hold
         parts: list[str | int] = []
         start = 0
-        match = self._finder.search(text, 0)
-        while match is not None and match.start() < limit:
-            if match.group() not in self._allowed:
-                match = self._finder.search(text, match.start() + 1)
-                continue
+        for match in allowed_special_matches(self._finder, text, self._allowed, limit):
             parts += [text[start : match.start()], self._ids[match.group()]]
             start = match.end()
-            match = self._finder.search(text, start)
         keep = max(start, limit)
         parts.append(text[start:keep])
         self.held = text[keep:]

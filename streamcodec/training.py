@@ -32,7 +32,7 @@ from typing import IO
 
 import regex
 
-from streamcodec.encoding import Encoding
+from streamcodec.encoding import Encoding, special_token_regex
 from streamcodec.pretokenize import Pretokenizer
 from streamcodec.stream import PROVEN_PATTERNS, SAFE_CUT
 from streamcodec.vocab import resolve_pattern
@@ -127,8 +127,8 @@ def count_pretokens(
     """
     pretokenizer = Pretokenizer(resolve_pattern(pat_str))
     cuttable = pretokenizer.pattern in PROVEN_PATTERNS
-    specials = sorted(set(special_tokens), key=lambda t: (-len(t), t))
-    finder = regex.compile("|".join(map(regex.escape, specials))) if specials else None
+    specials = frozenset(special_tokens)
+    finder = special_token_regex(specials) if specials else None
     longest = max(map(len, specials), default=1)
     counts: Counter[str] = Counter()
     done = 0

@@ -175,3 +175,18 @@ def test_swapping_the_import_is_enough() -> None:
             special_tokens=enc.special_tokens,
         )
         assert made.encode("same code, either library") == twin.encode("same code, either library")
+
+
+def test_an_allowed_special_inside_a_longer_unallowed_one_equals_tiktoken() -> None:
+    import tiktoken
+
+    ranks = {bytes([b]): b for b in range(256)}
+    specials = {"<|a|>b|>": 256, "b|>": 257}
+    text = "x<|a|>b|>y"
+    twin = tiktoken.Encoding("t", pat_str=r"\S", mergeable_ranks=ranks, special_tokens=specials)
+    ours = Encoding("t", pat_str=r"\S", mergeable_ranks=ranks, special_tokens=specials)
+    expected = twin.encode(text, allowed_special={"b|>"}, disallowed_special=())
+    assert expected[-2:] == [257, ord("y")]  # the longer token does not hide the shorter one
+    assert ours.encode(text, allowed_special={"b|>"}, disallowed_special=()) == expected
+    stream = ours.stream_encoder(allowed_special={"b|>"}, disallowed_special=())
+    assert [i for char in text for i in stream.feed(char)] + stream.close() == expected
