@@ -114,10 +114,12 @@ class Encoding:
 
     @functools.cached_property
     def special_tokens_set(self) -> set[str]:
+        """The texts of the special tokens (tiktoken's name for them)."""
         return set(self._special_tokens)
 
     @property
     def eot_token(self) -> int:
+        """The id of ``<|endoftext|>``; ``KeyError`` if the encoding has none."""
         return self._special_tokens["<|endoftext|>"]
 
     @property
@@ -126,6 +128,7 @@ class Encoding:
         return self.max_token_value + 1
 
     def is_special_token(self, token: int) -> bool:
+        """Whether the id ``token`` is a special token's."""
         return token in self._special_token_values
 
     # ------------------------------------------------------------------ encoding
@@ -194,7 +197,7 @@ class Encoding:
             text_or_bytes = text_or_bytes.encode("utf-8")
         if text_or_bytes in self._mergeable_ranks:
             return self._mergeable_ranks[text_or_bytes]
-        special = self._special_token_bytes().get(text_or_bytes)
+        special = self._special_token_bytes.get(text_or_bytes)
         if special is None:
             raise KeyError(text_or_bytes)
         return special
@@ -451,6 +454,7 @@ class Encoding:
     def __setstate__(self, value: Any) -> None:
         self.__init__(**value)  # type: ignore[misc]
 
+    @functools.cached_property
     def _special_token_bytes(self) -> dict[bytes, int]:
         return {text.encode("utf-8"): i for text, i in self._special_tokens.items()}
 

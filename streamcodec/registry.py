@@ -57,6 +57,7 @@ class EncodingSpec:
 
     @property
     def download_url(self) -> str:
+        """``url``, or the official address of ``filename``."""
         return self.url or _BASE_URL + self.filename
 
 

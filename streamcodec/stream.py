@@ -137,7 +137,6 @@ __all__ = [
     "encode_source",
     "encode_text_chunks",
     "text_chunks",
-    "text_errors",
 ]
 
 CHUNK_SIZE = 1 << 20  # characters or bytes read at a time
@@ -194,21 +193,16 @@ class Policy(NamedTuple):
             encoding,
             allowed=self.allowed,
             disallowed=self.disallowed,
-            errors=text_errors(self.errors),
+            errors=self.errors,
         )
-
-
-def text_errors(errors: str) -> str:
-    """What lone surrogates in decoded text mean: escaped bytes only under surrogateescape."""
-    return "surrogateescape" if errors == "surrogateescape" else "replace"
 
 
 class StreamEncoder:
     """Encode text fed in chunks; ``feed`` returns the ids that later text cannot change.
 
     Made by :meth:`streamcodec.Encoding.stream_encoder`. ``errors`` says what lone surrogates in
-    the text are: ``"replace"`` (U+FFFD, as ``encode``) or ``"surrogateescape"`` (the bytes they
-    stand for, as ``encode_bytes``).
+    the text are: ``"surrogateescape"``, the bytes they stand for (as ``encode_bytes``); any
+    other value, U+FFFD (as ``encode``). So it may be the ``errors`` that decoded the text.
     """
 
     def __init__(
@@ -300,7 +294,8 @@ class _OrdinaryText:
 
     def __init__(self, encoding: Encoding, errors: str) -> None:
         self._encoding = encoding
-        self._errors = "strict" if errors == "replace" else errors
+        # "strict" encodes valid text; a lone surrogate then raises and is replaced in _encode.
+        self._errors = "surrogateescape" if errors == "surrogateescape" else "strict"
         self._parts: list[str] = []  # held text, joined only when it is encoded
         self.size = 0
         self._cuts = (
