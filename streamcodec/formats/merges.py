@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from streamcodec.bpe import merge_piece
+from streamcodec.verify import RankOrder
 from streamcodec.vocab import VocabularyError
 
 __all__ = ["merge_pairs", "splits", "unreachable_tokens"]
@@ -78,9 +79,7 @@ def merge_pairs(
 
 
 def unreachable_tokens(ranks: Mapping[bytes, int]) -> list[bytes]:
-    """The tokens that rank-merging their own bytes does not produce, in rank order."""
-    return [
-        token
-        for token, rank in sorted(ranks.items(), key=lambda item: item[1])
-        if len(token) > 1 and merge_piece(token, ranks) != [rank]
-    ]
+    """The tokens that rank-merging their own bytes does not produce, in rank order (the bytes
+    of :meth:`streamcodec.verify.RankOrder.unreachable_tokens`)."""
+    order = RankOrder(ranks)
+    return [order.token_bytes(token) for token in order.unreachable_tokens()]
