@@ -43,8 +43,22 @@ def parse_minbpe(data: bytes, *, source: str = "<bytes>") -> Vocabulary:
         raise VocabularyError(f"{source}:{len(lines)}: the file ends before its special tokens")
     pattern = lines[1].rstrip("\r")
     count = _ints(lines[2], 1, f"{source}:3", "the number of special tokens")[0]
-    specials: dict[str, int] = {}
-    special_lines: dict[str, int] = {}
+    specials = _parse_specials(lines, count, source)  # text -> (id, line number)
+    ranks = _parse_merges(lines, 4 + count, source)
+    for text, (i, lineno) in specials.items():
+        if i < len(ranks):  # ids are 0, 1, ... in the order of ranks
+            raise VocabularyError(
+                f"{source}:{lineno}: special token {text!r} has id {i}, "
+                f"which is already the rank of {list(ranks)[i]!r}"
+            )
+    special_ids = {text: i for text, (i, _) in specials.items()}
+    check_vocabulary(ranks, special_ids, source=source)
+    return Vocabulary(ranks, special_ids, pattern or None)
+
+
+def _parse_specials(lines: list[str], count: int, source: str) -> dict[str, tuple[int, int]]:
+    """The ``count`` special-token lines from line 4: text -> (id, line number)."""
+    specials: dict[str, tuple[int, int]] = {}
     for lineno in range(4, 4 + count):
         where = f"{source}:{lineno}"
         fields = lines[lineno - 1].split() if lineno <= len(lines) else []
@@ -55,11 +69,15 @@ def parse_minbpe(data: bytes, *, source: str = "<bytes>") -> Vocabulary:
         text = fields[0]
         if text in specials:
             raise VocabularyError(f"{where}: special token {text!r} appears twice")
-        specials[text] = _ints(fields[1], 1, where, "a special token id")[0]
-        special_lines[text] = lineno
-    vocab = [bytes([b]) for b in range(256)]  # id -> token bytes
+        specials[text] = (_ints(fields[1], 1, where, "a special token id")[0], lineno)
+    return specials
+
+
+def _parse_merges(lines: list[str], first: int, source: str) -> dict[bytes, int]:
+    """The ranks: the 256 single bytes, then one token per merge line from line ``first``."""
+    vocab = [bytes([b]) for b in range(256)]
     ranks = {token: i for i, token in enumerate(vocab)}
-    for lineno, line in enumerate(lines[3 + count :], start=4 + count):
+    for lineno, line in enumerate(lines[first - 1 :], start=first):
         if not line.strip():
             continue
         where = f"{source}:{lineno}"
@@ -74,14 +92,7 @@ def parse_minbpe(data: bytes, *, source: str = "<bytes>") -> Vocabulary:
             raise VocabularyError(f"{where}: merge builds {token!r}, already id {ranks[token]}")
         ranks[token] = len(vocab)
         vocab.append(token)
-    for text, i in specials.items():
-        if i < len(vocab):
-            raise VocabularyError(
-                f"{source}:{special_lines[text]}: special token {text!r} has id {i}, "
-                f"which is already the rank of {vocab[i]!r}"
-            )
-    check_vocabulary(ranks, specials, source=source)
-    return Vocabulary(ranks, specials, pattern or None)
+    return ranks
 
 
 def _ints(text: str, count: int, where: str, what: str) -> list[int]:
