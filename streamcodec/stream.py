@@ -23,7 +23,7 @@ slice ``B[:p]`` is equivalent if nothing before ``p`` examined ``p`` in a way th
 text" from the character there.
 
 **Named patterns** (gpt2/r50k/p50k, cl100k_base, o200k_base). Let ``x = B[p-1]`` and ``y = B[p]``
-(``y`` must have been seen: ``p < n``). The cut is safe in four contexts:
+(``y`` must have been seen: ``p < n``). The cut is safe in six contexts:
 
 1. ``x`` is not whitespace and ``y`` is whitespace other than ``\\r`` and ``\\n``;
 2. ``x`` is a letter or digit and ``y`` is ``\\r`` or ``\\n``;
@@ -126,6 +126,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CHUNK_SIZE",
+    "PROVEN_PATTERNS",
     "SAFE_CUT",
     "SAFE_CUTS",
     "InvalidUTF8Error",
@@ -141,10 +142,7 @@ __all__ = [
 
 CHUNK_SIZE = 1 << 20  # characters or bytes read at a time
 
-# The patterns the safe-cut rules in the module docstring are proven for.
-PROVEN_PATTERNS = frozenset({GPT2_PATTERN, CL100K_PATTERN, O200K_PATTERN})
-
-# The character y just after a safe cut, with x before it in the lookbehind (rules 1 to 4).
+# The character y just after a safe cut, with x before it in the lookbehind (rules 1 to 5).
 _SAFE_CUT = (
     r"(?<=\S)[^\S\r\n]"
     r"|(?<=[\p{L}\p{N}])[\r\n]"
@@ -160,6 +158,8 @@ SAFE_CUTS = {
     pattern: regex.compile(_SAFE_CUT if pattern == GPT2_PATTERN else _SAFE_CUT_CRLF)
     for pattern in (GPT2_PATTERN, CL100K_PATTERN, O200K_PATTERN)
 }
+# The patterns the safe-cut rules in the module docstring are proven for.
+PROVEN_PATTERNS = frozenset(SAFE_CUTS)
 # For other patterns: the end of a whitespace run.
 _LAST_WORD_START = regex.compile(r"(?<=\s)\S", regex.REVERSE)
 
