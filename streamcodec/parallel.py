@@ -132,11 +132,11 @@ def _result(in_flight: collections.deque[tuple[int, Any]], progress: Any) -> Any
 
 
 def _reference(encoding: Encoding) -> str | Encoding:
-    from streamcodec.registry import get_encoding, list_encoding_names
+    """The encoding's registered name if ``get_encoding`` returned it, else the encoding."""
+    from streamcodec.registry import loaded_encoding
 
-    if encoding.name in list_encoding_names() and get_encoding(encoding.name) is encoding:
-        return encoding.name
-    return encoding
+    # Asking get_encoding could load a vocabulary just to find it is another object.
+    return encoding.name if loaded_encoding(encoding.name) is encoding else encoding
 
 
 _worker_encoding: Encoding | None = None

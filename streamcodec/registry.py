@@ -148,6 +148,11 @@ def get_encoding(name: str) -> Encoding:
         return _ENCODINGS[name]
 
 
+def loaded_encoding(name: str) -> Encoding | None:
+    """The encoding :func:`get_encoding` has returned for ``name``, if it has (loads nothing)."""
+    return _ENCODINGS.get(name)
+
+
 def load_vocabulary_file(spec: EncodingSpec) -> bytes:
     """The verified content of ``spec``'s file, from the first place that has it."""
     looked = []

@@ -249,7 +249,9 @@ class _SpecialSplitter:
     ``longest`` characters from ``q`` have been seen.
     """
 
-    def __init__(self, encoding: Encoding, allowed: frozenset[str], disallowed: frozenset[str]):
+    def __init__(
+        self, encoding: Encoding, allowed: frozenset[str], disallowed: frozenset[str]
+    ) -> None:
         self._ids = encoding.special_tokens
         self._allowed = allowed
         self._finder = special_token_regex(frozenset(self._ids)) if allowed else None

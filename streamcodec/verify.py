@@ -71,9 +71,8 @@ class RankOrder:
         """Whether merging the bytes of ``token`` gives ``token`` itself."""
         known = self._reachable.get(token)
         if known is None:
-            known = self._reachable[token] = merge_piece(self.token_bytes(token), self._ranks) == [
-                token
-            ]
+            known = merge_piece(self.token_bytes(token), self._ranks) == [token]
+            self._reachable[token] = known
         return known
 
     def split(self, token: int) -> tuple[int, int] | None:

@@ -377,3 +377,17 @@ def test_stream_decoder_waits_for_the_last_byte_and_strict_raises() -> None:
     stream.feed(ids[:1])
     with pytest.raises(UnicodeDecodeError):
         stream.close()
+
+
+def test_workers_get_a_loaded_named_encoding_by_name_and_others_whole() -> None:
+    from streamcodec.parallel import _reference
+
+    enc = cl100k()
+    assert _reference(enc) == "cl100k_base"
+    twin = Encoding(
+        "cl100k_base",
+        pat_str=enc.pat_str,
+        mergeable_ranks=enc.mergeable_ranks,
+        special_tokens=enc.special_tokens,
+    )
+    assert _reference(twin) is twin
