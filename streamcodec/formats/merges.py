@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from streamcodec.bpe import merge_piece
 from streamcodec.verify import RankOrder
 from streamcodec.vocab import VocabularyError
 
@@ -45,36 +44,28 @@ def merge_pairs(
 ) -> dict[bytes, tuple[bytes, bytes]]:
     """The pair every multi-byte token is built from, keyed by token, in rank order.
 
-    For a reachable token this is the last merge of ``rank_merge(token, ranks,
-    whole_piece=False)``. When the token can be split into two tokens only one way, that is the
-    pair. Otherwise the token's bytes are merged with the token itself taken out of the table:
-    nothing before the last merge involves the whole token, so merging stops exactly at that
-    pair. An unreachable token has no such pair; it gets the split whose later part is earliest.
-    Raises :class:`VocabularyError` for a token that is not two tokens joined, since no merge
-    list can describe it.
+    For a reachable token this is its split (:meth:`streamcodec.verify.RankOrder.split`), the
+    last merge of ``rank_merge(token, ranks, whole_piece=False)``. An unreachable token has no
+    such pair; it gets the split into two tokens whose later part is earliest. Raises
+    :class:`VocabularyError` for a token that is not two tokens joined, since no merge list can
+    describe it.
     """
-    decoder = {rank: token for token, rank in ranks.items()}
-    work = dict(ranks)
+    order = RankOrder(ranks)
     pairs: dict[bytes, tuple[bytes, bytes]] = {}
     for token, rank in sorted(ranks.items(), key=lambda item: item[1]):
         if len(token) < 2:
             continue
-        candidates = splits(token, ranks)
-        if len(candidates) < 2:
-            if not candidates:
-                raise VocabularyError(
-                    f"{source}: token {token!r} (rank {rank}) is not two tokens joined, "
-                    "so no merge can describe it"
-                )
-            pairs[token] = candidates[0]
+        split = order.split(rank)
+        if split is not None:
+            pairs[token] = (order.token_bytes(split[0]), order.token_bytes(split[1]))
             continue
-        del work[token]
-        parts = merge_piece(token, work)
-        work[token] = rank
-        if len(parts) == 2:
-            pairs[token] = (decoder[parts[0]], decoder[parts[1]])
-        else:
-            pairs[token] = min(candidates, key=lambda pair: max(ranks[pair[0]], ranks[pair[1]]))
+        candidates = splits(token, ranks)
+        if not candidates:
+            raise VocabularyError(
+                f"{source}: token {token!r} (rank {rank}) is not two tokens joined, "
+                "so no merge can describe it"
+            )
+        pairs[token] = min(candidates, key=lambda pair: max(ranks[pair[0]], ranks[pair[1]]))
     return pairs
 
 
