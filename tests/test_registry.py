@@ -96,31 +96,33 @@ def test_tiktoken_cache_is_used(
     assert load_vocabulary_file(spec) == toy_file.read_bytes()
 
 
-def test_download_from_local_server_is_verified_and_cached(
-    monkeypatch: pytest.MonkeyPatch, toy_file: Path, server: str, tmp_path: Path
-) -> None:
+@pytest.fixture
+def download_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """An empty download cache, and no local vocabulary folder: only a download can succeed."""
     monkeypatch.delenv("STREAMCODEC_DATA_DIR", raising=False)
     monkeypatch.delenv("TIKTOKEN_CACHE_DIR", raising=False)
     cache = tmp_path / "cache"
     monkeypatch.setenv("STREAMCODEC_CACHE_DIR", str(cache))
+    return cache
+
+
+def test_download_from_local_server_is_verified_and_cached(
+    toy_file: Path, server: str, download_cache: Path
+) -> None:
     spec = _spec(toy_file, url=server + toy_file.name)
     assert load_vocabulary_file(spec) == toy_file.read_bytes()
-    assert (cache / toy_file.name).read_bytes() == toy_file.read_bytes()
+    assert (download_cache / toy_file.name).read_bytes() == toy_file.read_bytes()
     # Second time from the cache, even with the server gone.
     offline = _spec(toy_file, url="http://127.0.0.1:9/x")
     assert load_vocabulary_file(offline) == toy_file.read_bytes()
 
 
 def test_download_with_wrong_hash_is_refused_and_not_cached(
-    monkeypatch: pytest.MonkeyPatch, toy_file: Path, server: str, tmp_path: Path
+    toy_file: Path, server: str, download_cache: Path
 ) -> None:
-    monkeypatch.delenv("STREAMCODEC_DATA_DIR", raising=False)
-    monkeypatch.delenv("TIKTOKEN_CACHE_DIR", raising=False)
-    cache = tmp_path / "cache"
-    monkeypatch.setenv("STREAMCODEC_CACHE_DIR", str(cache))
     with pytest.raises(ValueError, match="sha256"):
         load_vocabulary_file(_spec(toy_file, url=server + toy_file.name, sha256="f" * 64))
-    assert not (cache / toy_file.name).exists()
+    assert not (download_cache / toy_file.name).exists()
 
 
 def test_missing_everywhere_says_where_it_looked(
