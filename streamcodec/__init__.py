@@ -8,6 +8,9 @@
 'hello world'
 """
 
+import importlib
+import types
+
 from streamcodec.encoding import DisallowedSpecialTokenError, Encoding
 from streamcodec.registry import get_encoding, list_encoding_names
 from streamcodec.stream import InvalidUTF8Error, StreamDecoder, StreamEncoder
@@ -26,3 +29,11 @@ __all__ = [
     "train",
 ]
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> types.ModuleType:
+    """``streamcodec.formats`` without importing it first: it is loaded on first use, so that
+    ``import streamcodec`` stays cheap."""
+    if name == "formats":
+        return importlib.import_module("streamcodec.formats")
+    raise AttributeError(f"module 'streamcodec' has no attribute {name!r}")

@@ -27,7 +27,6 @@ from pathlib import Path
 
 from streamcodec.atomicfile import atomic_output
 from streamcodec.encoding import Encoding
-from streamcodec.formats.tiktoken_file import parse_tiktoken
 from streamcodec.vocab import PATTERNS
 
 __all__ = ["EncodingSpec", "get_encoding", "list_encoding_names", "load_vocabulary_file"]
@@ -131,6 +130,9 @@ def get_encoding(name: str) -> Encoding:
     Raises ``ValueError`` for an unknown name, and ``FileNotFoundError`` when the vocabulary can
     be found nowhere (the message says where it looked).
     """
+    # Imported here: the formats package is not needed to import streamcodec.
+    from streamcodec.formats.tiktoken_file import parse_tiktoken
+
     with _lock:
         if name not in _ENCODINGS:
             spec = SPECS.get(name)

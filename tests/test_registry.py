@@ -132,3 +132,17 @@ def test_missing_everywhere_says_where_it_looked(
     monkeypatch.setenv("STREAMCODEC_CACHE_DIR", str(tmp_path / "cache"))
     with pytest.raises(FileNotFoundError, match=r"nowhere.*download from http://127\.0\.0\.1:9"):
         load_vocabulary_file(_spec(toy_file, url="http://127.0.0.1:9/toy.tiktoken"))
+
+
+def test_importing_streamcodec_stays_cheap() -> None:
+    import subprocess
+    import sys
+
+    heavy = ["numpy", "tqdm", "dask", "tokenizers", "urllib.request", "streamcodec.formats"]
+    code = (
+        "import sys, streamcodec\n"
+        f"print([m for m in {heavy!r} if m in sys.modules])\n"
+        "print(streamcodec.formats.load_vocabulary.__name__)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split("\n")[:2] == ["[]", "load_vocabulary"]
