@@ -32,8 +32,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterator
-from itertools import accumulate, chain, compress, count, filterfalse, repeat
-from operator import is_
+from itertools import accumulate, chain, filterfalse
 from typing import TypeVar
 
 from streamcodec.bpe import PieceEncoder
@@ -181,13 +180,12 @@ class CachedEncoder:
 
     def _new_pieces(self, pieces: list[str]) -> list[tuple[str, Ids]]:
         data = list(map(str.encode, pieces))
-        # Most new pieces are tokens themselves (the whole-piece rule): look them up in C, and
-        # find the others in C too, so that Python code runs only for them.
-        tokens = list(map(self._ranks.get, data))
-        ids: list[Ids] = list(zip(tokens))  # type: ignore[arg-type]
+        # Most new pieces are tokens themselves (the whole-piece rule): look them up in C.
+        ids: list[Ids] = list(zip(map(self._ranks.get, data)))  # type: ignore[arg-type]
         encode_piece = self._encode_piece
-        for i in compress(count(), map(is_, tokens, repeat(None))):
-            ids[i] = tuple(encode_piece(data[i]))
+        for i, found in enumerate(ids):
+            if found[0] is None:
+                ids[i] = tuple(encode_piece(data[i]))
         return list(zip(pieces, ids, strict=True))
 
     def _new_chunks(self, chunks: list[str], first: str, last: str) -> list[tuple[str, Ids]]:
