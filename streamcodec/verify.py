@@ -33,7 +33,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping
 
-from streamcodec.merge import merge_bounds, merge_piece
+from streamcodec.merge import merge_parts, merge_piece
 
 __all__ = ["RankOrder"]
 
@@ -87,8 +87,8 @@ class RankOrder:
         data = self.token_bytes(token)
         split = None
         if len(data) > 1 and self.is_reachable(token):
-            cut = merge_bounds(data, self._ranks, parts=2)[1]
-            split = self._ranks[data[:cut]], self._ranks[data[cut:]]
+            left, right = merge_parts(data, self._ranks, parts=2)
+            split = self._ranks[left], self._ranks[right]
         self._splits[token] = split
         return split
 

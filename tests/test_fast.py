@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 import streamcodec
 from streamcodec import Encoding
 from streamcodec.bpe import PieceEncoder, backtrack_piece
-from streamcodec.merge import merge_piece
+from streamcodec.merge import merge_parts, merge_piece
 from streamcodec.piececache import MAX_KEY_LENGTH, LruIds
 from streamcodec.pretokenize import Pretokenizer, _fast_applies, fast_pattern
 from streamcodec.reference import merge_steps, rank_merge
@@ -87,6 +87,18 @@ def test_backtracking_and_merge_loop_equal_rank_merge(
     whole = rank_merge(piece, ranks)
     assert PieceEncoder(ranks, long_piece=1)(piece) == whole
     assert PieceEncoder(ranks)(piece) == whole
+
+
+@settings(max_examples=100, deadline=None)
+@given(seed=st.integers(0, 2**32), shuffle=st.booleans(), piece=pieces_strategy, data=st.data())
+def test_merge_stops_at_the_first_state_with_few_enough_parts(
+    seed: int, shuffle: bool, piece: bytes, data: st.DataObject
+) -> None:
+    ranks = random_vocabulary(seed, shuffle=shuffle)
+    parts = data.draw(st.integers(1, len(piece)))
+    states = list(merge_steps(piece, ranks))
+    expected = next((state for state in states if len(state) <= parts), states[-1])
+    assert merge_parts(piece, ranks, parts=parts) == expected
 
 
 @settings(max_examples=60, deadline=None)
