@@ -71,3 +71,17 @@ def test_longest_match_is_not_bpe_on_real_text() -> None:
     for piece in examples:
         data = piece.encode()
         assert longest_match(data, ranks) != rank_merge(data, ranks)
+
+
+def test_atheris_harness_runs_bounded() -> None:
+    pytest.importorskip("atheris")
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "fuzz.atheris_harness", "merge_piece", "-runs=300"],
+        capture_output=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert b"Done 300 runs" in done.stderr
