@@ -11,6 +11,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from streamcodec.atomicfile import atomic_output
+from streamcodec.audit import Audit, Explanation, audit_text, explain_piece, unreachable_tokens
 from streamcodec.encoding import Encoding
 from streamcodec.registry import get_encoding, list_encoding_names
 
@@ -58,6 +59,8 @@ def _parser() -> argparse.ArgumentParser:
     _add_input_and_encoding(decode)
     decode.add_argument("-o", "--output", help="write text here (default: stdout)")
     decode.set_defaults(run=_run_decode)
+    _add_verify(commands)
+    _add_explain(commands)
     return parser
 
 
@@ -114,3 +117,114 @@ def _run_decode(args: argparse.Namespace) -> int:
     ids = [int(token) for token in _read_text(args.input).split()]
     _write(args.output, _encoding(args).decode_bytes(ids))
     return 0
+
+
+# ---------------------------------------------------------------------- verify and explain
+
+
+def _add_verify(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    verify = commands.add_parser(
+        "verify", help="check the fast encoder against the specification on your own file"
+    )
+    _add_input_and_encoding(verify)
+    verify.set_defaults(run=_run_verify)
+
+
+def _add_explain(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    explain = commands.add_parser(
+        "explain", help="show the merges of each piece in rank order, beside longest-match"
+    )
+    explain.add_argument("text", help="the text to explain")
+    explain.add_argument(
+        "-e", "--encoding", default="cl100k_base", help="encoding name (default cl100k_base)"
+    )
+    explain.add_argument(
+        "--tokens",
+        help="a toy vocabulary instead: the 256 bytes, then these comma-separated tokens in "
+        "rank order (e.g. to,ke,ken,token), with the gpt2 pattern",
+    )
+    explain.set_defaults(run=_run_explain)
+
+
+def _run_verify(args: argparse.Namespace) -> int:
+    enc = _encoding(args)
+    audit = audit_text(enc, _read_text(args.input))
+    unreachable = unreachable_tokens(enc.mergeable_ranks)
+    for line in _verify_report(args.input, audit, len(enc.mergeable_ranks), unreachable, enc):
+        print(line)
+    return 0 if audit.mismatch is None and audit.tiktoken_equal is not False else 1
+
+
+def _verify_report(
+    path: str, audit: Audit, n_tokens: int, unreachable: list[int], enc: Encoding
+) -> list[str]:
+    lines = [
+        f"verify {path} with {audit.encoding}",
+        f"  checked {audit.bytes:,} bytes: {audit.pieces:,} pieces ({audit.distinct_pieces:,} "
+        f"distinct) -> {audit.tokens:,} tokens (special tokens read as ordinary text)",
+    ]
+    if audit.mismatch is None:
+        lines.append("  fast encoder vs specification (regex pieces, reference.rank_merge): equal")
+    else:
+        m = audit.mismatch
+        lines.append(
+            f"  fast encoder vs specification: MISMATCH at piece #{m.index} (character "
+            f"{m.offset}) {m.piece!r}: fast {m.fast}, reference {m.reference}"
+        )
+    tiktoken = {None: "not installed", True: "equal", False: "MISMATCH"}[audit.tiktoken_equal]
+    lines.append(f"  fast encoder vs tiktoken built from the same vocabulary: {tiktoken}")
+    lines.append(
+        f"  whole-piece rule decided {audit.whole_piece_pieces:,} distinct pieces "
+        "(merges alone would give other tokens)"
+    )
+    shown = ", ".join(repr(enc.decode_single_token_bytes(t)) for t in unreachable[:8])
+    lines.append(
+        f"  rank order: {n_tokens:,} mergeable tokens, {len(unreachable):,} unreachable by their "
+        f"own merges" + (f", e.g. {shown}" if shown else "")
+    )
+    return lines
+
+
+def _run_explain(args: argparse.Namespace) -> int:
+    enc = _toy_encoding(args.tokens) if args.tokens else _encoding(args)
+    ranks = enc.mergeable_ranks
+    longest = max(map(len, ranks))
+    for piece in enc._pretokenizer.pieces(args.text):
+        explanation = explain_piece(piece.encode("utf-8"), ranks, longest=longest)
+        for line in _explain_lines(explanation, ranks):
+            print(line)
+    return 0
+
+
+def _toy_encoding(tokens: str) -> Encoding:
+    from streamcodec.vocab import GPT2_PATTERN
+
+    ranks = {bytes([b]): b for b in range(256)}
+    for token in tokens.split(","):
+        ranks.setdefault(token.encode("utf-8"), len(ranks))
+    return Encoding("toy", pat_str=GPT2_PATTERN, mergeable_ranks=ranks, special_tokens={})
+
+
+def _show(parts: Sequence[bytes]) -> str:
+    shown = "|".join(p.decode("utf-8", "backslashreplace") for p in parts)
+    return shown.replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
+
+
+def _explain_lines(e: Explanation, ranks: dict[bytes, int]) -> list[str]:
+    decoder = {rank: token for token, rank in ranks.items()}
+    width = max(len(_show(step.parts)) for step in e.steps) + 2
+    lines = [f"piece {e.piece.decode('utf-8', 'backslashreplace')!r}: merges in rank order"]
+    for step in e.steps:
+        merged = (
+            ""
+            if step.merged is None
+            else f"merge {_show([decoder[step.merged]])!r} (rank {step.merged})"
+        )
+        lines.append(f"  {_show(step.parts):<{width}}{merged}".rstrip())
+    if e.whole_piece is not None and len(e.steps[-1].parts) > 1:
+        lines.append(f"  whole-piece rule: the piece is itself token {e.whole_piece}")
+    bpe, greedy = _show([decoder[t] for t in e.bpe]), _show([decoder[t] for t in e.longest])
+    lines.append(f"  BPE (rank order): {bpe:<{width - 2}}{e.bpe}")
+    verdict = "  <-- DIFFERS from BPE" if e.differs else "  (same)"
+    lines.append(f"  longest-match:    {greedy:<{width - 2}}{e.longest}{verdict}")
+    return lines
