@@ -102,6 +102,9 @@ def work(names: Sequence[str], seconds: float, seed: int, batch: int) -> Summary
     """One worker's share: batches of each target in turn until ``seconds`` have passed."""
     deadline = time.monotonic() + seconds
     rng = random.Random(seed)
+    # Each chunk starts at a random target, so short chunks still share time among all targets.
+    start = rng.randrange(len(names))
+    names = [*names[start:], *names[:start]]
     summary = Summary()
     while time.monotonic() < deadline:
         for name in names:
@@ -185,7 +188,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--targets", default=",".join(TARGETS), help="comma-separated names")
     parser.add_argument("--seed", type=int, default=None, help="campaign seed (default random)")
-    parser.add_argument("--batch", type=int, default=200, help="examples per hypothesis run")
+    parser.add_argument("--batch", type=int, default=100, help="examples per hypothesis run")
     parser.add_argument(
         "--no-save", action="store_true", help=f"do not append failures to {REGRESSIONS}"
     )

@@ -255,4 +255,6 @@ def corpus_divergence(name: str = "cl100k_base") -> tuple[int, int, tuple[str, .
         if longest_match(data := piece.encode("utf-8"), ranks, longest=longest)
         != rank_merge(data, ranks)
     ]
+    # Words make the clearest examples: show them first.
+    differing.sort(key=lambda piece: regex.fullmatch(r" ?\p{L}+", piece) is None)
     return len(distinct), len(differing), tuple(differing[:20])

@@ -206,25 +206,27 @@ def _toy_encoding(tokens: str) -> Encoding:
 
 
 def _show(parts: Sequence[bytes]) -> str:
+    """Parts joined by ``|``, spaces shown as ``␣``, line breaks and tabs escaped."""
     shown = "|".join(p.decode("utf-8", "backslashreplace") for p in parts)
-    return shown.replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
+    for char, visible in [(" ", "␣"), ("\n", "\\n"), ("\r", "\\r"), ("\t", "\\t")]:
+        shown = shown.replace(char, visible)
+    return shown
 
 
 def _explain_lines(e: Explanation, ranks: dict[bytes, int]) -> list[str]:
+    """The merge steps of one piece, then BPE's and longest-match's results side by side."""
     decoder = {rank: token for token, rank in ranks.items()}
-    width = max(len(_show(step.parts)) for step in e.steps) + 2
-    lines = [f"piece {e.piece.decode('utf-8', 'backslashreplace')!r}: merges in rank order"]
-    for step in e.steps:
-        merged = (
-            ""
-            if step.merged is None
-            else f"merge {_show([decoder[step.merged]])!r} (rank {step.merged})"
-        )
-        lines.append(f"  {_show(step.parts):<{width}}{merged}".rstrip())
+    steps = [_show(step.parts) for step in e.steps]
+    bpe, greedy = _show([decoder[t] for t in e.bpe]), _show([decoder[t] for t in e.longest])
+    width = max(map(len, [*steps, bpe, greedy])) + 2
+    lines = [f"piece '{_show([e.piece])}': merges in rank order"]
+    for shown, step in zip(steps, e.steps, strict=True):
+        merged = step.merged
+        label = "" if merged is None else f"merge {_show([decoder[merged]])} (rank {merged})"
+        lines.append(f"  {shown:<{width + 17}}{label}".rstrip())
     if e.whole_piece is not None and len(e.steps[-1].parts) > 1:
         lines.append(f"  whole-piece rule: the piece is itself token {e.whole_piece}")
-    bpe, greedy = _show([decoder[t] for t in e.bpe]), _show([decoder[t] for t in e.longest])
-    lines.append(f"  BPE (rank order): {bpe:<{width - 2}}{e.bpe}")
     verdict = "  <-- DIFFERS from BPE" if e.differs else "  (same)"
-    lines.append(f"  longest-match:    {greedy:<{width - 2}}{e.longest}{verdict}")
+    lines.append(f"  BPE (rank order): {bpe:<{width}}{e.bpe}")
+    lines.append(f"  longest-match:    {greedy:<{width}}{e.longest}{verdict}")
     return lines
