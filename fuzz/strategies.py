@@ -323,9 +323,17 @@ def case(
         vocab = draw(vocabs(alphabet, scrambled=scrambled))
         specials = vocab.specials
     text = texts(alphabet, specials, surrogates=surrogates, max_repeat=max_repeat)
+    piece = pieces(alphabet)
+    if vocab.tokens:
+        # The vocabulary's own tokens, alone and glued: exact hits for the whole-piece rule and
+        # for unreachable tokens, which random bytes rarely spell.
+        own = st.sampled_from(vocab.tokens)
+        glued = st.lists(own, min_size=2, max_size=4).map(b"".join)
+        piece = st.one_of(piece, own, glued)
+        text = st.one_of(text, st.one_of(own, glued).map(lambda b: b.decode("utf-8", "ignore")))
     return Case(
         vocab,
         texts=tuple(draw(st.lists(text, max_size=max_texts))),
-        pieces=tuple(draw(st.lists(pieces(alphabet), max_size=max_pieces))),
+        pieces=tuple(draw(st.lists(piece, max_size=max_pieces))),
         cuts=tuple(draw(st.lists(st.integers(0, 64), max_size=8))) if cuts else (),
     )
