@@ -8,8 +8,8 @@
 libFuzzer's input bytes drive the target's hypothesis strategy (hypothesis's
 ``fuzz_one_input``), so atheris explores the same cases as the tests and the campaign, guided by
 the branches it reaches in streamcodec (only streamcodec is instrumented). A run is always
-bounded: ``-runs=10000`` is added unless ``-runs`` or ``-max_total_time`` is given (and
-``-max_len=4096`` unless given, since a case needs a few hundred bytes). A mismatch
+bounded: ``-runs=10000`` is added unless ``-runs`` or ``-max_total_time`` is given; and
+``-max_len=4096 -len_control=0`` unless given, since a case needs a few hundred bytes. A mismatch
 stops the run with libFuzzer's crash report; its case (not shrunk: libFuzzer does not shrink
 through hypothesis) is appended to tests/regressions/fuzz_found.json.
 """
@@ -22,8 +22,9 @@ from collections.abc import Sequence
 __all__ = ["main"]
 
 DEFAULT_RUNS = "-runs=10000"
-# libFuzzer starts with tiny inputs and grows them slowly; a case needs a few hundred bytes.
-DEFAULT_MAX_LEN = "-max_len=4096"
+# libFuzzer starts with tiny inputs and grows them slowly, but hypothesis rejects an input that
+# runs out before a case is drawn (a case needs a few hundred bytes): start long at once.
+DEFAULT_LENGTHS = ("-max_len=4096", "-len_control=0")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -31,13 +32,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     import atheris
 
-    # Instrument streamcodec only: coverage of hypothesis or tiktoken would not guide anything.
+    # Instrument streamcodec only (every module the targets import): coverage of hypothesis or
+    # tiktoken would not guide anything.
     with atheris.instrument_imports(include=["streamcodec"]):
-        import streamcodec.bpe
-        import streamcodec.encoding
-        import streamcodec.pretokenize
-        import streamcodec.reference  # noqa: F401
-    from fuzz.targets import TARGETS
+        from fuzz.targets import TARGETS
 
     if not args or args[0] in ("--list", "-h", "--help") or args[0] not in TARGETS:
         print(__doc__)
@@ -46,8 +44,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     name, libfuzzer_args = args[0], args[1:]
     if not any(a.startswith(("-runs=", "-max_total_time=")) for a in libfuzzer_args):
         libfuzzer_args.append(DEFAULT_RUNS)
-    if not any(a.startswith("-max_len=") for a in libfuzzer_args):
-        libfuzzer_args.append(DEFAULT_MAX_LEN)
+    for default in DEFAULT_LENGTHS:
+        if not any(a.startswith(default.split("=")[0] + "=") for a in libfuzzer_args):
+            libfuzzer_args.append(default)
     atheris.Setup([sys.argv[0], *libfuzzer_args], _fuzz_one_input(name))
     atheris.Fuzz()
     return 0

@@ -85,3 +85,4 @@ def test_atheris_harness_runs_bounded() -> None:
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert b"Done 300 runs" in done.stderr
+    assert b" cov: " in done.stderr  # inputs were accepted and reached streamcodec
