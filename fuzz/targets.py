@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import importlib.util
 from collections.abc import Callable, Sequence
 from typing import Any, AnyStr
 
@@ -258,3 +259,94 @@ def corpus_divergence(name: str = "cl100k_base") -> tuple[int, int, tuple[str, .
     # Words make the clearest examples: show them first.
     differing.sort(key=lambda piece: regex.fullmatch(r" ?\p{L}+", piece) is None)
     return len(distinct), len(differing), tuple(differing[:20])
+
+
+@target("reachability", case(max_texts=0))
+def _check_reachability(case: Case) -> Tally:
+    """formats.merges.unreachable_tokens == the tokens rank_merge(whole_piece=False) misses."""
+    from streamcodec.formats.merges import unreachable_tokens
+
+    ranks = case.vocab.ranks
+    expected = [
+        token
+        for token, rank in sorted(ranks.items(), key=lambda item: item[1])
+        if len(token) > 1 and rank_merge(token, ranks, whole_piece=False) != [rank]
+    ]
+    expect_equal(case, "vocabulary", case.vocab, unreachable_tokens(ranks), expected)
+    return Tally(len(ranks) - 256)
+
+
+@target("formats", case(max_texts=0))
+def _check_formats(case: Case) -> Tally:
+    """Every vocabulary format writes and reads back the same vocabulary, or refuses it."""
+    import json
+    import tempfile
+    from pathlib import Path
+
+    from streamcodec import formats
+    from streamcodec.formats.huggingface import huggingface_json, parse_huggingface
+    from streamcodec.formats.minbpe import parse_minbpe, write_minbpe_bytes
+    from streamcodec.formats.tiktoken_file import parse_tiktoken, write_tiktoken_bytes
+    from streamcodec.vocab import Vocabulary, VocabularyError
+
+    enc = case.vocab.encoding
+    vocabulary = Vocabulary(enc.mergeable_ranks, enc.special_tokens, enc.pat_str)
+    expect_equal(
+        case,
+        "tiktoken",
+        case.vocab,
+        parse_tiktoken(write_tiktoken_bytes(vocabulary.mergeable_ranks)),
+        vocabulary.mergeable_ranks,
+    )
+    checked = 1
+    with tempfile.TemporaryDirectory() as folder:
+        round_trips: dict[str, Callable[[], Vocabulary]] = {
+            "minbpe": lambda: parse_minbpe(write_minbpe_bytes(vocabulary)),
+            "huggingface": lambda: parse_huggingface(
+                json.dumps(huggingface_json(vocabulary)).encode()
+            ),
+            "gpt2": lambda: (
+                formats.save_vocabulary(vocabulary, Path(folder, "gpt2"), format="gpt2"),
+                formats.load_vocabulary(Path(folder, "gpt2")),
+            )[1],
+        }
+        for name, round_trip in round_trips.items():
+            try:
+                back = round_trip()
+            except VocabularyError:
+                continue  # this format cannot hold this vocabulary, and says so
+            kept = (back.mergeable_ranks, back.special_tokens, back.pat_str or enc.pat_str)
+            expect_equal(
+                case, name, case.vocab, kept, (enc.mergeable_ranks, enc.special_tokens, enc.pat_str)
+            )
+            checked += 1
+    return Tally(checked)
+
+
+def _check_huggingface(case: Case) -> Tally:
+    """Hugging Face tokenizers, loaded from the tokenizer.json we write, == Encoding."""
+    import json
+
+    import tokenizers
+
+    from streamcodec.formats.huggingface import huggingface_json
+    from streamcodec.vocab import Vocabulary, VocabularyError
+
+    enc = case.vocab.encoding
+    try:
+        document = huggingface_json(
+            Vocabulary(enc.mergeable_ranks, enc.special_tokens, enc.pat_str)
+        )
+    except VocabularyError:
+        return Tally()  # the writer refuses what Hugging Face would encode differently
+    hf = tokenizers.Tokenizer.from_str(json.dumps(document))
+    checked = prefixes(case.texts)
+    for text in checked:
+        expected = enc.encode(text, allowed_special="all")
+        expect_equal(case, "text", text, hf.encode(text, add_special_tokens=False).ids, expected)
+    return Tally(len(checked))
+
+
+# Only where Hugging Face tokenizers is installed (the test extra has it).
+if importlib.util.find_spec("tokenizers") is not None:
+    target("huggingface", case())(_check_huggingface)

@@ -4,7 +4,7 @@
 :func:`audit_text` is what ``streamcodec verify FILE`` runs: the text is pre-tokenized with the
 ``regex`` module directly, every piece is rank-merged by the reference, and the result must equal
 ``Encoding.encode_ordinary``. It also counts the pieces where tiktoken's whole-piece rule decides
-the answer, and finds the vocabulary's unreachable tokens.
+the answer.
 
 :func:`explain_piece` is what ``streamcodec explain`` shows: the parts after each merge, in rank
 order, next to greedy longest-match (which is not BPE).
@@ -35,7 +35,6 @@ __all__ = [
     "Step",
     "audit_text",
     "explain_piece",
-    "unreachable_tokens",
 ]
 
 
@@ -120,19 +119,6 @@ def _equals_tiktoken(enc: Encoding, text: str, ids: list[int]) -> bool | None:
         special_tokens=enc.special_tokens,
     )
     return bool(twin.encode_ordinary(text) == ids)
-
-
-def unreachable_tokens(ranks: Mapping[bytes, int]) -> list[int]:
-    """Tokens whose own bytes merge to something else (only the whole-piece rule emits them).
-
-    >>> unreachable_tokens({b"a": 0, b"b": 1, b"c": 2, b"abc": 3})  # no "ab", no "bc"
-    [3]
-    """
-    return sorted(
-        rank
-        for token, rank in ranks.items()
-        if len(token) > 1 and rank_merge(token, ranks, whole_piece=False) != [rank]
-    )
 
 
 @dataclasses.dataclass(frozen=True)

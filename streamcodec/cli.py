@@ -11,7 +11,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from streamcodec.atomicfile import atomic_output
-from streamcodec.audit import Audit, Explanation, audit_text, explain_piece, unreachable_tokens
+from streamcodec.audit import Audit, Explanation, audit_text, explain_piece
 from streamcodec.encoding import Encoding
 from streamcodec.registry import get_encoding, list_encoding_names
 
@@ -147,17 +147,17 @@ def _add_explain(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 
 def _run_verify(args: argparse.Namespace) -> int:
+    from streamcodec.formats.merges import unreachable_tokens
+
     enc = _encoding(args)
     audit = audit_text(enc, _read_text(args.input))
     unreachable = unreachable_tokens(enc.mergeable_ranks)
-    for line in _verify_report(args.input, audit, len(enc.mergeable_ranks), unreachable, enc):
+    for line in _verify_report(args.input, audit, len(enc.mergeable_ranks), unreachable):
         print(line)
     return 0 if audit.mismatch is None and audit.tiktoken_equal is not False else 1
 
 
-def _verify_report(
-    path: str, audit: Audit, n_tokens: int, unreachable: list[int], enc: Encoding
-) -> list[str]:
+def _verify_report(path: str, audit: Audit, n_tokens: int, unreachable: list[bytes]) -> list[str]:
     lines = [
         f"verify {path} with {audit.encoding}",
         f"  checked {audit.bytes:,} bytes: {audit.pieces:,} pieces ({audit.distinct_pieces:,} "
@@ -177,7 +177,7 @@ def _verify_report(
         f"  whole-piece rule decided {audit.whole_piece_pieces:,} distinct pieces "
         "(merges alone would give other tokens)"
     )
-    shown = ", ".join(repr(enc.decode_single_token_bytes(t)) for t in unreachable[:8])
+    shown = ", ".join(map(repr, unreachable[:8]))
     lines.append(
         f"  rank order: {n_tokens:,} mergeable tokens, {len(unreachable):,} unreachable by their "
         f"own merges" + (f", e.g. {shown}" if shown else "")
