@@ -111,11 +111,14 @@ def reference_encode(text: str, vocab: Vocab) -> list[int]:
 
 
 def outcome(function: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[str, Any]:
-    """``("ok", result)``, or ``("raises", exception type name)``: compares failures too."""
+    """``("ok", result)``, or ``("raises", name)`` with the name of the built-in exception the
+    error is (a ``DisallowedSpecialTokenError`` is tiktoken's ``ValueError``): compares failures.
+    """
     try:
         return "ok", function(*args, **kwargs)
     except Exception as exc:
-        return "raises", type(exc).__name__
+        builtin = next(c for c in type(exc).__mro__ if c.__module__ == "builtins")
+        return "raises", builtin.__name__
 
 
 def hypothesis_test(

@@ -20,13 +20,19 @@ def python_source(limit: int = 400_000) -> str:
     return text[:limit]
 
 
+def stdlib_files() -> list[Path]:
+    """The standard library's modules: top level first, then packages (not site-packages)."""
+    packaged = (p for p in sorted(STDLIB.glob("*/**/*.py")) if "site-packages" not in p.parts)
+    return [*sorted(STDLIB.glob("*.py")), *packaged]
+
+
 @functools.cache
 def english_prose(limit: int = 300_000) -> str:
     """Prose: the docstrings and comments of the standard library, as English text."""
     import ast
 
     parts: list[str] = []
-    for path in sorted(STDLIB.glob("*.py")):
+    for path in stdlib_files():
         try:
             tree = ast.parse(path.read_text(encoding="utf-8"))
         except (SyntaxError, UnicodeDecodeError):
@@ -42,9 +48,37 @@ def english_prose(limit: int = 300_000) -> str:
 
 
 @functools.cache
+def translations(limit: int = 600_000, per_language: int = 2_000) -> str:
+    """Real translated text in over a hundred languages: the message catalogs (``.mo``) that the
+    system's programs ship in /usr/share/locale, a few kilobytes per language. Empty where the
+    machine has none."""
+    import gettext
+
+    by_language: dict[str, list[Path]] = {}
+    for path in sorted(Path("/usr/share/locale").glob("*/LC_MESSAGES/*.mo")):
+        by_language.setdefault(path.parts[-3], []).append(path)
+    parts: list[str] = []
+    for files in by_language.values():
+        taken = 0
+        for path in files:
+            try:
+                with open(path, "rb") as f:
+                    catalog = gettext.GNUTranslations(f)._catalog  # type: ignore[attr-defined]
+            except (OSError, UnicodeDecodeError):
+                continue
+            for key, message in sorted(catalog.items(), key=str):
+                if key and isinstance(message, str) and message.strip():
+                    parts.append(message)
+                    taken += len(message)
+            if taken >= per_language:
+                break
+    return "\n".join(parts)[:limit]
+
+
+@functools.cache
 def multilingual(limit: int = 300_000) -> str:
-    """Non-Latin scripts and emoji: Unicode character names and data from the installed Python,
-    the encodings' test vectors, plus a fixed sample of scripts, emoji, skin tones and ZWJ."""
+    """Non-Latin scripts and emoji: real translations (see :func:`translations`), a fixed sample
+    of scripts, emoji with skin tones and ZWJ, and every assigned character of some blocks."""
     import unicodedata
 
     sample = (
@@ -70,11 +104,32 @@ def multilingual(limit: int = 300_000) -> str:
         chars = [chr(c) for c in range(start, end) if unicodedata.category(chr(c)) != "Cn"]
         for i in range(0, len(chars), 7):
             parts.append("".join(chars[i : i + 7]) + (" " if i % 3 else "\n"))
-    text = "".join(parts)
-    while len(text) < limit:
-        text += text
-    return text[:limit]
+    # No repetition, so caches are not flattered.
+    return ("".join(parts) + translations())[:limit]
 
 
 def samples() -> dict[str, str]:
     return {"prose": english_prose(), "code": python_source(), "multilingual": multilingual()}
+
+
+@functools.cache
+def stdlib_source(limit: int = 4_000_000) -> str:
+    """Source code: the standard library's modules in :func:`stdlib_files` order."""
+    parts: list[str] = []
+    size = 0
+    for path in stdlib_files():
+        try:
+            parts.append(path.read_text(encoding="utf-8"))
+        except UnicodeDecodeError:
+            continue
+        size += len(parts[-1])
+        if size > limit:
+            break
+    return "".join(parts)[:limit]
+
+
+@functools.cache
+def mixed(limit: int = 12_000_000) -> str:
+    """About ``limit`` UTF-8 bytes of prose (up to a third), other scripts and code."""
+    text = english_prose(limit // 3) + multilingual(limit // 12)
+    return text + stdlib_source(limit - len(text.encode("utf-8")))
