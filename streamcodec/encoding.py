@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 import os
 import pathlib
+import re
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from concurrent.futures import ThreadPoolExecutor
@@ -28,7 +29,8 @@ from typing import IO, TYPE_CHECKING, Any, Literal, Union
 
 import regex
 
-from streamcodec.bpe import merge_piece
+from streamcodec.bpe import PieceEncoder
+from streamcodec.piececache import DEFAULT_CACHE_SIZE, CachedEncoder
 from streamcodec.pretokenize import Pretokenizer
 
 if TYPE_CHECKING:
@@ -48,7 +50,9 @@ class Encoding:
     """A byte-level BPE encoding: mergeable ranks, special tokens and a pre-tokenizer pattern.
 
     The constructor and the public methods are those of ``tiktoken.Encoding``, so code written
-    for tiktoken runs unchanged after swapping the import.
+    for tiktoken runs unchanged after swapping the import. One option is added, keyword-only:
+    ``cache_size``, the number of distinct chunks and pieces whose ids are kept (least recently
+    used first out; 0 turns the cache off). See :mod:`streamcodec.piececache`.
     """
 
     def __init__(
@@ -59,6 +63,7 @@ class Encoding:
         mergeable_ranks: dict[bytes, int],
         special_tokens: dict[str, int],
         explicit_n_vocab: int | None = None,
+        cache_size: int = DEFAULT_CACHE_SIZE,
     ) -> None:
         self.name = name
         self._pat_str = pat_str
@@ -84,6 +89,9 @@ class Encoding:
             )
         self._special_token_values = frozenset(special_tokens.values())
         self._pretokenizer = Pretokenizer(pat_str)
+        self._cache_size = cache_size
+        self._encode_piece = PieceEncoder(mergeable_ranks)
+        self._cached = CachedEncoder(self._pretokenizer, self._encode_piece, size=cache_size)
 
     def __repr__(self) -> str:
         return f"<Encoding {self.name!r}>"
@@ -246,17 +254,22 @@ class Encoding:
     def _encode_ordinary(
         self, text: str, errors: str = "strict", *, start: int = 0, end: int | None = None
     ) -> list[int]:
-        """Encode ``text[start:end]`` without special tokens (the slice ends the text)."""
-        ranks = self._mergeable_ranks
-        ids: list[int] = []
-        for piece in self._pretokenizer.pieces(text, start, end):
-            data = piece.encode("utf-8", errors)
-            token = ranks.get(data)
-            if token is not None:
-                ids.append(token)
-            else:
-                ids += merge_piece(data, ranks)
-        return ids
+        """Encode ``text[start:end]`` without special tokens (the slice ends the text).
+
+        With ``errors="strict"`` a lone surrogate raises ``UnicodeEncodeError``. With another
+        ``errors`` (``encode_bytes`` passes ``"surrogateescape"``), text holding surrogates
+        skips the cache, so no cached answer depends on the mode.
+        """
+        if end is None:
+            end = len(text)
+        if errors != "strict" and _SURROGATE.search(text, start, end):
+            encode_piece = self._encode_piece
+            return [
+                token
+                for piece in self._pretokenizer.pieces(text, start, end)
+                for token in encode_piece(piece.encode("utf-8", errors))
+            ]
+        return self._cached.encode(text, start, end)
 
     # ------------------------------------------------------------------ decoding
 
@@ -442,6 +455,7 @@ class Encoding:
             "pat_str": self._pat_str,
             "mergeable_ranks": self._mergeable_ranks,
             "special_tokens": self._special_tokens,
+            "cache_size": self._cache_size,
         }
 
     def __setstate__(self, value: Any) -> None:
@@ -449,6 +463,9 @@ class Encoding:
 
     def _special_token_bytes(self) -> dict[bytes, int]:
         return {text.encode("utf-8"): i for text, i in self._special_tokens.items()}
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @functools.lru_cache(maxsize=128)
