@@ -9,7 +9,8 @@ libFuzzer's input bytes drive the target's hypothesis strategy (hypothesis's
 ``fuzz_one_input``), so atheris explores the same cases as the tests and the campaign, guided by
 the branches it reaches in streamcodec (only streamcodec is instrumented). A run is always
 bounded: ``-runs=10000`` is added unless ``-runs`` or ``-max_total_time`` is given; and
-``-max_len=4096 -len_control=0`` unless given, since a case needs a few hundred bytes. A mismatch
+``-max_len=4096 -len_control=0`` unless given, since a case needs a few hundred bytes; libFuzzer's
+artifacts go to ``$TMPDIR/streamcodec-atheris/`` unless ``-artifact_prefix`` is given. A mismatch
 stops the run with libFuzzer's crash report; its case (not shrunk: libFuzzer does not shrink
 through hypothesis) is appended to tests/regressions/fuzz_found.json.
 """
@@ -17,7 +18,9 @@ through hypothesis) is appended to tests/regressions/fuzz_found.json.
 from __future__ import annotations
 
 import sys
+import tempfile
 from collections.abc import Sequence
+from pathlib import Path
 
 __all__ = ["main"]
 
@@ -44,6 +47,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     name, libfuzzer_args = args[0], args[1:]
     if not any(a.startswith(("-runs=", "-max_total_time=")) for a in libfuzzer_args):
         libfuzzer_args.append(DEFAULT_RUNS)
+    if not any(a.startswith("-artifact_prefix=") for a in libfuzzer_args):
+        # libFuzzer writes crash-*/slow-unit-* files into the working directory by default:
+        # keep them out of the repository (the regression corpus keeps the failing case).
+        artifacts = Path(tempfile.gettempdir(), "streamcodec-atheris")
+        artifacts.mkdir(exist_ok=True)
+        libfuzzer_args.append(f"-artifact_prefix={artifacts}/")
     for default in DEFAULT_LENGTHS:
         if not any(a.startswith(default.split("=")[0] + "=") for a in libfuzzer_args):
             libfuzzer_args.append(default)

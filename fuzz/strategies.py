@@ -2,7 +2,7 @@
 
 Vocabularies come in three kinds:
 
-- *trained*: a tiny frequency trainer run on a random corpus over a small alphabet, so merges
+- *trained*: ``reference.train_naive`` run on a random corpus over a small alphabet, so merges
   chain deeply (``a``, ``aa``, ``aaaa``, ...) and every merged token is reachable;
 - *scrambled*: a trained vocabulary plus tokens made by gluing random pairs of tokens together
   and random junk byte strings, inserted at random ranks: many of them are *unreachable* (their
@@ -27,9 +27,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
-import itertools
 import os
-from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -37,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 from hypothesis import strategies as st
 
 import streamcodec
+from streamcodec.reference import train_naive
 from streamcodec.vocab import CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN
 
 if TYPE_CHECKING:
@@ -50,7 +49,7 @@ __all__ = [
     "pieces",
     "real_vocab",
     "texts",
-    "train_merges",
+    "train_words",
     "vocabs",
 ]
 
@@ -169,35 +168,25 @@ def available_real_vocabs() -> tuple[str, ...]:
     )
 
 
-def train_merges(words: Sequence[bytes], n_merges: int) -> list[bytes]:
-    """Frequency BPE training (most frequent adjacent pair first, first seen on ties).
+def train_words(words: Sequence[str], n_merges: int) -> list[bytes]:
+    """The tokens ``reference.train_naive`` learns from ``words`` (each one pre-token), in rank
+    order, merging any pair seen at least once.
 
-    >>> train_merges([b"aaaa", b"aaab"], 3)
-    [b'aa', b'aaaa', b'aaa']
+    >>> train_words(["aaaa", "aaab"], 3)
+    [b'aa', b'ab', b'aaaa']
     """
-    parts = [[word[i : i + 1] for i in range(len(word))] for word in words]
-    merged: list[bytes] = []
-    for _ in range(n_merges):
-        counts = Counter(pair for word in parts for pair in itertools.pairwise(word))
-        if not counts:
-            break
-        pair = max(counts, key=counts.__getitem__)
-        merged.append(pair[0] + pair[1])
-        parts = [_merge_pair(word, pair) for word in parts]
-    return merged
+    # The separator is a special token, which the trainer cuts out: no merge crosses words.
+    ranks = train_naive(
+        _SEPARATOR.join(words),
+        256 + n_merges,
+        pat_str=r"(?s).+",
+        special_tokens=[_SEPARATOR],
+        min_frequency=1,
+    )
+    return sorted((token for token in ranks if len(token) > 1), key=ranks.__getitem__)
 
 
-def _merge_pair(word: list[bytes], pair: tuple[bytes, bytes]) -> list[bytes]:
-    out: list[bytes] = []
-    i = 0
-    while i < len(word):
-        if i + 1 < len(word) and (word[i], word[i + 1]) == pair:
-            out.append(word[i] + word[i + 1])
-            i += 2
-        else:
-            out.append(word[i])
-            i += 1
-    return out
+_SEPARATOR = "\x00<|word|>\x00"
 
 
 alphabets = st.one_of(st.sampled_from(ALPHABETS), st.text(min_size=1, max_size=4))
@@ -208,9 +197,7 @@ def vocabs(draw: st.DrawFn, alphabet: str = "", *, scrambled: bool | None = None
     """A trained (or, when ``scrambled``, trained then scrambled) vocabulary over ``alphabet``."""
     alphabet = alphabet or draw(alphabets)
     words = draw(st.lists(st.text(alphabet, min_size=1, max_size=16), min_size=1, max_size=24))
-    tokens = train_merges(
-        [w.encode("utf-8", "surrogatepass") for w in words], draw(st.integers(0, 48))
-    )
+    tokens = train_words(words, draw(st.integers(0, 48)))
     if scrambled if scrambled is not None else draw(st.booleans()):
         tokens = _scramble(draw, alphabet, tokens)
     tokens = [token for token in dict.fromkeys(tokens) if len(token) > 1]

@@ -24,7 +24,7 @@ import dataclasses
 import functools
 import importlib.util
 from collections.abc import Callable, Sequence
-from typing import Any, AnyStr
+from typing import Any, AnyStr, TypeVar
 
 import regex
 from hypothesis import HealthCheck, given, settings
@@ -32,7 +32,7 @@ from hypothesis import strategies as st
 
 from fuzz.strategies import Case, Vocab, case, real_vocab
 from streamcodec.bpe import merge_piece
-from streamcodec.reference import longest_match, rank_merge
+from streamcodec.reference import longest_match, merge_steps, rank_merge, train_naive
 
 __all__ = [
     "TARGETS",
@@ -79,6 +79,7 @@ class Target:
 
 
 TARGETS: dict[str, Target] = {}
+T = TypeVar("T")
 
 
 def target(
@@ -348,6 +349,201 @@ def _check_huggingface(case: Case) -> Tally:
         expected = enc.encode(text, allowed_special="all")
         expect_equal(case, "text", text, hf.encode(text, add_special_tokens=False).ids, expected)
     return Tally(len(checked))
+
+
+@functools.lru_cache(maxsize=16)
+def _backtracking(vocab: Vocab) -> tuple[Any, Any]:
+    """A PieceEncoder that backtracks on every piece (long_piece=1), and its token trie."""
+    from streamcodec.bpe import PieceEncoder
+    from streamcodec.trie import TokenTrie
+
+    return PieceEncoder(vocab.ranks, long_piece=1), TokenTrie(vocab.ranks)
+
+
+@target("backtrack", case(max_texts=0, max_pieces=24))
+def _check_backtrack(case: Case) -> Tally:
+    """bpe.backtrack_piece == rank_merge(whole_piece=False); PieceEncoder == rank_merge."""
+    from streamcodec.bpe import backtrack_piece
+
+    ranks = case.vocab.ranks
+    encoder, trie = _backtracking(case.vocab)
+    checked = prefixes(case.pieces)
+    for piece in checked:
+        expected = rank_merge(piece, ranks, whole_piece=False)
+        expect_equal(case, "piece", piece, backtrack_piece(piece, encoder.order, trie), expected)
+        expect_equal(case, "piece", piece, encoder(piece), rank_merge(piece, ranks))
+    return Tally(2 * len(checked))
+
+
+@target("real_backtrack", case(real=True, max_texts=0, max_pieces=12))
+def _check_real_backtrack(case: Case) -> Tally:
+    """The same on the genuine encodings."""
+    return _check_backtrack(case)
+
+
+@target("rank_order", case(max_texts=0, max_pieces=8))
+def _check_rank_order(case: Case) -> Tally:
+    """verify.RankOrder: reachable tokens, splits and valid pairs == what rank_merge does."""
+    from streamcodec.verify import RankOrder
+
+    ranks = case.vocab.ranks
+    order = RankOrder(ranks)
+    tokens = [ranks[t] for t in case.vocab.tokens if t in ranks]
+    for token in tokens:
+        data = order.token_bytes(token)
+        *_, before, last = [None, *merge_steps(data, ranks)]
+        reachable = last == [data]
+        expect_equal(case, "token", data, order.is_reachable(token), reachable)
+        split = tuple(ranks[p] for p in before) if reachable and before else None
+        expect_equal(case, "token", data, order.split(token), split)
+    # Pairs of the vocabulary's tokens and bytes of its pieces.
+    pool = tokens + [ranks[p[:1]] for p in case.pieces]
+    pairs = list(zip(pool, reversed(pool), strict=True))
+    for left, right in pairs:
+        data = order.token_bytes(left) + order.token_bytes(right)
+        valid = rank_merge(data, ranks, whole_piece=False) == [left, right]
+        expect_equal(case, "pair", (left, right), order.is_valid_pair(left, right), valid)
+    return Tally(2 * len(tokens) + len(pairs))
+
+
+@target("cache", case(cuts=True))
+def _check_cache(case: Case) -> Tally:
+    """Encoding with a tiny LRU cache, texts encoded twice in turn == reference."""
+    import streamcodec
+
+    enc = case.vocab.encoding
+    size = case.cuts[0] % 5 if case.cuts else 1
+    cached = streamcodec.Encoding(
+        "cache",
+        pat_str=enc.pat_str,
+        mergeable_ranks=enc.mergeable_ranks,
+        special_tokens=enc.special_tokens,
+        cache_size=size,
+    )
+    checked = [*case.texts, *reversed(case.texts)]
+    for text in checked:
+        expected = reference_encode(text, case.vocab)
+        expect_equal(case, "text", text, cached.encode_ordinary(text), expected)
+    return Tally(len(checked))
+
+
+def windows(text: str, cuts: Sequence[int]) -> list[tuple[int, int]]:
+    """``(start, end)`` slices of ``text`` chosen by ``cuts``, and the whole text.
+
+    >>> windows("abcdef", [1, 4, 9])
+    [(0, 6), (1, 4), (3, 6)]
+    """
+    n = len(text)
+    bounds = [(0, n)]
+    for a, b in zip(cuts[::2], cuts[1::2], strict=False):
+        bounds.append((min(a, b) % (n + 1), max(a, b) % (n + 1)) if n else (0, 0))
+    return bounds
+
+
+@target("pretokenize", case(surrogates=True, cuts=True))
+def _check_pretokenize(case: Case) -> Tally:
+    """Pretokenizer.pieces (the re fast path) == regex on text[start:end]; chunks cut between
+    pieces."""
+    from streamcodec.pretokenize import Pretokenizer
+
+    pre = Pretokenizer(case.vocab.pattern)
+    compiled = regex.compile(case.vocab.pattern)
+    checked = 0
+    for text in case.texts:
+        for start, end in windows(text, case.cuts):
+            expected = compiled.findall(text[start:end])
+            expect_equal(case, "text", text[start:end], pre.pieces(text, start, end), expected)
+            chunks = pre.chunks(text, start, end)
+            if chunks is not None:
+                joined = ("".join(chunks), [p for c in chunks for p in compiled.findall(c)])
+                expect_equal(case, "text", text[start:end], joined, (text[start:end], expected))
+            checked += 1
+    return Tally(checked)
+
+
+def chunked(text: Sequence[T], sizes: Sequence[int]) -> list[Sequence[T]]:
+    """``text`` (or ids) cut into chunks of the given sizes, in turn (0 makes an empty chunk).
+
+    >>> chunked("abcdef", [1, 0, 2])
+    ['a', '', 'bc', 'd', '', 'ef']
+    """
+    chunks: list[Sequence[T]] = []
+    start = 0
+    if not any(sizes):
+        sizes = [len(text) or 1]
+    while start < len(text):
+        size = sizes[len(chunks) % len(sizes)]
+        chunks.append(text[start : start + size])
+        start += size
+    return chunks
+
+
+@target("stream", case(surrogates=True, cuts=True))
+def _check_stream(case: Case) -> Tally:
+    """StreamEncoder fed random chunks == encode of the whole text (errors too); StreamDecoder
+    fed ids in random groups == decode; iter_encode of UTF-8 byte chunks == encode."""
+    enc = case.vocab.encoding
+    checked = 0
+    for text in case.texts:
+        chunks = chunked(text, case.cuts)
+        for policy in ({}, {"allowed_special": "all"}):
+            expected = outcome(enc.encode, text, **policy)
+            expect_equal(
+                case, "chunks", chunks, outcome(_stream_encode, enc, chunks, policy), expected
+            )
+            checked += 1
+        ids = enc.encode(text, allowed_special="all")
+        decoder = enc.stream_decoder()
+        decoded = (
+            "".join(decoder.feed(group) for group in chunked(ids, case.cuts)) + decoder.close()
+        )
+        expect_equal(case, "ids", ids, decoded, enc.decode(ids))
+        if not any("\ud800" <= c <= "\udfff" for c in text):
+            data = text.encode("utf-8")
+            pieces = [data[i : i + 7] for i in range(0, len(data), 7)]  # cuts inside characters
+            got = list(enc.iter_encode(pieces, allowed_special="all"))
+            expect_equal(case, "bytes", pieces, got, ids)
+            checked += 1
+        checked += 1
+    return Tally(checked)
+
+
+@target("real_stream", case(real=True, surrogates=True, cuts=True, max_repeat=400))
+def _check_real_stream(case: Case) -> Tally:
+    """The same on the genuine encodings, whose patterns have proven safe cuts."""
+    return _check_stream(case)
+
+
+def _stream_encode(enc: Any, chunks: list[str], policy: dict[str, Any]) -> list[int]:
+    stream = enc.stream_encoder(**policy)
+    return [token for chunk in chunks for token in stream.feed(chunk)] + stream.close()
+
+
+@target("train", case(max_texts=6))
+def _check_train(case: Case) -> Tally:
+    """streamcodec.train (priority queue, incremental counts) == reference.train_naive."""
+    from streamcodec.training import train
+
+    text = "".join(case.texts)
+    specials = list(case.vocab.specials)
+    for min_frequency in (1, 2):
+        vocab_size = 256 + len(specials) + 40
+        expected = train_naive(
+            text,
+            vocab_size - len(specials),
+            pat_str=case.vocab.pattern,
+            special_tokens=specials,
+            min_frequency=min_frequency,
+        )
+        enc = train(
+            text,
+            vocab_size=vocab_size,
+            pat_str=case.vocab.pattern,
+            special_tokens=specials,
+            min_frequency=min_frequency,
+        )
+        expect_equal(case, "corpus", text, enc.mergeable_ranks, expected)
+    return Tally(2)
 
 
 # Only where Hugging Face tokenizers is installed (the test extra has it).
