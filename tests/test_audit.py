@@ -92,3 +92,18 @@ def test_explain_command(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["explain", "Hello aaaa", "-e", "cl100k_base"]) == 0
     out = capsys.readouterr().out
     assert "piece '␣aaaa'" in out and "DIFFERS" in out and "(same)" in out
+
+
+def test_verify_a_vocabulary_file_with_an_unreachable_token(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from streamcodec.formats import write_tiktoken
+
+    vocab = tmp_path / "toy.tiktoken"
+    write_tiktoken({bytes([b]): b for b in range(256)} | {b"ab": 256, b"xyz": 257}, vocab)
+    src = tmp_path / "mine.txt"
+    src.write_text("xyz ab xyz", encoding="utf-8")
+    assert main(["verify", str(src), "--vocab", str(vocab), "--pattern", "gpt2"]) == 0
+    out = capsys.readouterr().out
+    assert "whole-piece rule decided 1 distinct pieces" in out
+    assert "258 mergeable tokens, 1 unreachable by their own merges, e.g. b'xyz'" in out
