@@ -99,3 +99,22 @@ def test_batch_round_trips(real_pair, batch: list[str]) -> None:  # type: ignore
     assert ours.decode_batch(ids) == batch
     assert ours.decode_bytes_batch(ids) == [text.encode() for text in batch]
     assert ours.encode_ordinary_batch(batch) == theirs.encode_ordinary_batch(batch)
+
+
+def test_ranks_with_gaps_equal_tiktoken() -> None:
+    """tiktoken accepts ranks that are not contiguous (it refuses duplicates by panicking)."""
+    import tiktoken
+
+    from streamcodec import Encoding
+
+    ranks = {bytes([b]): 3 * b + 7 for b in range(256)} | {b"ab": 5000, b"abc": 4000, b"bc": 9000}
+    specials = {"<s>": 123456}
+    ours = Encoding("gaps", pat_str=r"\S+|\s+", mergeable_ranks=ranks, special_tokens=specials)
+    theirs = tiktoken.Encoding(
+        "gaps", pat_str=r"\S+|\s+", mergeable_ranks=ranks, special_tokens=specials
+    )
+    for text in ["abc abcbc ab<s>", "xabcx", "bcab"]:
+        assert ours.encode(text, allowed_special="all") == theirs.encode(
+            text, allowed_special="all"
+        )
+    assert ours.n_vocab == theirs.n_vocab == 123457
