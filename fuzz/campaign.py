@@ -171,7 +171,7 @@ def _print_summary(summary: Summary, names: Sequence[str], elapsed: float) -> No
             rate = f"{share:.1%} ({summary.divergences[name]:,} of {summary.cases[name]:,})"
         print(
             f"{name:<18}{summary.examples[name]:>10,}{summary.cases[name]:>13,}"
-            f"{summary.mismatches[name]:>12}  {rate}"
+            f"{summary.mismatches[name]:>12}  {rate}".rstrip()
         )
     checked = sum(summary.cases[n] for n in names if not TARGETS[n].diverges)
     print(
