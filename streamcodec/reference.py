@@ -78,13 +78,19 @@ def rank_merge(piece: bytes, ranks: Mapping[bytes, int], *, whole_piece: bool = 
     return [ranks[part] for part in parts]
 
 
-def longest_match(piece: bytes, ranks: Mapping[bytes, int]) -> list[int]:
+def longest_match(
+    piece: bytes, ranks: Mapping[bytes, int], *, longest: int | None = None
+) -> list[int]:
     """Greedy left-to-right longest match: NOT BPE, kept to show where it differs.
+
+    ``longest`` is the length of the longest token; pass it to save a scan of ``ranks`` when
+    calling this many times with a big vocabulary.
 
     >>> longest_match(b"aaa", {b"a": 0, b"aa": 1})
     [1, 0]
     """
-    longest = max(map(len, ranks), default=1)
+    if longest is None:
+        longest = max(map(len, ranks), default=1)
     ids: list[int] = []
     start = 0
     while start < len(piece):

@@ -1,0 +1,551 @@
+"""The registry of differential targets: each pairs a generator of cases with a check.
+
+A check runs a case through a fast path and through the thing it must equal (the specification
+in :mod:`streamcodec.reference`, or tiktoken built from the same vocabulary), raises
+:class:`Mismatch` when they differ, and returns a :class:`Tally` of what it compared. The same
+registry drives the test suite (tests/test_fuzz.py), the campaign (``python -m fuzz.campaign``)
+and the coverage-guided harness (``python -m fuzz.atheris_harness``).
+
+A *diverging* target is the opposite: greedy longest-match against rank-merge, which must differ
+somewhere (BPE is not longest-match); it counts the divergences instead of failing on them.
+
+Adding a target when a new fast path lands is one decorated function:
+
+    @target("my_fast_path", case(max_pieces=20))
+    def _check_my_fast_path(case: Case) -> Tally:
+        for piece in case.pieces:
+            expect_equal(case, "piece", piece, my_fast(piece), rank_merge(piece, case.vocab.ranks))
+        return Tally(len(case.pieces))
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import importlib.util
+from collections.abc import Callable, Sequence
+from typing import Any, AnyStr, TypeVar
+
+import regex
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from fuzz.strategies import Case, Vocab, case, real_vocab
+from streamcodec.bpe import merge_piece
+from streamcodec.reference import longest_match, merge_steps, rank_merge, train_naive
+
+__all__ = [
+    "TARGETS",
+    "Mismatch",
+    "Tally",
+    "Target",
+    "corpus_divergence",
+    "expect_equal",
+    "hypothesis_test",
+    "outcome",
+    "prefixes",
+    "reference_encode",
+    "target",
+]
+
+
+class Mismatch(AssertionError):
+    """A fast path and its reference disagree on an input."""
+
+
+@dataclasses.dataclass
+class Tally:
+    """What one check compared: ``cases`` inputs, of which ``divergences`` differed (allowed
+    only for diverging targets)."""
+
+    cases: int = 0
+    divergences: int = 0
+
+    def __iadd__(self, other: Tally) -> Tally:
+        self.cases += other.cases
+        self.divergences += other.divergences
+        return self
+
+
+@dataclasses.dataclass(frozen=True)
+class Target:
+    """A named differential target: ``cases`` generates inputs, ``check`` compares two paths."""
+
+    name: str
+    cases: st.SearchStrategy[Case]
+    check: Callable[[Case], Tally]
+    description: str
+    diverges: bool = False
+
+
+TARGETS: dict[str, Target] = {}
+T = TypeVar("T")
+
+
+def target(
+    name: str, cases: st.SearchStrategy[Case], *, diverges: bool = False
+) -> Callable[[Callable[[Case], Tally]], Callable[[Case], Tally]]:
+    """Register the decorated check as the target ``name``; its docstring describes it."""
+
+    def register(check: Callable[[Case], Tally]) -> Callable[[Case], Tally]:
+        description = (check.__doc__ or name).strip().splitlines()[0]
+        TARGETS[name] = Target(name, cases, check, description, diverges)
+        return check
+
+    return register
+
+
+def expect_equal(case: Case, what: str, value: object, got: object, expected: object) -> None:
+    """Raise :class:`Mismatch` naming the input unless ``got == expected``."""
+    if got != expected:
+        raise Mismatch(f"{what} {value!r} on {case.vocab!r}: got {got!r}, expected {expected!r}")
+
+
+def reference_encode(text: str, vocab: Vocab) -> list[int]:
+    """The specification of ``encode_ordinary``: the pattern's matches, each rank-merged."""
+    ranks = vocab.ranks
+    return [
+        token
+        for piece in regex.findall(vocab.pattern, text)
+        for token in rank_merge(piece.encode("utf-8"), ranks)
+    ]
+
+
+def outcome(function: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[str, Any]:
+    """``("ok", result)``, or ``("raises", name)`` with the name of the built-in exception the
+    error is (a ``DisallowedSpecialTokenError`` is tiktoken's ``ValueError``): compares failures.
+    """
+    try:
+        return "ok", function(*args, **kwargs)
+    except Exception as exc:
+        builtin = next(c for c in type(exc).__mro__ if c.__module__ == "builtins")
+        return "raises", builtin.__name__
+
+
+def hypothesis_test(
+    chosen: Target, *, max_examples: int, record: Callable[[Case, Tally], None] | None = None
+) -> Callable[[], None]:
+    """A hypothesis test running ``chosen`` on ``max_examples`` cases.
+
+    ``record`` sees every case that passed with its tally. The test's
+    ``.hypothesis.fuzz_one_input`` is what the atheris harness drives.
+    """
+
+    @settings(
+        max_examples=max_examples,
+        deadline=None,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+        print_blob=False,
+    )
+    @given(chosen.cases)
+    def run(case: Case) -> None:
+        tally = chosen.check(case)
+        if record is not None:
+            record(case, tally)
+
+    return run
+
+
+# ---------------------------------------------------------------------------- the targets
+
+
+def prefixes(items: Sequence[AnyStr], *, most: int = 48) -> list[AnyStr]:
+    """Non-empty prefixes of each item, at most ``most`` per item (evenly spaced, the whole item
+    last): a prefix of a piece is a piece too, and a prefix of a text ends it at a new place, so
+    one generated input yields many cases.
+
+    >>> prefixes([b"abc", b"x"])
+    [b'a', b'ab', b'abc', b'x']
+    >>> prefixes(["abcdef"], most=2)
+    ['abc', 'abcdef']
+    """
+    return [
+        item[:end]
+        for item in items
+        for end in range(len(item), 0, -max(1, -(-len(item) // most)))[::-1]
+    ]
+
+
+@target("merge_piece", case(max_texts=0, max_pieces=24))
+def _check_merge_piece(case: Case) -> Tally:
+    """bpe.merge_piece == reference.rank_merge(whole_piece=False), on pieces of random vocabs."""
+    ranks = case.vocab.ranks
+    checked = prefixes(case.pieces)
+    for piece in checked:
+        expected = rank_merge(piece, ranks, whole_piece=False)
+        expect_equal(case, "piece", piece, merge_piece(piece, ranks), expected)
+    return Tally(len(checked))
+
+
+@target("encode_reference", case())
+def _check_encode_reference(case: Case) -> Tally:
+    """Encoding.encode_ordinary == the pattern's matches rank-merged (whole_piece=True)."""
+    enc = case.vocab.encoding
+    checked = prefixes(case.texts)
+    for text in checked:
+        expected = reference_encode(text, case.vocab)
+        expect_equal(case, "text", text, enc.encode_ordinary(text), expected)
+    return Tally(len(checked))
+
+
+@target("real_reference", case(real=True, max_texts=4))
+def _check_real_reference(case: Case) -> Tally:
+    """The genuine encodings' encode_ordinary == rank-merge of the pattern's matches."""
+    return _check_encode_reference(case)
+
+
+@target("tiktoken", case(surrogates=True))
+def _check_tiktoken(case: Case) -> Tally:
+    """Encoding == tiktoken built from the same vocabulary: ordinary, specials, errors."""
+    ours, theirs = case.vocab.encoding, case.vocab.tiktoken
+    checked = prefixes(case.texts)
+    for text in checked:
+        expect_equal(case, "text", text, ours.encode_ordinary(text), theirs.encode_ordinary(text))
+    for text in case.texts:
+        # By default a special token in the text is an error, in both.
+        expect_equal(case, "text", text, outcome(ours.encode, text), outcome(theirs.encode, text))
+        everything = outcome(ours.encode, text, allowed_special="all")
+        expect_equal(
+            case, "text", text, everything, outcome(theirs.encode, text, allowed_special="all")
+        )
+    return Tally(len(checked) + len(case.texts))
+
+
+@target("real_tiktoken", case(real=True, surrogates=True, max_repeat=400))
+def _check_real_tiktoken(case: Case) -> Tally:
+    """The genuine encodings == tiktoken, with long repetitions and surrogates."""
+    return _check_tiktoken(case)
+
+
+@target("round_trip", case(max_pieces=8))
+def _check_round_trip(case: Case) -> Tally:
+    """decode(encode(text)) == text, decode_with_offsets == tiktoken's, bytes round trip."""
+    ours, theirs = case.vocab.encoding, case.vocab.tiktoken
+    checked = prefixes(case.texts)
+    for text in checked:
+        ids = ours.encode(text, allowed_special="all")
+        expect_equal(case, "text", text, ours.decode(ids), text)
+        offsets = outcome(ours.decode_with_offsets, ids)
+        expect_equal(case, "ids", ids, offsets, outcome(theirs.decode_with_offsets, ids))
+    for data in case.pieces:
+        expect_equal(case, "bytes", data, ours.decode_bytes(ours.encode_bytes(data)), data)
+    return Tally(len(checked) + len(case.pieces))
+
+
+@target("longest_match", case(max_texts=0, max_pieces=24), diverges=True)
+def _check_longest_match(case: Case) -> Tally:
+    """Greedy longest-match vs rank_merge: counts the pieces where they differ."""
+    ranks, longest = case.vocab.ranks, case.vocab.longest_token
+    checked = prefixes(case.pieces)
+    differ = sum(longest_match(p, ranks, longest=longest) != rank_merge(p, ranks) for p in checked)
+    return Tally(len(checked), differ)
+
+
+@functools.cache
+def corpus_divergence(name: str = "cl100k_base") -> tuple[int, int, tuple[str, ...]]:
+    """On the distinct pre-tokens of real text (tests/corpus.py), how often longest-match
+    differs from rank-merge under the genuine encoding ``name``: (pieces, differing, examples).
+    """
+    from tests.corpus import samples
+
+    vocab = real_vocab(name)
+    ranks, longest = vocab.ranks, vocab.longest_token
+    distinct = sorted(
+        {p for text in samples().values() for p in regex.findall(vocab.pattern, text)}
+    )
+    differing = [
+        piece
+        for piece in distinct
+        if longest_match(data := piece.encode("utf-8"), ranks, longest=longest)
+        != rank_merge(data, ranks)
+    ]
+    # Words make the clearest examples: show them first.
+    differing.sort(key=lambda piece: regex.fullmatch(r" ?\p{L}+", piece) is None)
+    return len(distinct), len(differing), tuple(differing[:20])
+
+
+@target("reachability", case(max_texts=0))
+def _check_reachability(case: Case) -> Tally:
+    """formats.merges.unreachable_tokens == the tokens rank_merge(whole_piece=False) misses."""
+    from streamcodec.formats.merges import unreachable_tokens
+
+    ranks = case.vocab.ranks
+    expected = [
+        token
+        for token, rank in sorted(ranks.items(), key=lambda item: item[1])
+        if len(token) > 1 and rank_merge(token, ranks, whole_piece=False) != [rank]
+    ]
+    expect_equal(case, "vocabulary", case.vocab, unreachable_tokens(ranks), expected)
+    return Tally(len(ranks) - 256)
+
+
+@target("formats", case(max_texts=0))
+def _check_formats(case: Case) -> Tally:
+    """Every vocabulary format writes and reads back the same vocabulary, or refuses it."""
+    import json
+    import tempfile
+    from pathlib import Path
+
+    from streamcodec import formats
+    from streamcodec.formats.huggingface import huggingface_json, parse_huggingface
+    from streamcodec.formats.minbpe import parse_minbpe, write_minbpe_bytes
+    from streamcodec.formats.tiktoken_file import parse_tiktoken, write_tiktoken_bytes
+    from streamcodec.vocab import Vocabulary, VocabularyError
+
+    enc = case.vocab.encoding
+    vocabulary = Vocabulary(enc.mergeable_ranks, enc.special_tokens, enc.pat_str)
+    expect_equal(
+        case,
+        "tiktoken",
+        case.vocab,
+        parse_tiktoken(write_tiktoken_bytes(vocabulary.mergeable_ranks)),
+        vocabulary.mergeable_ranks,
+    )
+    checked = 1
+    with tempfile.TemporaryDirectory() as folder:
+        round_trips: dict[str, Callable[[], Vocabulary]] = {
+            "minbpe": lambda: parse_minbpe(write_minbpe_bytes(vocabulary)),
+            "huggingface": lambda: parse_huggingface(
+                json.dumps(huggingface_json(vocabulary)).encode()
+            ),
+            "gpt2": lambda: (
+                formats.save_vocabulary(vocabulary, Path(folder, "gpt2"), format="gpt2"),
+                formats.load_vocabulary(Path(folder, "gpt2")),
+            )[1],
+        }
+        for name, round_trip in round_trips.items():
+            try:
+                back = round_trip()
+            except VocabularyError:
+                continue  # this format cannot hold this vocabulary, and says so
+            kept = (back.mergeable_ranks, back.special_tokens, back.pat_str or enc.pat_str)
+            expect_equal(
+                case, name, case.vocab, kept, (enc.mergeable_ranks, enc.special_tokens, enc.pat_str)
+            )
+            checked += 1
+    return Tally(checked)
+
+
+def _check_huggingface(case: Case) -> Tally:
+    """Hugging Face tokenizers, loaded from the tokenizer.json we write, == Encoding."""
+    import json
+
+    import tokenizers
+
+    from streamcodec.formats.huggingface import huggingface_json
+    from streamcodec.vocab import Vocabulary, VocabularyError
+
+    enc = case.vocab.encoding
+    try:
+        document = huggingface_json(
+            Vocabulary(enc.mergeable_ranks, enc.special_tokens, enc.pat_str)
+        )
+    except VocabularyError:
+        return Tally()  # the writer refuses what Hugging Face would encode differently
+    hf = tokenizers.Tokenizer.from_str(json.dumps(document))
+    checked = prefixes(case.texts)
+    for text in checked:
+        expected = enc.encode(text, allowed_special="all")
+        expect_equal(case, "text", text, hf.encode(text, add_special_tokens=False).ids, expected)
+    return Tally(len(checked))
+
+
+@functools.lru_cache(maxsize=16)
+def _backtracking(vocab: Vocab) -> tuple[Any, Any]:
+    """A PieceEncoder that backtracks on every piece (long_piece=1), and its token trie."""
+    from streamcodec.bpe import PieceEncoder
+    from streamcodec.trie import TokenTrie
+
+    return PieceEncoder(vocab.ranks, long_piece=1), TokenTrie(vocab.ranks)
+
+
+@target("backtrack", case(max_texts=0, max_pieces=24))
+def _check_backtrack(case: Case) -> Tally:
+    """bpe.backtrack_piece == rank_merge(whole_piece=False); PieceEncoder == rank_merge."""
+    from streamcodec.bpe import backtrack_piece
+
+    ranks = case.vocab.ranks
+    encoder, trie = _backtracking(case.vocab)
+    checked = prefixes(case.pieces)
+    for piece in checked:
+        expected = rank_merge(piece, ranks, whole_piece=False)
+        expect_equal(case, "piece", piece, backtrack_piece(piece, encoder.order, trie), expected)
+        expect_equal(case, "piece", piece, encoder(piece), rank_merge(piece, ranks))
+    return Tally(2 * len(checked))
+
+
+@target("real_backtrack", case(real=True, max_texts=0, max_pieces=12))
+def _check_real_backtrack(case: Case) -> Tally:
+    """The same on the genuine encodings."""
+    return _check_backtrack(case)
+
+
+@target("rank_order", case(max_texts=0, max_pieces=8))
+def _check_rank_order(case: Case) -> Tally:
+    """verify.RankOrder: reachable tokens, splits and valid pairs == what rank_merge does."""
+    from streamcodec.verify import RankOrder
+
+    ranks = case.vocab.ranks
+    order = RankOrder(ranks)
+    tokens = [ranks[t] for t in case.vocab.tokens if t in ranks]
+    for token in tokens:
+        data = order.token_bytes(token)
+        *_, before, last = [None, *merge_steps(data, ranks)]
+        reachable = last == [data]
+        expect_equal(case, "token", data, order.is_reachable(token), reachable)
+        split = tuple(ranks[p] for p in before) if reachable and before else None
+        expect_equal(case, "token", data, order.split(token), split)
+    # Pairs of the vocabulary's tokens and bytes of its pieces.
+    pool = tokens + [ranks[p[:1]] for p in case.pieces]
+    pairs = list(zip(pool, reversed(pool), strict=True))
+    for left, right in pairs:
+        data = order.token_bytes(left) + order.token_bytes(right)
+        valid = rank_merge(data, ranks, whole_piece=False) == [left, right]
+        expect_equal(case, "pair", (left, right), order.is_valid_pair(left, right), valid)
+    return Tally(2 * len(tokens) + len(pairs))
+
+
+@target("cache", case(cuts=True))
+def _check_cache(case: Case) -> Tally:
+    """Encoding with a tiny LRU cache, texts encoded twice in turn == reference."""
+    import streamcodec
+
+    enc = case.vocab.encoding
+    size = case.cuts[0] % 5 if case.cuts else 1
+    cached = streamcodec.Encoding(
+        "cache",
+        pat_str=enc.pat_str,
+        mergeable_ranks=enc.mergeable_ranks,
+        special_tokens=enc.special_tokens,
+        cache_size=size,
+    )
+    checked = [*case.texts, *reversed(case.texts)]
+    for text in checked:
+        expected = reference_encode(text, case.vocab)
+        expect_equal(case, "text", text, cached.encode_ordinary(text), expected)
+    return Tally(len(checked))
+
+
+def windows(text: str, cuts: Sequence[int]) -> list[tuple[int, int]]:
+    """``(start, end)`` slices of ``text`` chosen by ``cuts``, and the whole text.
+
+    >>> windows("abcdef", [1, 4, 9])
+    [(0, 6), (1, 4), (3, 6)]
+    """
+    n = len(text)
+    bounds = [(0, n)]
+    for a, b in zip(cuts[::2], cuts[1::2], strict=False):
+        bounds.append((min(a, b) % (n + 1), max(a, b) % (n + 1)) if n else (0, 0))
+    return bounds
+
+
+@target("pretokenize", case(surrogates=True, cuts=True))
+def _check_pretokenize(case: Case) -> Tally:
+    """Pretokenizer.pieces (the re fast path) == regex on text[start:end]; chunks cut between
+    pieces."""
+    from streamcodec.pretokenize import Pretokenizer
+
+    pre = Pretokenizer(case.vocab.pattern)
+    compiled = regex.compile(case.vocab.pattern)
+    checked = 0
+    for text in case.texts:
+        for start, end in windows(text, case.cuts):
+            expected = compiled.findall(text[start:end])
+            expect_equal(case, "text", text[start:end], pre.pieces(text, start, end), expected)
+            chunks = pre.chunks(text, start, end)
+            if chunks is not None:
+                joined = ("".join(chunks), [p for c in chunks for p in compiled.findall(c)])
+                expect_equal(case, "text", text[start:end], joined, (text[start:end], expected))
+            checked += 1
+    return Tally(checked)
+
+
+def chunked(text: Sequence[T], sizes: Sequence[int]) -> list[Sequence[T]]:
+    """``text`` (or ids) cut into chunks of the given sizes, in turn (0 makes an empty chunk).
+
+    >>> chunked("abcdef", [1, 0, 2])
+    ['a', '', 'bc', 'd', '', 'ef']
+    """
+    chunks: list[Sequence[T]] = []
+    start = 0
+    if not any(sizes):
+        sizes = [len(text) or 1]
+    while start < len(text):
+        size = sizes[len(chunks) % len(sizes)]
+        chunks.append(text[start : start + size])
+        start += size
+    return chunks
+
+
+@target("stream", case(surrogates=True, cuts=True))
+def _check_stream(case: Case) -> Tally:
+    """StreamEncoder fed random chunks == encode of the whole text (errors too); StreamDecoder
+    fed ids in random groups == decode; iter_encode of UTF-8 byte chunks == encode."""
+    enc = case.vocab.encoding
+    checked = 0
+    for text in case.texts:
+        chunks = chunked(text, case.cuts)
+        for policy in ({}, {"allowed_special": "all"}):
+            expected = outcome(enc.encode, text, **policy)
+            expect_equal(
+                case, "chunks", chunks, outcome(_stream_encode, enc, chunks, policy), expected
+            )
+            checked += 1
+        ids = enc.encode(text, allowed_special="all")
+        decoder = enc.stream_decoder()
+        decoded = (
+            "".join(decoder.feed(group) for group in chunked(ids, case.cuts)) + decoder.close()
+        )
+        expect_equal(case, "ids", ids, decoded, enc.decode(ids))
+        if not any("\ud800" <= c <= "\udfff" for c in text):
+            data = text.encode("utf-8")
+            pieces = [data[i : i + 7] for i in range(0, len(data), 7)]  # cuts inside characters
+            got = list(enc.iter_encode(pieces, allowed_special="all"))
+            expect_equal(case, "bytes", pieces, got, ids)
+            checked += 1
+        checked += 1
+    return Tally(checked)
+
+
+@target("real_stream", case(real=True, surrogates=True, cuts=True, max_repeat=400))
+def _check_real_stream(case: Case) -> Tally:
+    """The same on the genuine encodings, whose patterns have proven safe cuts."""
+    return _check_stream(case)
+
+
+def _stream_encode(enc: Any, chunks: list[str], policy: dict[str, Any]) -> list[int]:
+    stream = enc.stream_encoder(**policy)
+    return [token for chunk in chunks for token in stream.feed(chunk)] + stream.close()
+
+
+@target("train", case(max_texts=6))
+def _check_train(case: Case) -> Tally:
+    """streamcodec.train (priority queue, incremental counts) == reference.train_naive."""
+    from streamcodec.training import train
+
+    text = "".join(case.texts)
+    specials = list(case.vocab.specials)
+    for min_frequency in (1, 2):
+        vocab_size = 256 + len(specials) + 40
+        expected = train_naive(
+            text,
+            vocab_size - len(specials),
+            pat_str=case.vocab.pattern,
+            special_tokens=specials,
+            min_frequency=min_frequency,
+        )
+        enc = train(
+            text,
+            vocab_size=vocab_size,
+            pat_str=case.vocab.pattern,
+            special_tokens=specials,
+            min_frequency=min_frequency,
+        )
+        expect_equal(case, "corpus", text, enc.mergeable_ranks, expected)
+    return Tally(2)
+
+
+# Only where Hugging Face tokenizers is installed (the test extra has it).
+if importlib.util.find_spec("tokenizers") is not None:
+    target("huggingface", case())(_check_huggingface)

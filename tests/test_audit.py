@@ -1,0 +1,109 @@
+"""``streamcodec verify`` and ``streamcodec explain``, and the audits behind them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from streamcodec import Encoding, get_encoding
+from streamcodec.audit import audit_text, explain_piece
+from streamcodec.cli import main
+from streamcodec.vocab import GPT2_PATTERN
+
+CLASSIC = "to,ke,ken,token,iz,at,io,ion,ation,ization,tokeniz"
+
+
+def toy(*tokens: bytes, pattern: str = GPT2_PATTERN) -> Encoding:
+    ranks = {bytes([b]): b for b in range(256)}
+    for token in tokens:
+        ranks[token] = len(ranks)
+    return Encoding("toy", pat_str=pattern, mergeable_ranks=ranks, special_tokens={})
+
+
+def test_audit_counts_what_it_checked() -> None:
+    enc = get_encoding("cl100k_base")
+    audit = audit_text(enc, "hello world, hello world\n")
+    assert (audit.pieces, audit.distinct_pieces) == (6, 5)
+    assert audit.tokens == len(enc.encode_ordinary("hello world, hello world\n"))
+    assert audit.bytes == 25 and audit.mismatch is None and audit.tiktoken_equal is True
+
+
+def test_audit_finds_the_first_differing_piece(monkeypatch: pytest.MonkeyPatch) -> None:
+    enc = toy(b"ab", b"abc")
+    real = Encoding.encode_ordinary
+    # A broken fast path: it forgets the last token of every text.
+    monkeypatch.setattr(Encoding, "encode_ordinary", lambda self, text: real(self, text)[:-1])
+    audit = audit_text(enc, "x abc abc")
+    assert audit.mismatch is not None
+    assert (audit.mismatch.index, audit.mismatch.offset, audit.mismatch.piece) == (2, 5, " abc")
+    assert audit.tiktoken_equal is False
+
+
+def test_whole_piece_rule() -> None:
+    enc = toy(b"abc", b" a")  # "abc" is a token that no merge of a, b, c produces
+    audit = audit_text(enc, "abc abc")
+    assert audit.whole_piece_pieces == 1 and audit.mismatch is None
+
+
+def test_explain_the_classic_example() -> None:
+    enc = toy(*(t.encode() for t in CLASSIC.split(",")))
+    e = explain_piece(b"tokenization", enc.mergeable_ranks)
+    assert [s.merged for s in e.steps] == [None, *range(256, 266)]
+    assert e.steps[-1].parts == [b"token", b"ization"]
+    assert enc.decode_tokens_bytes(e.longest) == [b"tokeniz", b"ation"]
+    assert e.differs and e.whole_piece is None
+
+
+def test_explain_shows_repeated_merges() -> None:
+    e = explain_piece(b"aaaa", {b"a": 0, b"aa": 1})
+    assert [s.parts for s in e.steps][1:] == [[b"aa", b"a", b"a"], [b"aa", b"aa"]]
+    assert [s.merged for s in e.steps] == [None, 1, 1] and not e.differs
+
+
+def test_verify_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    src = tmp_path / "mine.txt"
+    src.write_text("Some text of mine, with 12345 digits and émoji 👍🏽.\n", encoding="utf-8")
+    assert main(["verify", str(src)]) == 0
+    out = capsys.readouterr().out
+    assert "checked 58 bytes: 13 pieces" in out
+    assert "specification (regex pieces, reference.rank_merge): equal" in out
+    assert "tiktoken built from the same vocabulary: equal" in out
+    assert "100,256 mergeable tokens, 0 unreachable" in out
+
+
+def test_verify_command_fails_on_a_mismatch(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    src = tmp_path / "mine.txt"
+    src.write_text("one two three", encoding="utf-8")
+    real = Encoding.encode_ordinary
+    monkeypatch.setattr(Encoding, "encode_ordinary", lambda self, text: real(self, text)[::-1])
+    assert main(["verify", str(src)]) == 1
+    assert "MISMATCH at piece #0 (character 0) 'one'" in capsys.readouterr().out
+
+
+def test_explain_command(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["explain", "tokenization", "--tokens", CLASSIC]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "piece 'tokenization': merges in rank order"
+    assert out[-3].split() == ["token|ization", "merge", "ization", "(rank", "265)"]
+    assert "tokeniz|ation" in out[-1] and "DIFFERS" in out[-1]
+    assert main(["explain", "Hello aaaa", "-e", "cl100k_base"]) == 0
+    out = capsys.readouterr().out
+    assert "piece '␣aaaa'" in out and "DIFFERS" in out and "(same)" in out
+
+
+def test_verify_a_vocabulary_file_with_an_unreachable_token(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from streamcodec.formats import write_tiktoken
+
+    vocab = tmp_path / "toy.tiktoken"
+    write_tiktoken({bytes([b]): b for b in range(256)} | {b"ab": 256, b"xyz": 257}, vocab)
+    src = tmp_path / "mine.txt"
+    src.write_text("xyz ab xyz", encoding="utf-8")
+    assert main(["verify", str(src), "--vocab", str(vocab), "--pattern", "gpt2"]) == 0
+    out = capsys.readouterr().out
+    assert "whole-piece rule decided 1 distinct pieces" in out
+    assert "258 mergeable tokens, 1 unreachable by their own merges, e.g. b'xyz'" in out
