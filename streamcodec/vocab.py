@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 __all__ = [
+    "BYTE_MODE_PATTERN",
     "CL100K_PATTERN",
     "GPT2_PATTERN",
     "O200K_PATTERN",
@@ -45,6 +46,11 @@ O200K_PATTERN = "|".join(
         r"""\s+""",
     ]
 )
+
+# No pre-tokenization (minbpe's BasicTokenizer): the whole text, newlines included, is one piece,
+# so merges may cross spaces and lines. Deliberately not in PATTERNS: nothing may cut such text
+# (the trainer's safe cuts assume a named pattern), and a stream can only settle it at the end.
+BYTE_MODE_PATTERN = r"(?s).+"
 
 PATTERNS: dict[str, str] = {
     "gpt2": GPT2_PATTERN,

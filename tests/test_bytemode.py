@@ -1,0 +1,90 @@
+"""Byte mode: no pre-tokenization, the whole text is one piece (minbpe's BasicTokenizer)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from streamcodec import Encoding
+from streamcodec.reference import merge_steps, rank_merge
+from streamcodec.vocab import BYTE_MODE_PATTERN, GPT2_PATTERN
+
+BYTES = {bytes([b]): b for b in range(256)}
+# The article's table: Z = aa (256), Y = ab (257), X = ZY (258).
+ARTICLE_RANKS = BYTES | {b"aa": 256, b"ab": 257, b"aaab": 258}
+
+
+def byte_mode(ranks: dict[bytes, int], specials: dict[str, int] | None = None) -> Encoding:
+    return Encoding(
+        "bytes", pat_str=BYTE_MODE_PATTERN, mergeable_ranks=ranks, special_tokens=specials or {}
+    )
+
+
+def test_article_example_encodes_to_XdXac() -> None:
+    enc = byte_mode(ARTICLE_RANKS)
+    assert enc.encode("aaabdaaabac") == [258, ord("d"), 258, ord("a"), ord("c")]
+    # The rounds of the article: each rank merges all its occurrences, left to right.
+    steps = [b" ".join(parts).decode() for parts in merge_steps(b"aaabdaaabac", ARTICLE_RANKS)]
+    assert "aa a b d aa a b a c" in steps  # ZabdZabac
+    assert "aa ab d aa ab a c" in steps  # ZYdZYac
+    assert steps[-1] == "aaab d aaab a c"  # XdXac
+
+
+def test_merges_cross_spaces_and_lines() -> None:
+    ranks = BYTES | {b" t": 256, b"e t": 257, b".\n": 258, b".\nT": 259}
+    text = "the tree.\nThe end"
+    ids = byte_mode(ranks).encode(text)
+    assert [ranks[b"e t"], ranks[b".\nT"]] == [i for i in ids if i >= 256]
+    split = Encoding("pretokenized", pat_str=GPT2_PATTERN, mergeable_ranks=ranks, special_tokens={})
+    assert all(i < 256 or i == ranks[b" t"] for i in split.encode(text))
+    assert byte_mode(ranks).decode(ids) == text
+
+
+def test_special_tokens_still_cut_the_text() -> None:
+    enc = byte_mode(ARTICLE_RANKS, {"<|end|>": 259})
+    ids = enc.encode("aa<|end|>ab", allowed_special="all")
+    assert ids == [256, 259, 257]
+    assert enc.encode("") == []
+
+
+def test_long_input_is_one_piece() -> None:
+    # One piece of 4,000 bytes: the merge loop handles it (quadratic until a linear encoder).
+    ranks = BYTES | {b"ab": 256, b"abab": 257, b"ba": 258}
+    text = "ab" * 2000 + "a"
+    ids = byte_mode(ranks).encode(text)
+    assert ids == [257] * 1000 + [ord("a")]
+    assert ids == rank_merge(text.encode(), ranks)
+
+
+@st.composite
+def vocabularies(draw: st.DrawFn) -> dict[bytes, int]:
+    """Random ranks over a small alphabet: each new token joins two existing ones."""
+    tokens = [b"a", b"b", b" ", b"\n", "é".encode()]
+    ranks = dict(BYTES)
+    for _ in range(draw(st.integers(0, 30))):
+        merged = draw(st.sampled_from(tokens)) + draw(st.sampled_from(tokens))
+        if merged not in ranks:
+            ranks[merged] = len(ranks)
+            tokens.append(merged)
+    return ranks
+
+
+@settings(max_examples=200, deadline=None)
+@given(ranks=vocabularies(), text=st.text(alphabet="ab \né", max_size=60))
+def test_byte_mode_is_rank_merge_of_the_whole_text(ranks: dict[bytes, int], text: str) -> None:
+    ids = byte_mode(ranks).encode_ordinary(text)
+    assert ids == (rank_merge(text.encode(), ranks) if text else [])
+    assert byte_mode(ranks).decode(ids) == text
+
+
+tiktoken = pytest.importorskip("tiktoken")
+
+
+@settings(max_examples=100, deadline=None)
+@given(ranks=vocabularies(), text=st.text(alphabet="ab \né", max_size=60))
+def test_byte_mode_equals_tiktoken(ranks: dict[bytes, int], text: str) -> None:
+    theirs = tiktoken.Encoding(
+        "bytes", pat_str=BYTE_MODE_PATTERN, mergeable_ranks=ranks, special_tokens={}
+    )
+    assert byte_mode(ranks).encode_ordinary(text) == theirs.encode_ordinary(text)
