@@ -2,6 +2,11 @@
 
 Only this module prints or touches the terminal. Errors from the library become one line on
 stderr and exit status 1; the output file is written atomically.
+
+``--mode`` picks the kind of BPE: ``bytelevel`` (the encoding's own pre-tokenizer pattern, as
+tiktoken), ``bytes`` (the same merges with no pre-tokenization: the whole text is one piece) or
+``word`` (Sennrich's word-level BPE with a subword-nmt codes file: text in, ``@@``-marked
+segments out).
 """
 
 from __future__ import annotations
@@ -13,6 +18,8 @@ from collections.abc import Callable, Sequence
 from streamcodec.atomicfile import atomic_output
 from streamcodec.encoding import Encoding
 from streamcodec.registry import get_encoding, list_encoding_names
+from streamcodec.vocab import BYTE_MODE_PATTERN
+from streamcodec.wordbpe import WordBPE, read_codes, remove_separators
 
 __all__ = ["main"]
 
@@ -45,7 +52,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", required=True)
 
-    encode = commands.add_parser("encode", help="encode a file (or - for stdin) to token ids")
+    encode = commands.add_parser(
+        "encode", help="encode a file (or - for stdin) to token ids (--mode word: to segments)"
+    )
     _add_input_and_encoding(encode)
     encode.add_argument("-o", "--output", help="write ids here (default: stdout)")
     encode.set_defaults(run=_run_encode)
@@ -54,7 +63,9 @@ def _parser() -> argparse.ArgumentParser:
     _add_input_and_encoding(count)
     count.set_defaults(run=_run_count)
 
-    decode = commands.add_parser("decode", help="decode whitespace-separated ids to text")
+    decode = commands.add_parser(
+        "decode", help="decode whitespace-separated ids to text (--mode word: join segments)"
+    )
     _add_input_and_encoding(decode)
     decode.add_argument("-o", "--output", help="write text here (default: stdout)")
     decode.set_defaults(run=_run_decode)
@@ -69,13 +80,31 @@ def _add_input_and_encoding(command: argparse.ArgumentParser) -> None:
         default="cl100k_base",
         help=f"encoding name (default cl100k_base; known: {', '.join(list_encoding_names())})",
     )
+    command.add_argument(
+        "--mode",
+        choices=["bytelevel", "bytes", "word"],
+        default="bytelevel",
+        help="bytelevel: the encoding's pre-tokenizer (default); bytes: no pre-tokenization; "
+        "word: Sennrich word-level BPE with --codes",
+    )
+    command.add_argument("--codes", help="--mode word: a subword-nmt codes file")
+    command.add_argument(
+        "--separator", default="@@", help="--mode word: the continuation mark (default @@)"
+    )
 
 
 def _read_text(path: str) -> str:
+    # Bytes, then UTF-8: text mode would turn CR LF into LF and change the tokens.
     if path == "-":
-        return sys.stdin.read()
-    with open(path, encoding="utf-8") as f:
-        return f.read()
+        data = sys.stdin.buffer.read()
+    else:
+        with open(path, "rb") as f:
+            data = f.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        where = "standard input" if path == "-" else path
+        raise ValueError(f"{where}: invalid UTF-8 at byte offset {exc.start}") from None
 
 
 def _write(path: str | None, data: bytes) -> None:
@@ -88,12 +117,29 @@ def _write(path: str | None, data: bytes) -> None:
 
 
 def _encoding(args: argparse.Namespace) -> Encoding:
-    return get_encoding(args.encoding)
+    enc = get_encoding(args.encoding)
+    if args.mode == "bytes":
+        return Encoding(
+            f"{enc.name} (bytes)",
+            pat_str=BYTE_MODE_PATTERN,
+            mergeable_ranks=enc.mergeable_ranks,
+            special_tokens=enc.special_tokens,
+        )
+    return enc
+
+
+def _word_bpe(args: argparse.Namespace) -> WordBPE:
+    if args.codes is None:
+        raise ValueError("--mode word needs --codes FILE (a subword-nmt codes file)")
+    return WordBPE.from_codes(read_codes(args.codes), separator=args.separator)
 
 
 def _run_encode(args: argparse.Namespace) -> int:
-    enc = _encoding(args)
     text = _read_text(args.input)
+    if args.mode == "word":
+        _write(args.output, _word_bpe(args).apply(text).encode("utf-8"))
+        return 0
+    enc = _encoding(args)
     ids = enc.encode(text)
     _write(args.output, "".join(f"{token}\n" for token in ids).encode())
     where = args.output or "stdout"
@@ -106,11 +152,19 @@ def _run_encode(args: argparse.Namespace) -> int:
 
 
 def _run_count(args: argparse.Namespace) -> int:
-    print(len(_encoding(args).encode(_read_text(args.input))))
+    text = _read_text(args.input)
+    if args.mode == "word":
+        print(len(_word_bpe(args).segment_text(text)))
+    else:
+        print(len(_encoding(args).encode(text)))
     return 0
 
 
 def _run_decode(args: argparse.Namespace) -> int:
-    ids = [int(token) for token in _read_text(args.input).split()]
+    text = _read_text(args.input)
+    if args.mode == "word":
+        _write(args.output, remove_separators(text, separator=args.separator).encode("utf-8"))
+        return 0
+    ids = [int(token) for token in text.split()]
     _write(args.output, _encoding(args).decode_bytes(ids))
     return 0

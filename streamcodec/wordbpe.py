@@ -50,6 +50,7 @@ __all__ = [
     "learn_merges_naive",
     "parse_codes",
     "read_codes",
+    "remove_separators",
     "write_codes",
 ]
 
@@ -62,24 +63,44 @@ Pair = tuple[str, str]
 
 
 def count_words(text: str | Iterable[str]) -> Counter[str]:
-    """Count the space-separated words of ``text`` (a string, or lines) as subword-nmt does.
+    """Count the space-separated words of ``text`` as subword-nmt does.
 
-    Lines are cut where ``str.splitlines`` cuts them (subword-nmt reads through ``codecs``), then
+    ``text`` is a string or its successive chunks, cut anywhere (a file read in blocks). Lines
+    are cut where ``str.splitlines`` cuts them (subword-nmt reads through ``codecs``), then
     stripped of CR, LF and spaces and split on single spaces; tabs stay inside words.
 
     >>> count_words("a b  a\\n\\tb")
     Counter({'a': 2, 'b': 1, '\\tb': 1})
+    >>> count_words(["a b", "b a\\n", "a"]) == count_words("a bb a\\na")
+    True
     """
     counts: Counter[str] = Counter()
-    for line in _lines(text):
-        counts.update(word for word in line.strip(_STRIP).split(" ") if word)
+    pending = ""
+    for chunk in [text] if isinstance(text, str) else text:
+        pending += chunk
+        # After a space or LF nothing joins the text before to the text after.
+        cut = max(pending.rfind(" "), pending.rfind("\\n")) + 1
+        _count_lines(pending[:cut], counts)
+        pending = pending[cut:]
+    _count_lines(pending, counts)
     return counts
 
 
-def _lines(text: str | Iterable[str]) -> Iterable[str]:
-    if isinstance(text, str):
-        return text.splitlines(keepends=True)
-    return (line for chunk in text for line in chunk.splitlines(keepends=True))
+def _count_lines(text: str, counts: Counter[str]) -> None:
+    for line in text.splitlines(keepends=True):
+        counts.update(word for word in line.strip(_STRIP).split(" ") if word)
+
+
+def remove_separators(text: str, *, separator: str = "@@") -> str:
+    """Undo :meth:`WordBPE.apply`: join the segments back into words.
+
+    This is subword-nmt's ``sed -r 's/(@@ )|(@@ ?$)//g'``, line by line.
+
+    >>> remove_separators("lo@@ west ne@@ w@@\\n")
+    'lowest new\\n'
+    """
+    joined = re.escape(separator)
+    return re.sub(rf"{joined} |{joined} ?(?=[\\r\\n]*$)", "", text, flags=re.MULTILINE)
 
 
 def word_symbols(word: str, version: tuple[int, int] = CODES_VERSION) -> list[str]:
@@ -402,6 +423,18 @@ class WordBPE:
             out += [segment + self.separator for segment in inner]
             out.append(last)
         return out
+
+    def segment_text(self, text: str) -> list[str]:
+        """Every segment of ``text``, line after line, with separators (what ``apply`` writes).
+
+        >>> WordBPE([("l", "o")]).segment_text("lo low\\nl")
+        ['l@@', 'o', 'lo@@', 'w', 'l']
+        """
+        return [
+            segment
+            for line in text.splitlines()
+            for segment in self.segment_words(line.strip(_STRIP).split(" "))
+        ]
 
     def apply_line(self, line: str) -> str:
         """Segment one line, keeping its leading and trailing CR, LF and spaces."""

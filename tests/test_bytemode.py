@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import streamcodec
 from streamcodec import Encoding
 from streamcodec.reference import merge_steps, rank_merge
 from streamcodec.vocab import BYTE_MODE_PATTERN, GPT2_PATTERN
@@ -88,3 +92,18 @@ def test_byte_mode_equals_tiktoken(ranks: dict[bytes, int], text: str) -> None:
         "bytes", pat_str=BYTE_MODE_PATTERN, mergeable_ranks=ranks, special_tokens={}
     )
     assert byte_mode(ranks).encode_ordinary(text) == theirs.encode_ordinary(text)
+
+
+def test_command_line_bytes_mode() -> None:
+    text = "def f():\r\n    return 1\r\n"
+    done = subprocess.run(
+        [sys.executable, "-m", "streamcodec", "encode", "-", "--mode", "bytes"],
+        input=text.encode(),
+        capture_output=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    enc = streamcodec.get_encoding("cl100k_base")
+    ids = [int(token) for token in done.stdout.split()]
+    assert ids == rank_merge(text.encode(), enc.mergeable_ranks)
+    assert ids != enc.encode(text)  # cl100k_base cuts "    return" into "   " and " return"

@@ -6,6 +6,7 @@ import collections
 import contextlib
 import doctest
 import io
+import itertools
 import re
 import subprocess
 import sys
@@ -24,6 +25,7 @@ from streamcodec.wordbpe import (
     learn_merges_naive,
     parse_codes,
     read_codes,
+    remove_separators,
     write_codes,
 )
 from tests.corpus import samples
@@ -249,3 +251,47 @@ def test_apply_equals_subword_nmt(training: list[str], words: list[str]) -> None
     codes = reference_learn(" ".join(training) + "\n", 80, min_frequency=1)
     line = " ".join(words) + "\n"
     assert WordBPE.from_codes(parse_codes(codes)).apply(line) == reference_apply(codes, line)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    text=st.text(alphabet="ab \t\n\r\x0c\x85", max_size=80),
+    cuts=st.lists(st.integers(0, 80), max_size=6),
+)
+def test_count_words_over_chunks(text: str, cuts: list[int]) -> None:
+    bounds = [0, *sorted(cuts), len(text)]
+    chunks = [text[a:b] for a, b in itertools.pairwise(bounds)]
+    assert count_words(chunks) == count_words(text)
+
+
+@settings(max_examples=60, deadline=None)
+@given(words=st.lists(st.text(alphabet="abcé\t", min_size=1, max_size=8), min_size=1, max_size=12))
+def test_remove_separators_restores_the_words(words: list[str]) -> None:
+    bpe = WordBPE(learn_merges(count_words(" ".join(words * 2)), 20))
+    line = " ".join(words)
+    segmented = bpe.apply(f"{line}\r\n{line}")
+    assert remove_separators(segmented) == f"{line}\r\n{line}"
+
+
+def run_cli(*args: str, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "streamcodec", *args], input=stdin, capture_output=True, timeout=120
+    )
+
+
+def test_command_line_word_mode(tmp_path: Path) -> None:
+    text = samples()["prose"][:8000] + "\r\nlast line  \n"
+    codes = tmp_path / "codes.bpe"
+    codes.write_text(reference_learn(text, 300), encoding="utf-8")
+    source = tmp_path / "in.txt"
+    source.write_bytes(text.encode())
+    done = run_cli("encode", str(source), "--mode", "word", "--codes", str(codes))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.decode() == reference_apply(codes.read_text(encoding="utf-8"), text)
+    counted = run_cli("count", "-", "--mode", "word", "--codes", str(codes), stdin=done.stdout)
+    segments = WordBPE.from_codes(read_codes(codes)).segment_text(done.stdout.decode())
+    assert int(counted.stdout) == len(segments)
+    joined = run_cli("decode", "-", "--mode", "word", stdin=done.stdout)
+    assert joined.stdout.decode() == remove_separators(done.stdout.decode())
+    missing = run_cli("encode", str(source), "--mode", "word")
+    assert missing.returncode == 1 and b"--mode word needs --codes" in missing.stderr
