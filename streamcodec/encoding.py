@@ -27,7 +27,9 @@ from typing import Any, Literal
 import regex
 
 from streamcodec.bpe import merge_piece
+from streamcodec.bytemode import ByteMode
 from streamcodec.pretokenize import Pretokenizer
+from streamcodec.vocab import BYTE_MODE_PATTERN
 
 __all__ = ["Encoding"]
 
@@ -75,6 +77,8 @@ class Encoding:
             )
         self._special_token_values = frozenset(special_tokens.values())
         self._pretokenizer = Pretokenizer(pat_str)
+        # No pre-tokenization: the text is one piece, merged between the cuts no token crosses.
+        self._byte_mode = ByteMode(mergeable_ranks) if pat_str == BYTE_MODE_PATTERN else None
 
     def __repr__(self) -> str:
         return f"<Encoding {self.name!r}>"
@@ -239,6 +243,8 @@ class Encoding:
             token = ranks.get(data)
             if token is not None:
                 ids.append(token)
+            elif self._byte_mode is not None:
+                ids += self._byte_mode.encode(data, whole_piece=False)
             else:
                 ids += merge_piece(data, ranks)
         return ids

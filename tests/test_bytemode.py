@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import subprocess
 import sys
 
@@ -11,8 +12,10 @@ from hypothesis import strategies as st
 
 import streamcodec
 from streamcodec import Encoding
+from streamcodec.bytemode import ByteMode
 from streamcodec.reference import merge_steps, rank_merge
 from streamcodec.vocab import BYTE_MODE_PATTERN, GPT2_PATTERN
+from tests.corpus import samples
 
 BYTES = {bytes([b]): b for b in range(256)}
 # The article's table: Z = aa (256), Y = ab (257), X = ZY (258).
@@ -58,35 +61,78 @@ def test_long_input_is_one_piece() -> None:
     text = "ab" * 2000 + "a"
     ids = byte_mode(ranks).encode(text)
     assert ids == [257] * 1000 + [ord("a")]
-    assert ids == rank_merge(text.encode(), ranks)
+    assert ByteMode(ranks).cuts(text.encode()) == []  # 'ab' and 'ba' are inside tokens
 
 
 @st.composite
 def vocabularies(draw: st.DrawFn) -> dict[bytes, int]:
-    """Random ranks over a small alphabet: each new token joins two existing ones."""
+    """Random ranks over a small alphabet: most new tokens join two existing ones; some are
+    arbitrary strings, which their own merges may never build (unreachable tokens)."""
     tokens = [b"a", b"b", b" ", b"\n", "é".encode()]
     ranks = dict(BYTES)
     for _ in range(draw(st.integers(0, 30))):
-        merged = draw(st.sampled_from(tokens)) + draw(st.sampled_from(tokens))
+        if draw(st.integers(0, 5)):
+            merged = draw(st.sampled_from(tokens)) + draw(st.sampled_from(tokens))
+        else:
+            merged = draw(st.text(alphabet="ab \né", min_size=2, max_size=5)).encode()
         if merged not in ranks:
             ranks[merged] = len(ranks)
             tokens.append(merged)
     return ranks
 
 
+TEXTS = st.text(alphabet="ab \né", max_size=60)
+
+
 @settings(max_examples=200, deadline=None)
-@given(ranks=vocabularies(), text=st.text(alphabet="ab \né", max_size=60))
+@given(ranks=vocabularies(), text=TEXTS)
 def test_byte_mode_is_rank_merge_of_the_whole_text(ranks: dict[bytes, int], text: str) -> None:
     ids = byte_mode(ranks).encode_ordinary(text)
     assert ids == (rank_merge(text.encode(), ranks) if text else [])
     assert byte_mode(ranks).decode(ids) == text
+    for whole_piece in (True, False):
+        expected = rank_merge(text.encode(), ranks, whole_piece=whole_piece) if text else []
+        assert ByteMode(ranks).encode(text.encode(), whole_piece=whole_piece) == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(ranks=vocabularies(), chunks=st.lists(TEXTS, min_size=1, max_size=5))
+def test_a_stream_cutting_at_safe_cuts_gives_the_whole_text_ids(
+    ranks: dict[bytes, int], chunks: list[str]
+) -> None:
+    """Emit what lies before the last safe cut after every chunk, the rest at the end."""
+    mode = ByteMode(ranks)
+    ids: list[int] = []
+    pending = ""
+    emitted = False
+    for chunk in chunks:
+        pending += chunk
+        cut = mode.last_cut(pending)
+        if cut:
+            ids += mode.encode(pending[:cut].encode(), whole_piece=False)
+            pending = pending[cut:]
+            emitted = True
+    ids += mode.encode(pending.encode(), whole_piece=not emitted) if pending else []
+    text = "".join(chunks)
+    assert ids == (rank_merge(text.encode(), ranks) if text else [])
+
+
+def test_safe_cuts_keep_streams_and_pieces_short_with_real_merges() -> None:
+    ranks = streamcodec.get_encoding("cl100k_base").mergeable_ranks
+    mode = ByteMode(ranks)
+    for text in samples().values():
+        data = text[:50_000].encode()
+        cuts = mode.cuts(data)
+        assert max(b - a for a, b in itertools.pairwise([0, *cuts, len(data)])) < 100
+        sample = data[:1000]
+        assert mode.encode(sample) == rank_merge(sample, ranks)
 
 
 tiktoken = pytest.importorskip("tiktoken")
 
 
 @settings(max_examples=100, deadline=None)
-@given(ranks=vocabularies(), text=st.text(alphabet="ab \né", max_size=60))
+@given(ranks=vocabularies(), text=TEXTS)
 def test_byte_mode_equals_tiktoken(ranks: dict[bytes, int], text: str) -> None:
     theirs = tiktoken.Encoding(
         "bytes", pat_str=BYTE_MODE_PATTERN, mergeable_ranks=ranks, special_tokens={}
