@@ -135,9 +135,13 @@ def merge_pair(symbols: Sequence[str], pair: Pair) -> list[str]:
     return out
 
 
-def _check_min_frequency(min_frequency: int) -> None:
+def _check_arguments(word_counts: Mapping[str, int], min_frequency: int) -> None:
     if min_frequency < 1:
         raise ValueError(f"min_frequency must be at least 1, not {min_frequency}")
+    # A space would split the symbol in the codes file; a line break would split the line.
+    for word in word_counts:
+        if " " in word or "\n" in word:
+            raise ValueError(f"word {word!r} contains a space or a line break; see count_words")
 
 
 def _merge_budget(word_counts: Mapping[str, int], num_merges: int, total_symbols: bool) -> int:
@@ -161,7 +165,7 @@ def learn_merges_naive(
     >>> learn_merges_naive({"aaab": 2}, 3)
     [('a', 'a'), ('aa', 'a'), ('aaa', 'b</w>')]
     """
-    _check_min_frequency(min_frequency)
+    _check_arguments(word_counts, min_frequency)
     words = {tuple(word_symbols(word)): count for word, count in word_counts.items() if word}
     merges: list[Pair] = []
     for _ in range(_merge_budget(word_counts, num_merges, total_symbols)):
@@ -194,7 +198,7 @@ def learn_merges(
     >>> learn_merges(count_words("aaab aaab"), 3)
     [('a', 'a'), ('aa', 'a'), ('aaa', 'b</w>')]
     """
-    _check_min_frequency(min_frequency)
+    _check_arguments(word_counts, min_frequency)
     state = _PairCounts(word_counts)
     merges: list[Pair] = []
     for _ in range(_merge_budget(word_counts, num_merges, total_symbols)):

@@ -138,6 +138,8 @@ def test_min_frequency_stops_like_subword_nmt() -> None:
         assert format_codes(ours) == codes
     with pytest.raises(ValueError, match="min_frequency"):
         learn_merges({"ab": 3}, 1, min_frequency=0)
+    with pytest.raises(ValueError, match="contains a space"):
+        learn_merges({"a b": 3}, 1)
 
 
 def test_total_symbols() -> None:
