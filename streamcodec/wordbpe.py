@@ -245,36 +245,51 @@ class _PairCounts:
         heapq.heapify(self.heap)
 
     def best(self) -> Pair | None:
-        """The most frequent pair (largest on ties), dropping stale heap entries."""
-        while self.heap:
-            negative, _, pair = self.heap[0]
-            if self.stats.get(pair) == -negative:
+        """The most frequent pair (largest on ties).
+
+        Every pair has an entry whose count is at least its true count (a count that rises is
+        pushed again; one that falls is not), so an entry whose count is true is the maximum. A
+        stale entry is pushed back with the true count.
+        """
+        heap, stats = self.heap, self.stats
+        while heap:
+            negative, key, pair = heap[0]
+            n = stats.get(pair, 0)
+            if n == -negative:
                 return pair
-            heapq.heappop(self.heap)
+            if n > 0:
+                heapq.heapreplace(heap, (-n, key, pair))
+            else:
+                heapq.heappop(heap)
         return None
 
     def merge(self, pair: Pair) -> None:
-        """Merge ``pair`` in every word holding it and update the counts of the pairs touched."""
-        touched: set[Pair] = set()
+        """Merge ``pair`` in every word holding it and update the counts of the pairs changed."""
+        changed: dict[Pair, int] = defaultdict(int)
         for index in self.where.pop(pair, ()):
             old = self.words[index]
             new = merge_pair(old, pair)
             if len(new) == len(old):
                 continue  # a stale entry: an earlier merge removed the pair from this word
-            count = self.counts[index]
-            for gone in itertools.pairwise(old):
-                self.stats[gone] -= count
-                touched.add(gone)
-            for made in itertools.pairwise(new):
-                self.stats[made] += count
-                self.where[made].add(index)
-                touched.add(made)
             self.words[index] = new
-        for each in touched:
-            n = self.stats[each]
-            if n > 0:
+            # Only the pairs around the merges change; pairs kept stay indexed and counted.
+            delta: dict[Pair, int] = defaultdict(int)
+            for gone in itertools.pairwise(old):
+                delta[gone] -= 1
+            for made in itertools.pairwise(new):
+                delta[made] += 1
+            count = self.counts[index]
+            for each, d in delta.items():
+                if d:
+                    changed[each] += d * count
+                    if d > 0:
+                        self.where[each].add(index)
+        for each, d in changed.items():
+            n = self.stats[each] + d
+            self.stats[each] = n
+            if d > 0:
                 heapq.heappush(self.heap, (-n, _tie_key(each), each))
-            else:
+            elif n <= 0:
                 del self.stats[each]
 
 
