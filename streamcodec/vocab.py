@@ -14,6 +14,7 @@ A byte-level BPE vocabulary has three parts:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 
 __all__ = [
@@ -22,6 +23,7 @@ __all__ = [
     "GPT2_PATTERN",
     "O200K_PATTERN",
     "PATTERNS",
+    "Vocabulary",
     "VocabularyError",
     "check_vocabulary",
     "resolve_pattern",
@@ -63,6 +65,22 @@ PATTERNS: dict[str, str] = {
 
 class VocabularyError(ValueError):
     """A vocabulary is malformed. The message names the source (file and line, or JSON path)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Vocabulary:
+    """What a vocabulary file holds: ranks, special tokens, and the pattern if the file has one.
+
+    ``pat_str`` is ``None`` when the format does not store a pattern (``.tiktoken``, GPT-2's
+    files): the caller chooses one, e.g. ``PATTERNS["gpt2"]``.
+
+        >>> Vocabulary({bytes([b]): b for b in range(256)}).special_tokens
+        {}
+    """
+
+    mergeable_ranks: dict[bytes, int]
+    special_tokens: dict[str, int] = dataclasses.field(default_factory=dict)
+    pat_str: str | None = None
 
 
 def resolve_pattern(name_or_pattern: str) -> str:

@@ -15,7 +15,7 @@ import os
 from collections.abc import Mapping
 
 from streamcodec.atomicfile import atomic_output
-from streamcodec.vocab import VocabularyError
+from streamcodec.vocab import VocabularyError, check_vocabulary
 
 __all__ = ["parse_tiktoken", "read_tiktoken", "write_tiktoken", "write_tiktoken_bytes"]
 
@@ -71,9 +71,11 @@ def _parse_tiktoken_lines(data: bytes, source: str) -> dict[bytes, int]:
 
 
 def read_tiktoken(path: str | os.PathLike[str]) -> dict[bytes, int]:
-    """Read a ``.tiktoken`` file."""
+    """Read a ``.tiktoken`` file and check it is a usable vocabulary (all 256 single bytes)."""
     with open(path, "rb") as f:
-        return parse_tiktoken(f.read(), source=os.fspath(path))
+        ranks = parse_tiktoken(f.read(), source=os.fspath(path))
+    check_vocabulary(ranks, source=os.fspath(path))
+    return ranks
 
 
 def write_tiktoken_bytes(ranks: Mapping[bytes, int]) -> bytes:
