@@ -10,7 +10,8 @@
 
 from streamcodec.encoding import Encoding
 from streamcodec.registry import get_encoding, list_encoding_names
+from streamcodec.training import train
 from streamcodec.vocab import VocabularyError
 
-__all__ = ["Encoding", "VocabularyError", "get_encoding", "list_encoding_names"]
+__all__ = ["Encoding", "VocabularyError", "get_encoding", "list_encoding_names", "train"]
 __version__ = "0.1.0"

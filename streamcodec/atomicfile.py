@@ -29,6 +29,8 @@ def atomic_output(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
     folder = os.path.dirname(os.path.abspath(target))
     fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=folder)
     try:
+        # mkstemp makes the file owner-only; give it the permissions open() would have.
+        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "wb") as f:
             yield f
             f.flush()
@@ -38,3 +40,9 @@ def atomic_output(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

@@ -1,4 +1,4 @@
-"""The command line: ``streamcodec encode | decode | count``.
+"""The command line: ``streamcodec encode | decode | count | train``.
 
 Only this module prints or touches the terminal. Errors from the library become one line on
 stderr and exit status 1; the output file is written atomically.
@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from streamcodec.atomicfile import atomic_output
 from streamcodec.encoding import Encoding
@@ -69,6 +70,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_input_and_encoding(decode)
     decode.add_argument("-o", "--output", help="write text here (default: stdout)")
     decode.set_defaults(run=_run_decode)
+    _add_train(commands)
     return parser
 
 
@@ -168,3 +170,94 @@ def _run_decode(args: argparse.Namespace) -> int:
     ids = [int(token) for token in text.split()]
     _write(args.output, _encoding(args).decode_bytes(ids))
     return 0
+
+
+def _add_train(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    train = commands.add_parser(
+        "train", help="learn a byte-level BPE vocabulary from text files (streamcodec.train)"
+    )
+    train.add_argument("files", nargs="+", help="UTF-8 text files; each is one document")
+    train.add_argument("--vocab-size", type=int, required=True, help="ids, special tokens included")
+    train.add_argument(
+        "--pattern", default="cl100k_base", help="pre-tokenizer: a pattern name or a regex"
+    )
+    train.add_argument("--special", action="append", default=[], help="a special token (repeat)")
+    train.add_argument(
+        "--min-frequency", type=int, default=2, help="stop when no pair occurs this often"
+    )
+    train.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        help="vocabulary file, format by name: .tiktoken, tokenizer.json, .model (minbpe), "
+        "or encoder.json or an existing folder (GPT-2's two files)",
+    )
+    train.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    train.set_defaults(run=_run_train)
+
+
+def _run_train(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from streamcodec.formats import detect_format, save_vocabulary
+    from streamcodec.training import train
+    from streamcodec.vocab import Vocabulary
+
+    output = Path(args.output)
+    kind = "gpt2" if output.is_dir() else detect_format(output)  # before the work, not after
+    paths = [Path(name) for name in args.files]
+    total_bytes = sum(path.stat().st_size for path in paths)
+    with _TrainProgress(total_bytes, quiet=args.quiet or not sys.stderr.isatty()) as progress:
+        enc = train(
+            paths,
+            vocab_size=args.vocab_size,
+            pat_str=args.pattern,
+            special_tokens=args.special,
+            min_frequency=args.min_frequency,
+            progress=progress,
+        )
+    vocabulary = Vocabulary(enc.mergeable_ranks, enc.special_tokens, enc.pat_str)
+    save_vocabulary(vocabulary, output, format=kind)
+    print(
+        f"trained {len(enc.mergeable_ranks):,} tokens ({len(enc.mergeable_ranks) - 256:,} merges) "
+        f"from {total_bytes:,} bytes -> {output} ({kind})",
+        file=sys.stderr,
+    )
+    if enc.special_tokens and kind == "tiktoken":
+        ids = ", ".join(f"{text} = {i}" for text, i in enc.special_tokens.items())
+        print(f"special tokens (not stored in .tiktoken): {ids}", file=sys.stderr)
+    return 0
+
+
+class _TrainProgress:
+    """tqdm bars on stderr for the trainer's two stages: reading (bytes), then merging."""
+
+    def __init__(self, total_bytes: int, *, quiet: bool) -> None:
+        self._total_bytes = total_bytes
+        self._quiet = quiet
+        self._bar: Any = None
+        self._stage = ""
+
+    def __enter__(self) -> _TrainProgress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.close()
+
+    def __call__(self, stage: str, done: int, total: int | None) -> None:
+        if self._quiet:
+            return
+        if stage != self._stage:
+            from tqdm import tqdm
+
+            if self._bar is not None:
+                self._bar.close()
+            self._stage = stage
+            if stage == "count":
+                self._bar = tqdm(
+                    total=self._total_bytes, unit="B", unit_scale=True, desc="counting"
+                )
+            else:
+                self._bar = tqdm(total=total, unit=" merges", desc="merging")
+        self._bar.update(done - self._bar.n)

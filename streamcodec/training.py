@@ -1,0 +1,346 @@
+"""The efficient trainer: count the pre-tokens once, then merge with a priority queue.
+
+It must learn exactly the ranks of :func:`streamcodec.reference.train_naive`, which recounts every
+adjacent pair after every merge. Here the pairs are counted once, over the table of distinct
+pre-tokens ("words", weighted by how often each occurs), and a merge of ``(a, b)`` into ``ab``
+only visits the words that contain the pair (``where[pair]``) and fixes the counts of the pairs
+around each occurrence: ``(x, a) -> (x, ab)`` and ``(b, y) -> (ab, y)``.
+
+The best pair comes from a heap with lazy invalidation. An entry holds a count that is at least
+the pair's true count (counts of old pairs only fall; every pair whose count rises is pushed
+again), so when the popped entry's count is the true count it is the true maximum; a stale entry
+is pushed back with its true count. Ties go to the smallest ``(left id, right id)``: the heap key
+is ``-count`` then the pair, so the order is the reference's.
+
+    >>> enc = train("aaabdaaabac", vocab_size=259, pat_str=r".+", min_frequency=1)
+    >>> [enc.decode_single_token_bytes(rank) for rank in range(256, 259)]
+    [b'aa', b'ab', b'aaab']
+
+The corpus is streamed: only the table of distinct pre-tokens and their counts is kept. See
+:func:`count_pretokens` for how the text is cut without changing its pre-tokens.
+"""
+
+from __future__ import annotations
+
+import codecs
+import heapq
+import io
+import os
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import IO
+
+import regex
+
+from streamcodec.encoding import Encoding
+from streamcodec.pretokenize import Pretokenizer
+from streamcodec.vocab import PATTERNS, resolve_pattern
+
+__all__ = ["Progress", "Source", "count_pretokens", "learn_ranks", "train"]
+
+Document = str | os.PathLike[str] | IO[str] | IO[bytes]
+#: A str (one document), a path, a file object (text or binary UTF-8), or an iterable of those.
+Source = Document | Iterable[Document]
+#: ``progress(stage, done, total)``: stage ``"count"`` reports the UTF-8 bytes of text counted so
+#: far (total None); stage ``"merge"`` the merges done out of ``total``.
+Progress = Callable[[str, int, int | None], None]
+
+CHUNK_SIZE = 1 << 18  # bytes read at a time: the pieces of one chunk are in memory at once
+
+# A word is a str with one character per id (chr(id)), so that finding and replacing a pair
+# in it are str.find and str.replace, in C; a pair is the 2-character str. A heap entry is an
+# int, the pair's ids and count packed so that the smallest entry has the highest count, then
+# the smallest (left id, right id): (left << 32 | right) - (count << 64).
+_MAX_TOKENS = 0x110000  # chr's limit
+_RIGHT = (1 << 32) - 1
+
+# After a newline that follows a non-space, before a letter or digit, no piece of the named
+# patterns (gpt2, cl100k_base, o200k_base) can cross, and the text before it pre-tokenizes as if it
+# ended there; tests/test_training.py checks this against whole-text pre-tokenization.
+_SAFE_CUT = regex.compile(r"(?r)(?<=\S\n)[\p{L}\p{N}]")
+_CUTTABLE_PATTERNS = frozenset(PATTERNS.values())
+
+
+def train(
+    source: Source,
+    *,
+    vocab_size: int,
+    pat_str: str,
+    special_tokens: Iterable[str] = (),
+    min_frequency: int = 2,
+    name: str = "trained",
+    progress: Progress | None = None,
+) -> Encoding:
+    """Learn a byte-level BPE encoding with ``vocab_size`` ids (special tokens included).
+
+    ``source`` is a str (the text of one document), an ``os.PathLike`` (a file, read as UTF-8),
+    a file object, or an iterable of those (documents: no pre-token spans two of them). Text
+    equal to a special token is cut out and not counted; the special tokens take the ids after
+    the merges, in the order given. Training stops early when no pair occurs ``min_frequency``
+    times (a pair seen once is memorisation, not a pattern), so ``n_vocab`` may be smaller.
+
+    >>> enc = train(["low lower lowest"] * 2, vocab_size=260, pat_str="gpt2",
+    ...             special_tokens=["<|end|>"])
+    >>> enc.decode_tokens_bytes(enc.encode(" lowest<|end|>", allowed_special="all"))
+    [b' low', b'e', b's', b't', b'<|end|>']
+    """
+    specials = list(dict.fromkeys(special_tokens))
+    if "" in specials:
+        raise ValueError("a special token cannot be the empty string")
+    if vocab_size < 256 + len(specials):
+        raise ValueError(
+            f"vocab_size={vocab_size} is too small: it must hold the 256 single bytes and "
+            f"{len(specials)} special token(s)"
+        )
+    pattern = resolve_pattern(pat_str)
+    counts = count_pretokens(source, pat_str=pattern, special_tokens=specials, progress=progress)
+    ranks = learn_ranks(
+        counts,
+        n_tokens=vocab_size - len(specials),
+        min_frequency=min_frequency,
+        progress=progress,
+    )
+    return Encoding(
+        name,
+        pat_str=pattern,
+        mergeable_ranks=ranks,
+        special_tokens={text: len(ranks) + i for i, text in enumerate(specials)},
+    )
+
+
+def count_pretokens(
+    source: Source,
+    *,
+    pat_str: str,
+    special_tokens: Iterable[str] = (),
+    progress: Progress | None = None,
+    chunk_size: int = CHUNK_SIZE,
+) -> Counter[str]:
+    """Count the pre-tokens of every document of ``source`` (see :func:`train`), streaming files.
+
+    A file is read ``chunk_size`` bytes at a time. For the named patterns the text is cut at the
+    last safe place of what has been read (a newline after a non-space, before a letter or
+    digit), which gives the same pre-tokens as the whole file; text with no such place (and any
+    file under another pattern) is kept until one comes or the file ends.
+
+    >>> count_pretokens("a b<|end|>a", pat_str="gpt2", special_tokens=["<|end|>"])
+    Counter({'a': 2, ' b': 1})
+    """
+    pretokenizer = Pretokenizer(resolve_pattern(pat_str))
+    cuttable = pretokenizer.pattern in _CUTTABLE_PATTERNS
+    specials = sorted(set(special_tokens), key=lambda t: (-len(t), t))
+    finder = regex.compile("|".join(map(regex.escape, specials))) if specials else None
+    longest = max(map(len, specials), default=1)
+    counts: Counter[str] = Counter()
+    done = 0
+    for document in _documents(source):
+        for chunk in _segments(_chunks(document, chunk_size), finder, longest, cuttable):
+            counts.update(pretokenizer.pieces(chunk))
+            if progress is not None:
+                done += len(chunk.encode("utf-8", "surrogatepass"))
+                progress("count", done, None)
+    return counts
+
+
+def _documents(source: Source) -> Iterator[Document]:
+    if isinstance(source, (str, os.PathLike, io.IOBase)) or hasattr(source, "read"):
+        yield source  # type: ignore[misc]  # a file object that is not an io.IOBase
+    else:
+        yield from source
+
+
+def _chunks(document: Document, chunk_size: int) -> Iterator[str]:
+    """The text of one document, in pieces of about ``chunk_size``."""
+    if isinstance(document, str):
+        yield document
+    elif isinstance(document, os.PathLike):
+        with open(document, "rb") as f:
+            yield from _read(f, os.fspath(document), chunk_size)
+    else:
+        yield from _read(document, str(getattr(document, "name", "<file>")), chunk_size)
+
+
+def _read(f: IO[str] | IO[bytes], name: str, chunk_size: int) -> Iterator[str]:
+    """Read ``f`` in chunks; bytes are decoded as UTF-8, an error names the byte offset."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    offset = 0  # bytes read before this chunk
+    while data := f.read(chunk_size):
+        if isinstance(data, str):
+            yield data
+            continue
+        try:
+            yield decoder.decode(data)
+        except UnicodeDecodeError as exc:
+            at = offset - len(decoder.getstate()[0]) + exc.start
+            raise ValueError(f"{name}: invalid UTF-8 at byte offset {at}") from None
+        offset += len(data)
+    if pending := len(decoder.getstate()[0]):
+        raise ValueError(f"{name}: invalid UTF-8 at byte offset {offset - pending}: truncated")
+
+
+def _segments(
+    chunks: Iterable[str], finder: regex.Pattern[str] | None, longest: int, cuttable: bool
+) -> Iterator[str]:
+    """Cut the text of a document into parts that pre-tokenize independently.
+
+    Cuts go around special tokens (dropped) and, when ``cuttable``, at safe places. A special
+    token or cut is only taken once ``longest - 1`` characters follow it, so that more text
+    could not change it. Text without a cut is kept; it is searched only where it is new, and
+    joined only when the new text doubles it, so a long stretch without one costs linear time.
+    """
+    text = ""
+    checked = 0  # text[:checked] holds no cut and no start of a special token
+    pending: list[str] = []
+    waiting = 0
+    for chunk in chunks:
+        pending.append(chunk)
+        waiting += len(chunk)
+        if waiting < len(text):
+            continue
+        text += "".join(pending)
+        pending, waiting = [], 0
+        start = 0
+        limit = len(text) - longest + 1
+        if finder is not None:
+            for match in finder.finditer(text, checked):
+                if match.start() >= limit:
+                    break
+                yield text[start : match.start()]
+                start = match.end()
+        if cuttable and (cut := _SAFE_CUT.search(text, max(start, checked), limit)):
+            yield text[start : cut.start()]
+            start = cut.start()
+        text = text[start:]
+        checked = max(0, limit - start)
+    text += "".join(pending)
+    yield from finder.split(text) if finder is not None else [text]
+
+
+def learn_ranks(
+    counts: Mapping[str, int] | Mapping[bytes, int],
+    *,
+    n_tokens: int,
+    min_frequency: int = 2,
+    progress: Progress | None = None,
+) -> dict[bytes, int]:
+    """Merge until there are ``n_tokens`` ranks or no pair occurs ``min_frequency`` times.
+
+    ``counts`` maps each distinct pre-token (text or bytes) to its number of occurrences. The
+    result equals :func:`streamcodec.reference.train_naive` on the same pre-tokens. A
+    ``min_frequency`` below 1 means 1: a pair that does not occur is never merged.
+
+    >>> learn_ranks({"hug": 10, "pug": 5, "hugs": 5}, n_tokens=258)[b"ug"]
+    256
+    """
+    if n_tokens > _MAX_TOKENS:
+        raise ValueError(f"n_tokens={n_tokens}: at most {_MAX_TOKENS} mergeable tokens")
+    min_frequency = max(1, min_frequency)
+    words: list[str] = []
+    freqs: list[int] = []
+    for piece, freq in counts.items():
+        data = piece.encode("utf-8") if isinstance(piece, str) else piece
+        if len(data) > 1:  # a single byte has no pair
+            words.append(data.decode("latin-1"))  # chr(byte) for each byte
+            freqs.append(freq)
+    pair_counts, where = _count_pairs(words, freqs)
+    tokens = [bytes([b]) for b in range(256)]
+    ranks = {token: rank for rank, token in enumerate(tokens)}
+    heap = [_entry(pair, count) for pair, count in pair_counts.items() if count >= min_frequency]
+    heapq.heapify(heap)
+    while len(tokens) < n_tokens and heap:
+        entry = heapq.heappop(heap)
+        pair = chr(entry >> 32 & _RIGHT) + chr(entry & _RIGHT)
+        count = pair_counts.get(pair, 0)
+        if count != -(entry >> 64):  # stale: the pair has become rarer since this was pushed
+            if count >= min_frequency:
+                heapq.heappush(heap, _entry(pair, count))
+            continue
+        merged = tokens[ord(pair[0])] + tokens[ord(pair[1])]
+        ranks[merged] = len(tokens)
+        tokens.append(merged)
+        del pair_counts[pair]
+        for new_pair, count in _merge(pair, chr(ranks[merged]), words, freqs, pair_counts, where):
+            if count >= min_frequency:
+                heapq.heappush(heap, _entry(new_pair, count))
+        if progress is not None:
+            progress("merge", len(tokens) - 256, n_tokens - 256)
+    return ranks
+
+
+def _entry(pair: str, count: int) -> int:
+    return (ord(pair[0]) << 32 | ord(pair[1])) - (count << 64)
+
+
+def _count_pairs(
+    words: list[str], freqs: list[int]
+) -> tuple[defaultdict[str, int], defaultdict[str, list[int]]]:
+    """Each adjacent pair's weighted count, and the indices of the words it occurs in."""
+    pair_counts: defaultdict[str, int] = defaultdict(int)
+    where: defaultdict[str, list[int]] = defaultdict(list)
+    for index, (word, freq) in enumerate(zip(words, freqs, strict=True)):
+        for i in range(len(word) - 1):
+            pair = word[i : i + 2]
+            pair_counts[pair] += freq
+            where[pair].append(index)
+    return pair_counts, where
+
+
+def _merge(
+    pair: str,
+    new: str,
+    words: list[str],
+    freqs: list[int],
+    pair_counts: dict[str, int],
+    where: defaultdict[str, list[int]],
+) -> Iterable[tuple[str, int]]:
+    """Replace ``pair`` (``ab``) by ``new`` in every word holding it; return the new pairs' counts.
+
+    Each occurrence, left to right, turns ``(x, a)`` into ``(x, ab)`` and ``(b, y)`` into
+    ``(ab, y)``; when ``x`` is the ``b`` of the occurrence just before (``a b a b``), the
+    ``(ab, a)`` made by that one becomes ``(ab, ab)``. This keeps the counts exact. Pairs with
+    ``ab`` are new, so they are counted apart and added at the end. The loop is written out in
+    full (no helper calls): it is where training spends its time.
+    """
+    fresh: defaultdict[str, int] = defaultdict(int)
+    follow = new + pair[0]  # (ab, a)
+    double = new + new  # (ab, ab)
+    for index in dict.fromkeys(where.pop(pair)):
+        word = words[index]
+        i = word.find(pair)
+        if i < 0:  # a stale index: an earlier merge took the pair from this word
+            continue
+        freq = freqs[index]
+        end = 0  # where the previous occurrence ended
+        last = len(word) - 2
+        while i >= 0:
+            if i and i == end:
+                fresh[follow] -= freq
+                fresh[double] += freq
+                where[double].append(index)
+            elif i:
+                if (old := word[i - 1 : i + 1]) != pair:
+                    if remaining := pair_counts[old] - freq:
+                        pair_counts[old] = remaining
+                    else:
+                        del pair_counts[old], where[old]
+                grown = word[i - 1] + new
+                fresh[grown] += freq
+                where[grown].append(index)
+            end = i + 2
+            if i < last:
+                if (old := word[i + 1 : i + 3]) != pair:
+                    if remaining := pair_counts[old] - freq:
+                        pair_counts[old] = remaining
+                    else:
+                        del pair_counts[old], where[old]
+                grown = new + word[end]
+                fresh[grown] += freq
+                where[grown].append(index)
+            i = word.find(pair, end)
+        words[index] = word.replace(pair, new)
+    for grown, count in list(fresh.items()):
+        if count:
+            pair_counts[grown] = count
+        else:  # made and unmade within one word: (ab, a) in a b a b
+            del fresh[grown], where[grown]
+    return fresh.items()
