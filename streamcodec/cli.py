@@ -12,6 +12,7 @@ segments out).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -80,7 +81,8 @@ def _add_input_and_encoding(command: argparse.ArgumentParser) -> None:
         "-e",
         "--encoding",
         default="cl100k_base",
-        help=f"encoding name (default cl100k_base; known: {', '.join(list_encoding_names())})",
+        help=f"encoding name (default cl100k_base; known: {', '.join(list_encoding_names())}) "
+        "or a vocabulary file",
     )
     command.add_argument(
         "--mode",
@@ -119,7 +121,7 @@ def _write(path: str | None, data: bytes) -> None:
 
 
 def _encoding(args: argparse.Namespace) -> Encoding:
-    enc = get_encoding(args.encoding)
+    enc = _named_or_file_encoding(args.encoding, args.mode)
     if args.mode == "bytes":
         return Encoding(
             f"{enc.name} (bytes)",
@@ -128,6 +130,27 @@ def _encoding(args: argparse.Namespace) -> Encoding:
             special_tokens=enc.special_tokens,
         )
     return enc
+
+
+def _named_or_file_encoding(name: str, mode: str) -> Encoding:
+    """A registered encoding, or else a vocabulary file (a format ``streamcodec train`` writes)."""
+    if name in list_encoding_names() or not os.path.exists(name):
+        return get_encoding(name)
+    from streamcodec.formats import load_vocabulary
+
+    vocabulary = load_vocabulary(name)
+    pattern = BYTE_MODE_PATTERN if mode == "bytes" else vocabulary.pat_str
+    if pattern is None:
+        raise ValueError(
+            f"{name}: the file stores no pre-tokenizer pattern; use --mode bytes, or a "
+            "tokenizer.json or minbpe .model file"
+        )
+    return Encoding(
+        name,
+        pat_str=pattern,
+        mergeable_ranks=vocabulary.mergeable_ranks,
+        special_tokens=vocabulary.special_tokens,
+    )
 
 
 def _word_bpe(args: argparse.Namespace) -> WordBPE:
@@ -177,9 +200,22 @@ def _add_train(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "train", help="learn a byte-level BPE vocabulary from text files (streamcodec.train)"
     )
     train.add_argument("files", nargs="+", help="UTF-8 text files; each is one document")
-    train.add_argument("--vocab-size", type=int, required=True, help="ids, special tokens included")
     train.add_argument(
-        "--pattern", default="cl100k_base", help="pre-tokenizer: a pattern name or a regex"
+        "--mode",
+        choices=["bytelevel", "bytes", "word"],
+        default="bytelevel",
+        help="bytelevel: split with --pattern (default); bytes: no pre-tokenization; "
+        "word: Sennrich word-level BPE, writes a subword-nmt codes file",
+    )
+    train.add_argument("--vocab-size", type=int, help="ids, special tokens included (not word)")
+    train.add_argument(
+        "--pattern", help="pre-tokenizer: a pattern name or a regex (default cl100k_base)"
+    )
+    train.add_argument("--merges", type=int, help="--mode word: the number of merges to learn")
+    train.add_argument(
+        "--total-symbols",
+        action="store_true",
+        help="--mode word: count the characters towards --merges (subword-nmt's --total-symbols)",
     )
     train.add_argument("--special", action="append", default=[], help="a special token (repeat)")
     train.add_argument(
@@ -190,7 +226,7 @@ def _add_train(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--output",
         required=True,
         help="vocabulary file, format by name: .tiktoken, tokenizer.json, .model (minbpe), "
-        "or encoder.json or an existing folder (GPT-2's two files)",
+        "or encoder.json or an existing folder (GPT-2's two files); --mode word: a codes file",
     )
     train.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     train.set_defaults(run=_run_train)
@@ -203,6 +239,15 @@ def _run_train(args: argparse.Namespace) -> int:
     from streamcodec.training import train
     from streamcodec.vocab import Vocabulary
 
+    if args.mode == "word":
+        return _run_train_word(args)
+    if args.merges is not None or args.total_symbols:
+        raise ValueError("--merges and --total-symbols are for --mode word; use --vocab-size")
+    if args.vocab_size is None:
+        raise ValueError(f"--mode {args.mode} needs --vocab-size")
+    if args.mode == "bytes" and args.pattern is not None:
+        raise ValueError("--mode bytes has no pre-tokenizer: leave out --pattern")
+    pattern = BYTE_MODE_PATTERN if args.mode == "bytes" else args.pattern or "cl100k_base"
     output = Path(args.output)
     kind = "gpt2" if output.is_dir() else detect_format(output)  # before the work, not after
     paths = [Path(name) for name in args.files]
@@ -211,7 +256,7 @@ def _run_train(args: argparse.Namespace) -> int:
         enc = train(
             paths,
             vocab_size=args.vocab_size,
-            pat_str=args.pattern,
+            pat_str=pattern,
             special_tokens=args.special,
             min_frequency=args.min_frequency,
             progress=progress,
@@ -226,6 +271,26 @@ def _run_train(args: argparse.Namespace) -> int:
     if enc.special_tokens and kind == "tiktoken":
         ids = ", ".join(f"{text} = {i}" for text, i in enc.special_tokens.items())
         print(f"special tokens (not stored in .tiktoken): {ids}", file=sys.stderr)
+    return 0
+
+
+def _run_train_word(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from streamcodec.wordbpe import train_word_bpe, write_codes
+
+    if args.merges is None:
+        raise ValueError("--mode word needs --merges N (the number of merges to learn)")
+    if args.vocab_size is not None or args.pattern is not None or args.special:
+        raise ValueError("--mode word takes --merges, not --vocab-size, --pattern or --special")
+    bpe = train_word_bpe(
+        [Path(name) for name in args.files],
+        num_merges=args.merges,
+        min_frequency=args.min_frequency,
+        total_symbols=args.total_symbols,
+    )
+    write_codes(args.output, bpe.merges)
+    print(f"learned {len(bpe.merges):,} merges -> {args.output}", file=sys.stderr)
     return 0
 
 

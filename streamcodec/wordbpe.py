@@ -39,6 +39,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from streamcodec.atomicfile import atomic_output
+from streamcodec.training import Source, document_texts
 
 __all__ = [
     "END_OF_WORD",
@@ -51,6 +52,7 @@ __all__ = [
     "parse_codes",
     "read_codes",
     "remove_separators",
+    "train_word_bpe",
     "write_codes",
 ]
 
@@ -208,6 +210,31 @@ def learn_merges(
         merges.append(best)
         state.merge(best)
     return merges
+
+
+def train_word_bpe(
+    source: Source,
+    *,
+    num_merges: int,
+    min_frequency: int = 2,
+    total_symbols: bool = False,
+    separator: str = "@@",
+) -> WordBPE:
+    """Learn word-level BPE from ``source`` as subword-nmt's ``learn-bpe`` does, ready to apply.
+
+    ``source`` is what :func:`streamcodec.train` takes: a str, a path, a file, or an iterable of
+    those (documents); files are streamed and only the word counts are kept.
+
+    >>> train_word_bpe(["low lower", "lowest"], num_merges=2).merges
+    [('l', 'o'), ('w', 'e')]
+    """
+    counts: Counter[str] = Counter()
+    for chunks in document_texts(source):
+        counts.update(count_words(chunks))
+    merges = learn_merges(
+        counts, num_merges, min_frequency=min_frequency, total_symbols=total_symbols
+    )
+    return WordBPE(merges, separator=separator)
 
 
 def _tie_key(pair: Pair) -> tuple[int, ...]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -13,7 +14,7 @@ from hypothesis import strategies as st
 import streamcodec
 from streamcodec import Encoding
 from streamcodec.bytemode import ByteMode
-from streamcodec.reference import merge_steps, rank_merge
+from streamcodec.reference import merge_steps, rank_merge, train_naive
 from streamcodec.vocab import BYTE_MODE_PATTERN, GPT2_PATTERN
 from tests.corpus import samples
 
@@ -153,3 +154,51 @@ def test_command_line_bytes_mode() -> None:
     ids = [int(token) for token in done.stdout.split()]
     assert ids == rank_merge(text.encode(), enc.mergeable_ranks)
     assert ids != enc.encode(text)  # cl100k_base cuts "    return" into "   " and " return"
+
+
+def test_article_example_trains_in_byte_mode() -> None:
+    enc = streamcodec.train("aaabdaaabac", vocab_size=259, pat_str="bytes", min_frequency=1)
+    assert enc.pat_str == BYTE_MODE_PATTERN
+    assert {token: rank for token, rank in enc.mergeable_ranks.items() if rank >= 256} == {
+        b"aa": 256,  # Z
+        b"ab": 257,  # Y: ties with Za (2 each); (97, 98) < (256, 97)
+        b"aaab": 258,  # X = ZY
+    }
+    assert enc.encode("aaabdaaabac") == [258, ord("d"), 258, ord("a"), ord("c")]
+
+
+@settings(max_examples=60, deadline=None)
+@given(text=st.text(alphabet="ab \n", max_size=80), merges=st.integers(0, 20))
+def test_byte_mode_training_equals_the_naive_trainer(text: str, merges: int) -> None:
+    enc = streamcodec.train(text, vocab_size=256 + merges, pat_str=BYTE_MODE_PATTERN)
+    assert enc.mergeable_ranks == train_naive(
+        text, 256 + merges, pat_str=BYTE_MODE_PATTERN, min_frequency=2
+    )
+    assert enc.encode(text) == (rank_merge(text.encode(), enc.mergeable_ranks) if text else [])
+
+
+def test_command_line_trains_and_encodes_in_byte_mode(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("aaabdaaabac", encoding="utf-8")
+    vocab = tmp_path / "bytes.tiktoken"
+    cli = [sys.executable, "-m", "streamcodec"]
+    train = [*cli, "train", str(corpus), "--mode", "bytes"]
+    done = subprocess.run(
+        [*train, "--vocab-size", "259", "--min-frequency", "1", "-o", str(vocab), "-q"],
+        capture_output=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    encoded = subprocess.run(
+        [*cli, "encode", str(corpus), "--mode", "bytes", "-e", str(vocab)],
+        capture_output=True,
+        timeout=120,
+    )
+    assert encoded.returncode == 0, encoded.stderr
+    assert [int(i) for i in encoded.stdout.split()] == [258, ord("d"), 258, ord("a"), ord("c")]
+    mixed = subprocess.run(
+        [*train, "--pattern", "gpt2", "--vocab-size", "300", "-o", str(vocab)],
+        capture_output=True,
+        timeout=120,
+    )
+    assert mixed.returncode == 1 and b"leave out --pattern" in mixed.stderr

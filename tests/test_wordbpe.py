@@ -26,6 +26,7 @@ from streamcodec.wordbpe import (
     parse_codes,
     read_codes,
     remove_separators,
+    train_word_bpe,
     write_codes,
 )
 from tests.corpus import samples
@@ -297,3 +298,19 @@ def test_command_line_word_mode(tmp_path: Path) -> None:
     assert joined.stdout.decode() == remove_separators(done.stdout.decode())
     missing = run_cli("encode", str(source), "--mode", "word")
     assert missing.returncode == 1 and b"--mode word needs --codes" in missing.stderr
+
+
+def test_command_line_trains_word_codes_like_learn_bpe(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(samples()["code"][:10_000], encoding="utf-8")
+    codes = tmp_path / "codes.bpe"
+    done = run_cli("train", str(corpus), "--mode", "word", "--merges", "400", "-o", str(codes))
+    assert done.returncode == 0, done.stderr
+    assert codes.read_text(encoding="utf-8") == reference_learn(samples()["code"][:10_000], 400)
+    bpe = train_word_bpe([corpus, "more text"], num_merges=400)
+    assert bpe.merges == learn_merges(count_words(corpus.read_text() + "\nmore text"), 400)
+    wrong = run_cli(
+        *("train", str(corpus), "--mode", "word", "--merges", "9", "--vocab-size", "9"),
+        *("-o", str(codes)),
+    )
+    assert wrong.returncode == 1 and b"--mode word takes --merges" in wrong.stderr
