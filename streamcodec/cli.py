@@ -84,16 +84,20 @@ def _add_input_and_encoding(command: argparse.ArgumentParser) -> None:
         help=f"encoding name (default cl100k_base; known: {', '.join(list_encoding_names())}) "
         "or a vocabulary file",
     )
+    _add_mode(command, bytelevel="the encoding's pre-tokenizer", word="with --codes")
+    command.add_argument("--codes", help="--mode word: a subword-nmt codes file")
+    command.add_argument(
+        "--separator", default="@@", help="--mode word: the continuation mark (default @@)"
+    )
+
+
+def _add_mode(command: argparse.ArgumentParser, *, bytelevel: str, word: str) -> None:
     command.add_argument(
         "--mode",
         choices=["bytelevel", "bytes", "word"],
         default="bytelevel",
-        help="bytelevel: the encoding's pre-tokenizer (default); bytes: no pre-tokenization; "
-        "word: Sennrich word-level BPE with --codes",
-    )
-    command.add_argument("--codes", help="--mode word: a subword-nmt codes file")
-    command.add_argument(
-        "--separator", default="@@", help="--mode word: the continuation mark (default @@)"
+        help=f"bytelevel: {bytelevel} (default); bytes: no pre-tokenization; "
+        f"word: Sennrich word-level BPE, {word}",
     )
 
 
@@ -197,16 +201,10 @@ def _run_decode(args: argparse.Namespace) -> int:
 
 def _add_train(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     train = commands.add_parser(
-        "train", help="learn a byte-level BPE vocabulary from text files (streamcodec.train)"
+        "train", help="learn a BPE vocabulary (--mode word: subword-nmt codes) from text files"
     )
     train.add_argument("files", nargs="+", help="UTF-8 text files; each is one document")
-    train.add_argument(
-        "--mode",
-        choices=["bytelevel", "bytes", "word"],
-        default="bytelevel",
-        help="bytelevel: split with --pattern (default); bytes: no pre-tokenization; "
-        "word: Sennrich word-level BPE, writes a subword-nmt codes file",
-    )
+    _add_mode(train, bytelevel="split with --pattern", word="writes a subword-nmt codes file")
     train.add_argument("--vocab-size", type=int, help="ids, special tokens included (not word)")
     train.add_argument(
         "--pattern", help="pre-tokenizer: a pattern name or a regex (default cl100k_base)"
