@@ -96,6 +96,14 @@ def test_byte_mode_is_rank_merge_of_the_whole_text(ranks: dict[bytes, int], text
         assert ByteMode(ranks).encode(text.encode(), whole_piece=whole_piece) == expected
 
 
+@settings(max_examples=100, deadline=None)
+@given(ranks=vocabularies(), data=st.binary(max_size=40))
+def test_encode_bytes_in_byte_mode(ranks: dict[bytes, int], data: bytes) -> None:
+    ids = byte_mode(ranks).encode_bytes(data)
+    assert ids == (rank_merge(data, ranks) if data else [])
+    assert byte_mode(ranks).decode_bytes(ids) == data
+
+
 @settings(max_examples=200, deadline=None)
 @given(ranks=vocabularies(), chunks=st.lists(TEXTS, min_size=1, max_size=5))
 def test_a_stream_cutting_at_safe_cuts_gives_the_whole_text_ids(
