@@ -25,7 +25,9 @@ different merges, which is why this module does not use :func:`streamcodec.refer
 The codes file is subword-nmt's: a ``#version: 0.2`` header, then one merge per line, the two
 symbols separated by a space. Learning is incremental (only the words that contain the merged pair
 are re-counted, and a heap with lazy invalidation finds the best pair), and must give the merges
-of :func:`learn_merges_naive`, which recounts everything each round.
+of :func:`learn_merges_naive`, which recounts everything each round. Where subword-nmt departs
+from its own algorithm (a tab or other non-space whitespace inside a word, see
+docs/classic_bpe.md) this module follows the algorithm.
 """
 
 from __future__ import annotations
@@ -49,10 +51,12 @@ __all__ = [
     "format_codes",
     "learn_merges",
     "learn_merges_naive",
+    "merge_pair",
     "parse_codes",
     "read_codes",
     "remove_separators",
     "train_word_bpe",
+    "word_symbols",
     "write_codes",
 ]
 
