@@ -10,8 +10,18 @@
 
 from streamcodec.encoding import Encoding
 from streamcodec.registry import get_encoding, list_encoding_names
+from streamcodec.stream import InvalidUTF8Error, StreamDecoder, StreamEncoder
 from streamcodec.training import train
 from streamcodec.vocab import VocabularyError
 
-__all__ = ["Encoding", "VocabularyError", "get_encoding", "list_encoding_names", "train"]
+__all__ = [
+    "Encoding",
+    "InvalidUTF8Error",
+    "StreamDecoder",
+    "StreamEncoder",
+    "VocabularyError",
+    "get_encoding",
+    "list_encoding_names",
+    "train",
+]
 __version__ = "0.1.0"

@@ -1,41 +1,61 @@
-"""The command line: ``streamcodec encode | decode | count | train``.
+"""The command line: ``streamcodec encode | decode | count | train``, in bounded memory.
 
 Only this module prints or touches the terminal. Errors from the library become one line on
-stderr and exit status 1; the output file is written atomically.
+stderr and exit status 1; Ctrl-C exits with 130. Output files are written atomically (a temporary
+file renamed at the end), so an interrupted run leaves no file that looks complete. A progress bar
+(bytes read) is shown on stderr when it is a terminal, unless ``--quiet``.
 
-``--mode`` picks the kind of BPE: ``bytelevel`` (the encoding's own pre-tokenizer pattern, as
-tiktoken), ``bytes`` (the same merges with no pre-tokenization: the whole text is one piece) or
-``word`` (Sennrich's word-level BPE with a subword-nmt codes file: text in, ``@@``-marked
-segments out).
+Each subcommand is one ``_add_<name>`` function that declares its options and the function that
+runs it; add a command by writing another and listing it in ``COMMANDS``.
+
+``--mode`` picks the kind of BPE: ``bytelevel`` (the encoding's pre-tokenizer pattern, as
+tiktoken), ``bytes`` (no pre-tokenization: the whole text is one piece) or ``word`` (Sennrich's
+word-level BPE with a subword-nmt codes file: text in, ``@@``-marked segments out).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
+import json
 import os
+import shutil
+import struct
 import sys
-from collections.abc import Callable, Sequence
-from typing import Any
+import tempfile
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, BinaryIO
 
 from streamcodec.atomicfile import atomic_output
 from streamcodec.encoding import Encoding
+from streamcodec.formats import load_vocabulary
 from streamcodec.registry import get_encoding, list_encoding_names
-from streamcodec.vocab import BYTE_MODE_PATTERN
-from streamcodec.wordbpe import WordBPE, read_codes, remove_separators
+from streamcodec.stream import text_chunks
+from streamcodec.vocab import BYTE_MODE_PATTERN, resolve_pattern
+from streamcodec.wordbpe import WordBPE, line_blocks, read_codes, remove_separators
 
 __all__ = ["main"]
+
+Progress = Callable[[int], object]
+FORMATS = ["ids", "jsonl", "u32", "npy"]
+NPY_PREAMBLE = 128  # bytes before the data of a .npy we write: room for any length, aligned
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
-    parser = _parser()
-    args = parser.parse_args(argv)
+    args = _parser().parse_args(argv)
     command: Callable[[argparse.Namespace], int] = args.run
     try:
         return command(args)
     except KeyboardInterrupt:
         print("streamcodec: interrupted; no output was written", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader went away (``| head``): stop quietly, as cat does
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except (OSError, ValueError, KeyError) as exc:
         print(f"streamcodec: error: {_message(exc)}", file=sys.stderr)
         return 1
@@ -53,26 +73,12 @@ def _parser() -> argparse.ArgumentParser:
         prog="streamcodec", description="Exact, streaming byte-level BPE (tiktoken-compatible)."
     )
     commands = parser.add_subparsers(dest="command", required=True)
-
-    encode = commands.add_parser(
-        "encode", help="encode a file (or - for stdin) to token ids (--mode word: to segments)"
-    )
-    _add_input_and_encoding(encode)
-    encode.add_argument("-o", "--output", help="write ids here (default: stdout)")
-    encode.set_defaults(run=_run_encode)
-
-    count = commands.add_parser("count", help="print the number of tokens in a file")
-    _add_input_and_encoding(count)
-    count.set_defaults(run=_run_count)
-
-    decode = commands.add_parser(
-        "decode", help="decode whitespace-separated ids to text (--mode word: join segments)"
-    )
-    _add_input_and_encoding(decode)
-    decode.add_argument("-o", "--output", help="write text here (default: stdout)")
-    decode.set_defaults(run=_run_decode)
-    _add_train(commands)
+    for add in COMMANDS:
+        add(commands)
     return parser
+
+
+# ---------------------------------------------------------------------- shared options
 
 
 def _add_input_and_encoding(command: argparse.ArgumentParser) -> None:
@@ -81,9 +87,19 @@ def _add_input_and_encoding(command: argparse.ArgumentParser) -> None:
         "-e",
         "--encoding",
         default="cl100k_base",
-        help=f"encoding name (default cl100k_base; known: {', '.join(list_encoding_names())}) "
-        "or a vocabulary file",
+        help=f"encoding name (default cl100k_base; known: {', '.join(list_encoding_names())})",
     )
+    command.add_argument(
+        "--vocab",
+        help="a vocabulary file instead of --encoding (.tiktoken, GPT-2's files, tokenizer.json, "
+        "minbpe .model)",
+    )
+    command.add_argument(
+        "--pattern",
+        help="pre-tokenizer for --vocab: an encoding name or a regex (default: the file's own "
+        "pattern, else cl100k_base's)",
+    )
+    command.add_argument("-q", "--quiet", action="store_true", help="no progress bar or summary")
     _add_mode(command, bytelevel="the encoding's pre-tokenizer", word="with --codes")
     command.add_argument("--codes", help="--mode word: a subword-nmt codes file")
     command.add_argument(
@@ -101,59 +117,55 @@ def _add_mode(command: argparse.ArgumentParser, *, bytelevel: str, word: str) ->
     )
 
 
-def _read_text(path: str) -> str:
-    # Bytes, then UTF-8: text mode would turn CR LF into LF and change the tokens.
-    if path == "-":
-        data = sys.stdin.buffer.read()
-    else:
-        with open(path, "rb") as f:
-            data = f.read()
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        where = "standard input" if path == "-" else path
-        raise ValueError(f"{where}: invalid UTF-8 at byte offset {exc.start}") from None
-
-
-def _write(path: str | None, data: bytes) -> None:
-    if path is None:
-        sys.stdout.buffer.write(data)
-        sys.stdout.flush()
-        return
-    with atomic_output(path) as f:
-        f.write(data)
+def _add_text_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--allowed-special",
+        default="",
+        metavar="TOKENS",
+        help="comma-separated special tokens to encode as such, or 'all' (default: none; "
+        "any special token in the input is an error)",
+    )
+    command.add_argument(
+        "--special-as-text",
+        action="store_true",
+        help="encode special tokens that are not allowed as ordinary text instead of failing",
+    )
+    command.add_argument(
+        "--errors",
+        default="strict",
+        choices=["strict", "replace", "surrogateescape"],
+        help="invalid UTF-8: fail (strict, default), use U+FFFD (replace), or keep the bytes "
+        "exactly (surrogateescape)",
+    )
+    command.add_argument(
+        "-j",
+        "--jobs",
+        type=int,
+        default=1,
+        help="worker processes for a file (default 1; not jsonl)",
+    )
 
 
 def _encoding(args: argparse.Namespace) -> Encoding:
-    enc = _named_or_file_encoding(args.encoding, args.mode)
-    if args.mode == "bytes":
-        return Encoding(
-            f"{enc.name} (bytes)",
-            pat_str=BYTE_MODE_PATTERN,
-            mergeable_ranks=enc.mergeable_ranks,
-            special_tokens=enc.special_tokens,
-        )
-    return enc
-
-
-def _named_or_file_encoding(name: str, mode: str) -> Encoding:
-    """A registered encoding, or else a vocabulary file (a format ``streamcodec train`` writes)."""
-    if name in list_encoding_names() or not os.path.exists(name):
-        return get_encoding(name)
-    from streamcodec.formats import load_vocabulary
-
-    vocabulary = load_vocabulary(name)
-    pattern = BYTE_MODE_PATTERN if mode == "bytes" else vocabulary.pat_str
-    if pattern is None:
-        raise ValueError(
-            f"{name}: the file stores no pre-tokenizer pattern; use --mode bytes, or a "
-            "tokenizer.json or minbpe .model file"
-        )
+    if args.mode == "bytes" and args.pattern is not None:
+        raise ValueError("--mode bytes has no pre-tokenizer: leave out --pattern")
+    pattern: str | None
+    if args.vocab is None:
+        enc = get_encoding(args.encoding)
+        if args.mode != "bytes":
+            return enc
+        name, pattern = f"{enc.name} (bytes)", BYTE_MODE_PATTERN
+        ranks, specials = enc.mergeable_ranks, enc.special_tokens
+    else:
+        vocabulary = load_vocabulary(args.vocab)
+        name = Path(args.vocab).stem
+        pattern = "bytes" if args.mode == "bytes" else args.pattern or vocabulary.pat_str
+        ranks, specials = vocabulary.mergeable_ranks, vocabulary.special_tokens
     return Encoding(
         name,
-        pat_str=pattern,
-        mergeable_ranks=vocabulary.mergeable_ranks,
-        special_tokens=vocabulary.special_tokens,
+        pat_str=resolve_pattern(pattern or "cl100k_base"),
+        mergeable_ranks=ranks,
+        special_tokens=specials,
     )
 
 
@@ -163,40 +175,327 @@ def _word_bpe(args: argparse.Namespace) -> WordBPE:
     return WordBPE.from_codes(read_codes(args.codes), separator=args.separator)
 
 
+def _word_blocks(args: argparse.Namespace, progress: Progress | None) -> Iterator[str]:
+    """The input text in blocks of whole lines (word mode works line by line)."""
+    errors = getattr(args, "errors", "strict")
+    return line_blocks(text_chunks(_source(args), errors=errors, progress=progress))
+
+
+def _policy(args: argparse.Namespace) -> dict[str, Any]:
+    allowed: Any = args.allowed_special
+    if allowed != "all":
+        allowed = {token for token in allowed.split(",") if token}
+    return {
+        "allowed_special": allowed,
+        "disallowed_special": () if args.special_as_text else "all",
+        "errors": args.errors,
+    }
+
+
+def _source(args: argparse.Namespace) -> Path | BinaryIO:
+    if args.input == "-":
+        return sys.stdin.buffer
+    path = Path(args.input)
+    if not path.is_file():  # fail before any work (and before workers start)
+        raise FileNotFoundError(2, "No such file", args.input)
+    return path
+
+
+@contextlib.contextmanager
+def _progress(args: argparse.Namespace) -> Iterator[Progress | None]:
+    """A callback counting bytes read into a tqdm bar, if stderr is a terminal."""
+    if args.quiet or not sys.stderr.isatty():
+        yield None
+        return
+    from tqdm import tqdm
+
+    total = os.path.getsize(args.input) if args.input != "-" else None
+    with tqdm(total=total, unit="B", unit_scale=True, file=sys.stderr, leave=False) as bar:
+        yield bar.update
+
+
+@contextlib.contextmanager
+def _output(path: str | None, *, seekable: bool = False) -> Iterator[BinaryIO]:
+    """The output file (atomic), or stdout; ``seekable`` spools stdout through a temp file."""
+    if path is not None:
+        with atomic_output(path) as f:
+            yield f
+    elif seekable:
+        with tempfile.TemporaryFile() as f:
+            yield f
+            f.seek(0)
+            shutil.copyfileobj(f, sys.stdout.buffer)
+        sys.stdout.flush()
+    else:
+        yield sys.stdout.buffer
+        sys.stdout.flush()
+
+
+# ---------------------------------------------------------------------- encode
+
+
+def _add_encode(commands: Any) -> None:
+    encode = commands.add_parser(
+        "encode", help="encode a file (or - for stdin) to token ids (--mode word: to segments)"
+    )
+    _add_input_and_encoding(encode)
+    _add_text_options(encode)
+    encode.add_argument("-o", "--output", help="write ids here (default: stdout)")
+    encode.add_argument(
+        "-f",
+        "--format",
+        default="ids",
+        choices=FORMATS,
+        help="ids: one per line; jsonl: a JSON list per input line (each line encoded on its "
+        "own); u32: little-endian uint32; npy: a NumPy .npy array of uint32",
+    )
+    encode.set_defaults(run=_run_encode)
+
+
 def _run_encode(args: argparse.Namespace) -> int:
-    text = _read_text(args.input)
     if args.mode == "word":
-        _write(args.output, _word_bpe(args).apply(text).encode("utf-8"))
+        bpe = _word_bpe(args)
+        with _progress(args) as progress, _output(args.output) as out:
+            for block in _word_blocks(args, progress):
+                out.write(bpe.apply(block).encode("utf-8", "surrogateescape"))
         return 0
     enc = _encoding(args)
-    ids = enc.encode(text)
-    _write(args.output, "".join(f"{token}\n" for token in ids).encode())
-    where = args.output or "stdout"
-    print(
-        f"encoded {len(text.encode('utf-8', 'surrogatepass')):,} bytes of {args.input} into "
-        f"{len(ids):,} tokens ({enc.name}) -> {where}",
-        file=sys.stderr,
-    )
+    source = _source(args)
+    count = 0
+    with _progress(args) as progress, _output(args.output, seekable=args.format == "npy") as out:
+        if args.format == "jsonl":
+            count = _write_jsonl(enc, source, args, progress, out)
+        else:
+            chunks = enc.iter_encode_chunks(
+                source, **_policy(args), jobs=args.jobs, progress=progress
+            )
+            count = WRITERS[args.format](chunks, out)
+    if args.output is not None and not args.quiet:
+        print(
+            f"encoded {args.input} into {count:,} tokens ({enc.name}) -> {args.output}",
+            file=sys.stderr,
+        )
     return 0
+
+
+def _write_ids(chunks: Iterable[list[int]], out: BinaryIO) -> int:
+    count = 0
+    for ids in chunks:
+        if ids:
+            out.write(("\n".join(map(str, ids)) + "\n").encode())
+            count += len(ids)
+    return count
+
+
+def _write_u32(chunks: Iterable[list[int]], out: BinaryIO) -> int:
+    count = 0
+    for ids in chunks:
+        data = array("I", ids)
+        if sys.byteorder == "big":
+            data.byteswap()
+        out.write(data.tobytes())
+        count += len(ids)
+    return count
+
+
+def _write_npy(chunks: Iterable[list[int]], out: BinaryIO) -> int:
+    # The length is known only at the end: reserve the header, write the data, then the header.
+    out.write(_npy_header(0))
+    count = _write_u32(chunks, out)
+    out.seek(0)
+    out.write(_npy_header(count))
+    out.seek(0, os.SEEK_END)
+    return count
+
+
+def _npy_header(count: int) -> bytes:
+    """The ``.npy`` (version 1.0) header of a uint32 vector of ``count`` items."""
+    header = f"{{'descr': '<u4', 'fortran_order': False, 'shape': ({count},), }}"
+    header += " " * (NPY_PREAMBLE - 10 - len(header) - 1) + "\n"
+    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode("latin1")
+
+
+def _write_jsonl(
+    enc: Encoding,
+    source: Path | BinaryIO,
+    args: argparse.Namespace,
+    progress: Progress | None,
+    out: BinaryIO,
+) -> int:
+    policy = _policy(args)
+    errors = policy.pop("errors")
+    count = 0
+    for line in _lines(text_chunks(source, errors=errors, progress=progress)):
+        ids = enc.encode(line, **policy)
+        out.write(json.dumps(ids, separators=(",", ":")).encode() + b"\n")
+        count += len(ids)
+    return count
+
+
+def _lines(chunks: Iterable[str]) -> Iterator[str]:
+    """The lines of streamed text, without their ``\\n``.
+
+    >>> list(_lines(["a\\nb", "c\\n", "d"]))
+    ['a', 'bc', 'd']
+    """
+    pending: list[str] = []
+    for chunk in chunks:
+        *complete, rest = chunk.split("\n")
+        if complete:
+            yield "".join([*pending, complete[0]])
+            yield from complete[1:]
+            pending = []
+        pending.append(rest)
+    if any(pending):
+        yield "".join(pending)
+
+
+WRITERS: dict[str, Callable[[Iterable[list[int]], BinaryIO], int]] = {
+    "ids": _write_ids,
+    "u32": _write_u32,
+    "npy": _write_npy,
+}
+
+
+# ---------------------------------------------------------------------- count
+
+
+def _add_count(commands: Any) -> None:
+    count = commands.add_parser("count", help="print the number of tokens in a file")
+    _add_input_and_encoding(count)
+    _add_text_options(count)
+    count.set_defaults(run=_run_count)
 
 
 def _run_count(args: argparse.Namespace) -> int:
-    text = _read_text(args.input)
     if args.mode == "word":
-        print(len(_word_bpe(args).segment_text(text)))
-    else:
-        print(len(_encoding(args).encode(text)))
+        bpe = _word_bpe(args)
+        with _progress(args) as progress:
+            print(sum(len(bpe.segment_text(block)) for block in _word_blocks(args, progress)))
+        return 0
+    enc = _encoding(args)
+    source = _source(args)
+    with _progress(args) as progress:
+        chunks = enc.iter_encode_chunks(source, **_policy(args), jobs=args.jobs, progress=progress)
+        count = sum(map(len, chunks))
+    print(count)
     return 0
+
+
+# ---------------------------------------------------------------------- decode
+
+
+def _add_decode(commands: Any) -> None:
+    decode = commands.add_parser(
+        "decode",
+        help="decode token ids to the exact bytes they stand for (--mode word: join segments)",
+    )
+    _add_input_and_encoding(decode)
+    decode.add_argument("-o", "--output", help="write the bytes here (default: stdout)")
+    decode.add_argument(
+        "-f", "--format", default="ids", choices=FORMATS, help="how the ids are stored"
+    )
+    decode.set_defaults(run=_run_decode)
 
 
 def _run_decode(args: argparse.Namespace) -> int:
-    text = _read_text(args.input)
     if args.mode == "word":
-        _write(args.output, remove_separators(text, separator=args.separator).encode("utf-8"))
+        with _progress(args) as progress, _output(args.output) as out:
+            for block in _word_blocks(args, progress):
+                joined = remove_separators(block, separator=args.separator)
+                out.write(joined.encode("utf-8", "surrogateescape"))
         return 0
-    ids = [int(token) for token in text.split()]
-    _write(args.output, _encoding(args).decode_bytes(ids))
+    enc = _encoding(args)
+    with _progress(args) as progress, _output(args.output) as out:
+        if args.format == "jsonl":
+            for ids in _read_jsonl(args.input, progress):
+                out.write(enc.decode_bytes(ids) + b"\n")
+        else:
+            for ids in READERS[args.format](args.input, progress):
+                out.write(enc.decode_bytes(ids))
     return 0
+
+
+@contextlib.contextmanager
+def _binary_input(path: str) -> Iterator[BinaryIO]:
+    if path == "-":
+        yield sys.stdin.buffer
+    else:
+        with open(path, "rb") as f:
+            yield f
+
+
+def _blocks(path: str, progress: Progress | None, size: int = 1 << 20) -> Iterator[bytes]:
+    with _binary_input(path) as f:
+        while block := f.read(size):
+            if progress is not None:
+                progress(len(block))
+            yield block
+
+
+def _read_ids(path: str, progress: Progress | None) -> Iterator[list[int]]:
+    """Whitespace-separated decimal ids; a number split across blocks waits for its end."""
+    rest = b""
+    for block in _blocks(path, progress):
+        numbers = (rest + block).split()
+        rest = numbers.pop() if numbers and not block[-1:].isspace() else b""
+        yield [int(number) for number in numbers]
+    if rest:
+        yield [int(rest)]
+
+
+def _read_u32(path: str, progress: Progress | None) -> Iterator[list[int]]:
+    rest = b""
+    for block in _blocks(path, progress):
+        data = rest + block
+        whole = len(data) - len(data) % 4
+        yield _u32_ids(data[:whole])
+        rest = data[whole:]
+    if rest:
+        raise ValueError(f"{path}: {len(rest)} bytes at the end are not a whole uint32")
+
+
+def _u32_ids(data: bytes) -> list[int]:
+    ids = array("I")
+    ids.frombytes(data)
+    if sys.byteorder == "big":
+        ids.byteswap()
+    return ids.tolist()
+
+
+def _read_npy(path: str, progress: Progress | None) -> Iterator[list[int]]:
+    import numpy
+
+    if path == "-":  # numpy needs a seekable file: read standard input whole
+        data = numpy.load(io.BytesIO(sys.stdin.buffer.read()))
+    else:
+        data = numpy.load(path, mmap_mode="r")
+    if data.ndim != 1 or data.dtype.kind not in "iu":
+        raise ValueError(f"{path}: expected a vector of integer ids, got {data.dtype} {data.shape}")
+    step = 1 << 18
+    for start in range(0, len(data), step):
+        part = data[start : start + step]
+        if progress is not None:
+            progress(part.nbytes)
+        yield part.tolist()
+
+
+def _read_jsonl(path: str, progress: Progress | None) -> Iterator[list[int]]:
+    with _binary_input(path) as f:
+        for number, line in enumerate(f, start=1):
+            if progress is not None:
+                progress(len(line))
+            try:
+                yield [int(token) for token in json.loads(line)]
+            except (ValueError, TypeError) as exc:
+                raise ValueError(f"{path}:{number}: not a JSON list of ids ({exc})") from None
+
+
+READERS: dict[str, Callable[[str, Progress | None], Iterator[list[int]]]] = {
+    "ids": _read_ids,
+    "u32": _read_u32,
+    "npy": _read_npy,
+}
 
 
 def _add_train(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -273,8 +572,6 @@ def _run_train(args: argparse.Namespace) -> int:
 
 
 def _run_train_word(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from streamcodec.wordbpe import train_word_bpe, write_codes
 
     if args.merges is None:
@@ -324,3 +621,6 @@ class _TrainProgress:
             else:
                 self._bar = tqdm(total=total, unit=" merges", desc="merging")
         self._bar.update(done - self._bar.n)
+
+
+COMMANDS: list[Callable[[Any], None]] = [_add_encode, _add_decode, _add_count, _add_train]

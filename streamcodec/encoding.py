@@ -19,10 +19,12 @@ Special tokens in untrusted text are refused by default, as tiktoken does: ``enc
 from __future__ import annotations
 
 import functools
-from collections.abc import Collection, Sequence
+import os
+import pathlib
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Literal
+from typing import IO, TYPE_CHECKING, Any, Literal, Union
 
 import regex
 
@@ -31,10 +33,17 @@ from streamcodec.bytemode import ByteMode
 from streamcodec.pretokenize import Pretokenizer
 from streamcodec.vocab import BYTE_MODE_PATTERN
 
+if TYPE_CHECKING:
+    from streamcodec.stream import Policy, StreamDecoder, StreamEncoder
+
 __all__ = ["Encoding"]
 
 AllowedSpecial = Literal["all"] | AbstractSet[str]
 DisallowedSpecial = Literal["all"] | Collection[str]
+# What iter_encode reads: text, a path, bytes, a file object, or chunks of text or bytes.
+Source = Union[
+    str, "os.PathLike[str]", bytes, bytearray, memoryview, IO[str], IO[bytes], Iterable[str | bytes]
+]
 
 
 class Encoding:
@@ -193,15 +202,22 @@ class Encoding:
         self, allowed_special: AllowedSpecial, disallowed_special: DisallowedSpecial, text: str
     ) -> frozenset[str]:
         """Resolve the caller's special-token policy; raise if ``text`` breaks it."""
+        allowed, disallowed = self._special_policy(allowed_special, disallowed_special)
+        if disallowed and (match := _special_token_regex(disallowed).search(text)):
+            raise_disallowed_special_token(match.group())
+        return allowed
+
+    def _special_policy(
+        self, allowed_special: AllowedSpecial, disallowed_special: DisallowedSpecial
+    ) -> tuple[frozenset[str], frozenset[str]]:
+        """The special tokens to encode as such, and those whose presence is an error."""
         allowed = frozenset(self._special_tokens if allowed_special == "all" else allowed_special)
         disallowed = (
             frozenset(self._special_tokens) - allowed
             if disallowed_special == "all"
             else frozenset(disallowed_special)
         )
-        if disallowed and (match := _special_token_regex(disallowed).search(text)):
-            raise_disallowed_special_token(match.group())
-        return allowed
+        return allowed, disallowed
 
     def _encode(self, text: str, allowed: frozenset[str]) -> list[int]:
         """Encode ``text`` with the special tokens in ``allowed``, as tiktoken does.
@@ -212,8 +228,7 @@ class Encoding:
         try:
             return self._encode_with_specials(text, allowed)
         except UnicodeEncodeError:
-            fixed = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-            return self._encode_with_specials(fixed, allowed)
+            return self._encode_with_specials(replace_lone_surrogates(text), allowed)
 
     def _encode_with_specials(self, text: str, allowed: frozenset[str]) -> list[int]:
         if not allowed:
@@ -308,6 +323,123 @@ class Encoding:
         """The bytes of every mergeable token, sorted."""
         return sorted(self._mergeable_ranks)
 
+    # ------------------------------------------------------------------ streaming
+    # Text and ids in chunks, in bounded memory: see streamcodec/stream.py and docs/streaming.md.
+
+    def stream_encoder(
+        self,
+        *,
+        allowed_special: AllowedSpecial = frozenset(),
+        disallowed_special: DisallowedSpecial = "all",
+    ) -> StreamEncoder:
+        """A :class:`~streamcodec.stream.StreamEncoder`: ``feed(text)`` returns the final ids.
+
+        Concatenated, the ids of every ``feed`` and of ``close`` equal :meth:`encode` of the
+        whole text, with the same special-token policy.
+        """
+        from streamcodec.stream import StreamEncoder
+
+        allowed, disallowed = self._special_policy(allowed_special, disallowed_special)
+        return StreamEncoder(self, allowed=allowed, disallowed=disallowed)
+
+    def stream_decoder(self, *, errors: str = "replace") -> StreamDecoder:
+        """A :class:`~streamcodec.stream.StreamDecoder`: ``feed(ids)`` returns complete text."""
+        from streamcodec.stream import StreamDecoder
+
+        return StreamDecoder(self, errors=errors)
+
+    def iter_encode(
+        self,
+        source: Source,
+        *,
+        allowed_special: AllowedSpecial = frozenset(),
+        disallowed_special: DisallowedSpecial = "all",
+        errors: str = "strict",
+    ) -> Iterator[int]:
+        """Yield the ids of ``source``, reading it in chunks: memory stays bounded.
+
+        ``source`` is text (a ``str``), a path (an ``os.PathLike`` such as ``pathlib.Path``: a
+        ``str`` is always text), ``bytes``, a text or binary file object, or an iterable of
+        ``str`` or ``bytes`` chunks. Bytes are UTF-8, decoded with ``errors``: ``"strict"``
+        raises :class:`~streamcodec.stream.InvalidUTF8Error` with the byte offset, ``"replace"``
+        encodes the text with U+FFFD as ``encode`` would, ``"surrogateescape"`` is lossless
+        (``decode_bytes`` of the ids gives back the input bytes, as :meth:`encode_bytes`).
+
+        >>> list(enc.iter_encode(io.BytesIO(b"hello world")))  # doctest: +SKIP
+        [15339, 1917]
+        """
+        for ids in self.iter_encode_chunks(
+            source,
+            allowed_special=allowed_special,
+            disallowed_special=disallowed_special,
+            errors=errors,
+        ):
+            yield from ids
+
+    def iter_encode_chunks(
+        self,
+        source: Source,
+        *,
+        allowed_special: AllowedSpecial = frozenset(),
+        disallowed_special: DisallowedSpecial = "all",
+        errors: str = "strict",
+        jobs: int = 1,
+        progress: Callable[[int], object] | None = None,
+    ) -> Iterator[list[int]]:
+        """Like :meth:`iter_encode`, a list of ids per chunk read (faster to consume).
+
+        With ``jobs > 1`` the source must be a path: it is split at safe cuts and the parts are
+        encoded in ``jobs`` worker processes, with the same ids in the same order.
+        ``progress`` is called with each count of input bytes consumed.
+        """
+        from streamcodec.stream import encode_source
+
+        policy = self._stream_policy(allowed_special, disallowed_special, errors)
+        return encode_source(self, source, policy, jobs=jobs, progress=progress)
+
+    def count_tokens(
+        self,
+        source: Source,
+        *,
+        allowed_special: AllowedSpecial = frozenset(),
+        disallowed_special: DisallowedSpecial = "all",
+        errors: str = "strict",
+        jobs: int = 1,
+    ) -> int:
+        """The number of ids :meth:`iter_encode` yields for ``source``, in bounded memory."""
+        from streamcodec.stream import count_source
+
+        policy = self._stream_policy(allowed_special, disallowed_special, errors)
+        return count_source(self, source, policy, jobs=jobs)
+
+    def _stream_policy(
+        self, allowed_special: AllowedSpecial, disallowed_special: DisallowedSpecial, errors: str
+    ) -> Policy:
+        from streamcodec.stream import Policy
+
+        return Policy(*self._special_policy(allowed_special, disallowed_special), errors)
+
+    def encode_file(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        allowed_special: AllowedSpecial = frozenset(),
+        disallowed_special: DisallowedSpecial = "all",
+        errors: str = "strict",
+        jobs: int = 1,
+    ) -> list[int]:
+        """The ids of the UTF-8 file at ``path`` (a ``str`` here is a path), using ``jobs``."""
+        ids: list[int] = []
+        for chunk in self.iter_encode_chunks(
+            pathlib.Path(path),
+            allowed_special=allowed_special,
+            disallowed_special=disallowed_special,
+            errors=errors,
+            jobs=jobs,
+        ):
+            ids += chunk
+        return ids
+
     # ------------------------------------------------------------------ pickling
 
     def __getstate__(self) -> object:
@@ -330,6 +462,15 @@ def _special_token_regex(tokens: frozenset[str]) -> regex.Pattern[str]:
     # Longest first, so a special token that is a prefix of another cannot hide it.
     alternatives = sorted(tokens, key=lambda t: (-len(t), t))
     return regex.compile("|".join(regex.escape(token) for token in alternatives))
+
+
+def replace_lone_surrogates(text: str) -> str:
+    """``text`` with each lone surrogate made U+FFFD and each surrogate pair joined, as tiktoken.
+
+    >>> replace_lone_surrogates("a\\ud83d b\\ud83d\\ude00") == "a\\ufffd b\\U0001f600"
+    True
+    """
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 def raise_disallowed_special_token(token: str) -> None:

@@ -48,9 +48,37 @@ def english_prose(limit: int = 300_000) -> str:
 
 
 @functools.cache
+def translations(limit: int = 600_000, per_language: int = 2_000) -> str:
+    """Real translated text in over a hundred languages: the message catalogs (``.mo``) that the
+    system's programs ship in /usr/share/locale, a few kilobytes per language. Empty where the
+    machine has none."""
+    import gettext
+
+    by_language: dict[str, list[Path]] = {}
+    for path in sorted(Path("/usr/share/locale").glob("*/LC_MESSAGES/*.mo")):
+        by_language.setdefault(path.parts[-3], []).append(path)
+    parts: list[str] = []
+    for files in by_language.values():
+        taken = 0
+        for path in files:
+            try:
+                with open(path, "rb") as f:
+                    catalog = gettext.GNUTranslations(f)._catalog  # type: ignore[attr-defined]
+            except (OSError, UnicodeDecodeError):
+                continue
+            for key, message in sorted(catalog.items(), key=str):
+                if key and isinstance(message, str) and message.strip():
+                    parts.append(message)
+                    taken += len(message)
+            if taken >= per_language:
+                break
+    return "\n".join(parts)[:limit]
+
+
+@functools.cache
 def multilingual(limit: int = 300_000) -> str:
-    """Non-Latin scripts and emoji: Unicode character names and data from the installed Python,
-    the encodings' test vectors, plus a fixed sample of scripts, emoji, skin tones and ZWJ."""
+    """Non-Latin scripts and emoji: real translations (see :func:`translations`), a fixed sample
+    of scripts, emoji with skin tones and ZWJ, and every assigned character of some blocks."""
     import unicodedata
 
     sample = (
@@ -76,10 +104,8 @@ def multilingual(limit: int = 300_000) -> str:
         chars = [chr(c) for c in range(start, end) if unicodedata.category(chr(c)) != "Cn"]
         for i in range(0, len(chars), 7):
             parts.append("".join(chars[i : i + 7]) + (" " if i % 3 else "\n"))
-    text = "".join(parts)
-    while len(text) < limit:
-        text += text
-    return text[:limit]
+    # No repetition, so caches are not flattered.
+    return ("".join(parts) + translations())[:limit]
 
 
 def samples() -> dict[str, str]:

@@ -198,7 +198,7 @@ def test_command_line_trains_and_encodes_in_byte_mode(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     encoded = subprocess.run(
-        [*cli, "encode", str(corpus), "--mode", "bytes", "-e", str(vocab)],
+        [*cli, "encode", str(corpus), "--mode", "bytes", "--vocab", str(vocab)],
         capture_output=True,
         timeout=120,
     )
