@@ -79,16 +79,22 @@ class ByteMode:
         ``text[k:]``; at the end of the input, the rest is encoded with ``whole_piece=True`` only
         if nothing was emitted before. Together they are the ids of the whole text: if the whole
         text is a token, every pair of neighbouring bytes in it is inside that token, so no cut
-        was ever found.
+        was ever found. No cut touches a surrogate: a pair of them may become one character, and
+        a lone one U+FFFD or an escaped byte, whose bytes are only known then.
 
         >>> ByteMode({b"a": 0, b"b": 1, b"ab": 2}).last_cut("ab ab a")
         6
         """
         inside = self._inside
         for k in range(len(text) - 1, 0, -1):
+            before, after = text[k - 1], text[k]
+            if _is_surrogate(before) or _is_surrogate(after):
+                continue
             # The last UTF-8 byte of the character before and the first byte of the one after.
-            left = text[k - 1].encode("utf-8", "surrogatepass")[-1]
-            right = text[k].encode("utf-8", "surrogatepass")[0]
-            if not inside[left << 8 | right]:
+            if not inside[before.encode("utf-8")[-1] << 8 | after.encode("utf-8")[0]]:
                 return k
         return 0
+
+
+def _is_surrogate(char: str) -> bool:
+    return "\ud800" <= char <= "\udfff"

@@ -210,3 +210,54 @@ def test_command_line_trains_and_encodes_in_byte_mode(tmp_path: Path) -> None:
         timeout=120,
     )
     assert mixed.returncode == 1 and b"leave out --pattern" in mixed.stderr
+
+
+SPECIALS = {"<|end|>": 100_000}
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    ranks=vocabularies(),
+    parts=st.lists(st.sampled_from(["a", "b", " ", "\n", "é", "ab a", "<|end|>", "\ud800"])),
+    cuts=st.lists(st.integers(0, 200), max_size=8),
+)
+def test_stream_in_byte_mode_equals_encode(
+    ranks: dict[bytes, int], parts: list[str], cuts: list[int]
+) -> None:
+    enc = byte_mode(ranks, SPECIALS)
+    text = "".join(parts)
+    bounds = [0, *sorted(c for c in cuts if c < len(text)), len(text)]
+    stream = enc.stream_encoder(allowed_special="all")
+    ids = [i for a, b in itertools.pairwise(bounds) for i in stream.feed(text[a:b])]
+    assert ids + stream.close() == enc.encode(text, allowed_special="all")
+
+
+def test_stream_in_byte_mode_holds_little_on_real_text() -> None:
+    cl100k = streamcodec.get_encoding("cl100k_base")
+    enc = byte_mode(cl100k.mergeable_ranks)
+    text = "".join(text[:30_000] for text in samples().values())
+    stream = enc.stream_encoder()
+    ids, held = [], []
+    for start in range(0, len(text), 1000):
+        ids += stream.feed(text[start : start + 1000])
+        held.append(stream.pending)
+    assert ids + stream.close() == enc.encode(text)
+    assert max(held) < 200
+
+
+def test_stream_in_byte_mode_holds_everything_when_nothing_splits() -> None:
+    enc = byte_mode(BYTES | {b"aa": 256})
+    stream = enc.stream_encoder()
+    assert [stream.feed("a" * 100) for _ in range(10)] == [[]] * 10
+    assert stream.pending == 1000
+    assert stream.close() == [256] * 500
+
+
+def test_stream_parts_do_not_take_the_whole_piece_rule() -> None:
+    """'abc' is a token its own merges never build: only the whole text may be it."""
+    enc = byte_mode(BYTES | {b"abc": 256})
+    for chunks in (["z", "abc"], ["abc", "z"], ["abc"]):
+        stream = enc.stream_encoder()
+        ids = [i for chunk in chunks for i in stream.feed(chunk)] + stream.close()
+        assert ids == enc.encode("".join(chunks))
+    assert enc.encode("abc") == [256] and enc.encode("zabc") == [ord(c) for c in "zabc"]
