@@ -8,13 +8,14 @@
 'hello world'
 """
 
-from streamcodec.encoding import Encoding
+from streamcodec.encoding import DisallowedSpecialTokenError, Encoding
 from streamcodec.registry import get_encoding, list_encoding_names
 from streamcodec.stream import InvalidUTF8Error, StreamDecoder, StreamEncoder
 from streamcodec.training import train
 from streamcodec.vocab import VocabularyError
 
 __all__ = [
+    "DisallowedSpecialTokenError",
     "Encoding",
     "InvalidUTF8Error",
     "StreamDecoder",

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from streamcodec.atomicfile import atomic_output
-from streamcodec.encoding import Encoding
+from streamcodec.encoding import DisallowedSpecialTokenError, Encoding
 from streamcodec.formats import load_vocabulary
 from streamcodec.registry import get_encoding, list_encoding_names
 from streamcodec.stream import text_chunks
@@ -62,6 +62,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _message(exc: BaseException) -> str:
+    if isinstance(exc, DisallowedSpecialTokenError):
+        return (
+            f"the input contains the special token {exc.token!r}; pass --allowed-special "
+            f"{exc.token!r} to encode it as that token, or --special-as-text to encode it as text"
+        )
     if isinstance(exc, OSError) and exc.filename is not None:
         return f"{exc.filename}: {exc.strerror}"
     text = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)

@@ -36,7 +36,7 @@ from streamcodec.vocab import BYTE_MODE_PATTERN
 if TYPE_CHECKING:
     from streamcodec.stream import Policy, StreamDecoder, StreamEncoder
 
-__all__ = ["Encoding"]
+__all__ = ["DisallowedSpecialTokenError", "Encoding"]
 
 AllowedSpecial = Literal["all"] | AbstractSet[str]
 DisallowedSpecial = Literal["all"] | Collection[str]
@@ -473,13 +473,28 @@ def replace_lone_surrogates(text: str) -> str:
     return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
+class DisallowedSpecialTokenError(ValueError):
+    """Text contains a special token that the caller did not allow (``.token`` says which).
+
+    A ``ValueError``, with tiktoken's message, so code written for tiktoken catches it.
+    """
+
+    def __init__(self, message: str, token: str) -> None:
+        super().__init__(message)
+        self.token = token
+
+    def __reduce__(self) -> tuple[type[DisallowedSpecialTokenError], tuple[str, str]]:
+        return type(self), (str(self), self.token)
+
+
 def raise_disallowed_special_token(token: str) -> None:
     """Raise the ``ValueError`` tiktoken raises for a special token in untrusted text."""
-    raise ValueError(
+    raise DisallowedSpecialTokenError(
         f"Encountered text corresponding to disallowed special token {token!r}.\n"
         f"If you want this text to be encoded as a special token, "
         f"pass it to `allowed_special`, e.g. `allowed_special={{{token!r}, ...}}`.\n"
         f"If you want this text to be encoded as normal text, disable the check for this token "
         f"by passing `disallowed_special=(enc.special_tokens_set - {{{token!r}}})`.\n"
-        f"To disable this check for all special tokens, pass `disallowed_special=()`.\n"
+        f"To disable this check for all special tokens, pass `disallowed_special=()`.\n",
+        token,
     )

@@ -29,7 +29,14 @@ text" from the character there.
 2. ``x`` is a letter or digit and ``y`` is ``\\r`` or ``\\n``;
 3. ``x`` is a letter and ``y`` is none of: letter, mark (o200k counts marks as letters),
    whitespace, ``'`` (o200k glues ``'s``, ``'ll``... to the word), a surrogate;
-4. ``x`` is a digit and ``y`` is none of: digit, whitespace, a surrogate.
+4. ``x`` is a digit and ``y`` is none of: digit, whitespace, a surrogate;
+5. ``x`` is ``\\r`` or ``\\n`` after a non-whitespace character, and ``y`` is neither whitespace
+   nor ``/``;
+6. (cl100k_base and o200k_base only) ``x`` is the ``\\n`` of a ``\\r\\n`` after a
+   non-whitespace character, and ``y`` is neither whitespace nor ``/``.
+
+Rules 5 and 6 matter for scripts whose words end in a combining mark (Devanagari, Thaana, Thai):
+a mark is not a letter, so rules 2 and 3 never cut a list of such words, one per line.
 
 Why. Every alternative of these patterns is one of: a whitespace run (``\\s++$``,
 ``\\s*[\\r\\n]``, ``\\s+(?!\\S)``, ``\\s``), which holds only whitespace; or a non-whitespace run
@@ -47,8 +54,21 @@ holding ``x``, and the alternatives tried before it, examined ``y`` only to be r
 ``[\\r\\n]*`` refuses a space...), and "end of text" refuses the same. Contraction alternatives
 look at most three characters ahead, and stop at the first character that is not the expected
 letter. So nothing before ``p`` examined anything after ``y``, ``y`` itself was only refused, and
-``B[:p]`` has the same pieces: the cut is safe whatever follows. The tests check this for every
-chunking of adversarial text (tests/test_stream.py).
+``B[:p]`` has the same pieces: the cut is safe whatever follows.
+
+Rules 5 and 6: the whitespace run ``W`` that ends with ``x`` is a line break of one character
+(rule 5) or ``\\r\\n`` (rule 6), after a non-whitespace character. A punctuation run may take
+it (cl100k's ``[\\r\\n]*+``, o200k's ``[\\r\\n/]*``), and stops at ``y`` as at the end of text
+(``y`` is no line break and not ``/``). Otherwise ``W`` starts a piece: no alternative can start
+with a line break and take ``y`` (the optional prefixes ``[^\\r\\n\\p{L}\\p{N}]?`` and `` ?``
+exclude it). With ``y`` after it, cl100k's ``\\s*[\\r\\n]`` and o200k's ``\\s*[\\r\\n]+`` take
+all of ``W`` (backtracking one character at most); at the end of text ``\\s++$`` (cl100k) or the
+same ``\\s*[\\r\\n]+`` (o200k) takes all of ``W``: the same piece. GPT-2's pattern has no
+newline alternative: ``\\s+(?!\\S)`` before ``y`` splits ``\\r\\n`` into ``\\r`` and ``\\n``,
+while ``\\s++$`` keeps it whole, which is why rule 6 is not used for it; a single character is
+``\\s`` before ``y`` and ``\\s++$`` at the end, the same piece.
+
+The tests check all of this for every chunking of adversarial text (tests/test_stream.py).
 
 Surrogates: ``encode`` turns a lone surrogate into U+FFFD and a pair into its character, which
 may be a letter or digit; a cut never falls before a surrogate in contexts 3 and 4, so pairs are
@@ -112,6 +132,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CHUNK_SIZE",
+    "SAFE_CUT",
+    "SAFE_CUTS",
     "InvalidUTF8Error",
     "Policy",
     "StreamDecoder",
@@ -135,9 +157,16 @@ _SAFE_CUT = (
     r"|(?<=[\p{L}\p{N}])[\r\n]"
     r"|(?<=\p{L})[^\p{L}\p{M}\s'\ud800-\udfff]"
     r"|(?<=\p{N})[^\p{N}\s\ud800-\udfff]"
+    r"|(?<=\S[\r\n])[^\s/]"
 )
 SAFE_CUT = regex.compile(_SAFE_CUT)
-_LAST_SAFE_CUT = regex.compile(_SAFE_CUT, regex.REVERSE)
+# Rule 6, for the patterns with a newline alternative (not GPT-2's).
+_SAFE_CUT_CRLF = _SAFE_CUT + r"|(?<=\S\r\n)[^\s/]"
+# The safe cuts of each named pattern (SAFE_CUT alone is safe for all three).
+SAFE_CUTS = {
+    pattern: regex.compile(_SAFE_CUT if pattern == GPT2_PATTERN else _SAFE_CUT_CRLF)
+    for pattern in (GPT2_PATTERN, CL100K_PATTERN, O200K_PATTERN)
+}
 # For other patterns: the end of a whitespace run.
 _LAST_WORD_START = regex.compile(r"(?<=\s)\S", regex.REVERSE)
 
@@ -288,7 +317,7 @@ class _OrdinaryText:
         if encoding._byte_mode is not None:
             self._cuts = _ByteModeCuts(encoding._byte_mode)
         elif encoding.pat_str in PROVEN_PATTERNS:
-            self._cuts = _ProvenCuts()
+            self._cuts = _ProvenCuts(encoding.pat_str)
         else:
             self._cuts = _PatternCuts(encoding)
 
@@ -336,9 +365,13 @@ class _OrdinaryText:
 
 
 class _ProvenCuts:
-    """The safe cuts of the module docstring's four rules (gpt2, cl100k_base, o200k_base)."""
+    """The safe cuts of the module docstring's rules (gpt2, cl100k_base, o200k_base)."""
 
     context = ""  # these patterns look neither behind nor at the start of the text
+
+    def __init__(self, pattern: str) -> None:
+        self._cut = SAFE_CUTS[pattern]
+        self._last_cut = regex.compile(self._cut.pattern, regex.REVERSE)
 
     def settled(self, text: str, end: int) -> None:
         """``text[:end]`` was encoded: nothing to remember."""
@@ -348,10 +381,13 @@ class _ProvenCuts:
 
         ``held`` had none, so only cuts before a character of ``text`` are new.
         """
-        match = _LAST_SAFE_CUT.search(text, 1)
+        match = self._last_cut.search(text, 1)
         if match is not None:
             return size + match.start()
-        if held and SAFE_CUT.fullmatch(held[-1][-1] + text[0], 1):
+        # A cut just before text: the lookbehinds need up to three characters of held text
+        # (fewer when the last held chunk is shorter: a missed cut only delays the ids).
+        before = held[-1][-3:] if held else ""
+        if before and self._cut.match(before + text[0], len(before)):
             return size
         return None
 

@@ -34,7 +34,8 @@ import regex
 
 from streamcodec.encoding import Encoding
 from streamcodec.pretokenize import Pretokenizer
-from streamcodec.vocab import PATTERNS, resolve_pattern
+from streamcodec.stream import PROVEN_PATTERNS, SAFE_CUT
+from streamcodec.vocab import resolve_pattern
 
 __all__ = ["Progress", "Source", "count_pretokens", "document_texts", "learn_ranks", "train"]
 
@@ -54,11 +55,9 @@ CHUNK_SIZE = 1 << 18  # bytes read at a time: the pieces of one chunk are in mem
 _MAX_TOKENS = 0x110000  # chr's limit
 _RIGHT = (1 << 32) - 1
 
-# After a newline that follows a non-space, before a letter or digit, no piece of the named
-# patterns (gpt2, cl100k_base, o200k_base) can cross, and the text before it pre-tokenizes as if it
-# ended there; tests/test_training.py checks this against whole-text pre-tokenization.
-_SAFE_CUT = regex.compile(r"(?r)(?<=\S\n)[\p{L}\p{N}]")
-_CUTTABLE_PATTERNS = frozenset(PATTERNS.values())
+# The streaming encoder's safe cuts (streamcodec.stream): the pieces before one do not depend
+# on the text after it; tests/test_training.py checks counts against whole-text pre-tokenization.
+_LAST_SAFE_CUT = regex.compile(SAFE_CUT.pattern, regex.REVERSE)
 
 
 def train(
@@ -119,15 +118,15 @@ def count_pretokens(
     """Count the pre-tokens of every document of ``source`` (see :func:`train`), streaming files.
 
     A file is read ``chunk_size`` bytes at a time. For the named patterns the text is cut at the
-    last safe place of what has been read (a newline after a non-space, before a letter or
-    digit), which gives the same pre-tokens as the whole file; text with no such place (and any
-    file under another pattern) is kept until one comes or the file ends.
+    last safe cut of what has been read (:data:`streamcodec.stream.SAFE_CUT`),
+    which gives the same pre-tokens as the whole file; text with no such place (and any file
+    under another pattern) is kept until one comes or the file ends.
 
     >>> count_pretokens("a b<|end|>a", pat_str="gpt2", special_tokens=["<|end|>"])
     Counter({'a': 2, ' b': 1})
     """
     pretokenizer = Pretokenizer(resolve_pattern(pat_str))
-    cuttable = pretokenizer.pattern in _CUTTABLE_PATTERNS
+    cuttable = pretokenizer.pattern in PROVEN_PATTERNS
     specials = sorted(set(special_tokens), key=lambda t: (-len(t), t))
     finder = regex.compile("|".join(map(regex.escape, specials))) if specials else None
     longest = max(map(len, specials), default=1)
@@ -218,7 +217,7 @@ def _segments(
                     break
                 yield text[start : match.start()]
                 start = match.end()
-        if cuttable and (cut := _SAFE_CUT.search(text, max(start, checked), limit)):
+        if cuttable and (cut := _LAST_SAFE_CUT.search(text, max(start, checked), limit)):
             yield text[start : cut.start()]
             start = cut.start()
         text = text[start:]

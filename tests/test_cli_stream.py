@@ -156,7 +156,8 @@ def test_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     status, out, _ = call(capsys, "count", str(bad), "--errors", "replace")
     assert status == 0 and int(out) > 100
     special = run("encode", "-", "-o", str(tmp_path / "out.txt"), stdin=b"x <|endoftext|>")
-    assert special.returncode == 1 and b"disallowed special token" in special.stderr
+    assert special.returncode == 1
+    assert b"special token '<|endoftext|>'; pass --allowed-special" in special.stderr
     assert not list(tmp_path.glob("*out.txt*"))  # no output, not even a temporary file
 
 

@@ -19,13 +19,13 @@ from hypothesis import strategies as st
 
 import streamcodec
 from streamcodec import Encoding
-from streamcodec.stream import SAFE_CUT, InvalidUTF8Error
+from streamcodec.stream import SAFE_CUTS, InvalidUTF8Error
 from streamcodec.vocab import GPT2_PATTERN
 from tests.corpus import samples
 
 # Characters around which the patterns look ahead, glue or split.
 ALPHABET = [
-    "a", "Z", "s", "l", "t", "e", "é", "ß", "字", "\u0301", "'", "’", "1", "9", "٣",
+    "a", "Z", "s", "l", "t", "e", "é", "ß", "字", "\u0301", "\u093e", "'", "’", "1", "9", "٣",
     " ", "  ", "\t", "\n", "\r", "\r\n", "\u00a0", "\u3000", "\u2028", ".", "!", "/", "-",
     "😀", "𝟎", "𝐀", "<|endoftext|>", "<|", "|>", "<|endofprompt|>", "'ll", "'S", "'re",
 ]  # fmt: skip
@@ -98,7 +98,7 @@ def assert_safe_cuts_final(enc: Encoding, head: str, tail: str) -> None:
     """The rule itself: pieces of head + tail before a safe cut in head are head[:cut]'s."""
     pieces = enc._pretokenizer.pieces
     whole = pieces(head + tail)
-    for match in SAFE_CUT.finditer(head, 1):
+    for match in SAFE_CUTS[enc.pat_str].finditer(head, 1):
         cut = match.start()
         before = pieces(head[:cut])
         assert whole[: len(before)] == before and "".join(before) == head[:cut], (head, cut)
@@ -189,6 +189,21 @@ def test_real_text_chunked_randomly_o200k(real_encoding: Encoding) -> None:
     text = samples()["multilingual"][:30_000] + samples()["code"][:30_000]
     cuts = list(range(0, len(text), 997)) + list(range(5, len(text), 1499))
     assert_streams_like_encode(real_encoding, text, cuts, disallowed_special=())
+
+
+def test_word_lists_in_scripts_with_final_marks_are_cut() -> None:
+    """Words ending in a combining mark, one per line, LF or CRLF: held text stays one line."""
+    for enc in named_encodings():
+        for text in ["नमस्ते\n" * 500, "नमस्ते\r\n" * 500, "ދިވެހި\n" * 500]:
+            stream = enc.stream_encoder()
+            held = []
+            ids: list[int] = []
+            for start in range(0, len(text), 7):
+                ids += stream.feed(text[start : start + 7])
+                held.append(stream.pending)
+            assert ids + stream.close() == enc.encode(text)
+            crlf_kept_whole = enc.pat_str == GPT2_PATTERN and "\r" in text
+            assert crlf_kept_whole or max(held) < 30, (enc.name, text[:8], max(held))
 
 
 def test_held_text_stays_small_on_real_text() -> None:
