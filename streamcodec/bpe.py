@@ -1,45 +1,103 @@
-"""Pieces to ids: the rank-merge loop, the fast path for short pieces.
+"""Pieces to ids: the merge loop for short pieces, a backtracking search for long ones.
 
-It must equal :func:`streamcodec.reference.rank_merge` with the whole-piece rule on (the caller
-checks the whole piece first). It keeps the rank of each adjacent pair in a list and, after each
-merge, recomputes only the two pairs around it, so one merge costs a scan for the minimum rather
-than a rebuild: quadratic in the worst case, fast for the short pieces that make up real text.
+Both must equal :func:`streamcodec.reference.rank_merge`. The merge loop
+(:func:`streamcodec.merge.merge_piece`) is quadratic in the piece length, which is fine for the
+short pieces of real text and hopeless for a megabyte of ``"a"``. Long pieces take the
+backtracking encoder (after GitHub's ``bpe`` crate): walk the piece left to right taking the
+longest token that forms a valid pair with the previous one (:mod:`streamcodec.verify`); when
+no candidate fits, step back and try the previous position's next shorter candidate. The merge
+result is the only sequence of reachable tokens whose adjacent pairs are all valid, so the
+search finds it; and the tokens before a position are determined by the position alone, so a
+position that failed once fails always and is marked dead: each position is left at most once.
 
-    >>> merge_piece(b"abc", {b"a": 0, b"b": 1, b"c": 2, b"bc": 3, b"ab": 4})
-    [0, 3]
+Unreachable tokens can never be part of a merge result, so they are never candidates; the
+whole-piece rule, which can output one, is applied first, to the whole piece only.
+
+    >>> encode = PieceEncoder({b"a": 0, b"b": 1, b"ab": 2, b"bbb": 3}, long_piece=2)
+    >>> encode(b"bbb"), encode(b"abbb")  # bbb is unreachable: only the whole piece gives it
+    ([3], [2, 1, 1])
 """
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping
 
-__all__ = ["merge_piece"]
+from streamcodec.merge import merge_piece
+from streamcodec.trie import TokenTrie
+from streamcodec.verify import RankOrder
 
-_NO_MERGE = sys.maxsize
+__all__ = ["LONG_PIECE", "PieceEncoder", "backtrack_piece", "merge_piece"]
+
+# Pieces of at least this many bytes take the backtracking encoder: from here on the merge loop's
+# quadratic cost dominates on repetitive pieces (measured on cl100k_base: docs/performance.md).
+LONG_PIECE = 512
+
+_MAX_WINDOWS = 4096  # candidate lists remembered per piece
 
 
-def merge_piece(piece: bytes, ranks: Mapping[bytes, int]) -> list[int]:
-    """Encode ``piece`` by merging the lowest-ranked adjacent pair, leftmost on ties."""
-    get = ranks.get
-    # bounds[i] is where part i starts; pair_ranks[i] is the rank of parts i and i + 1 merged.
-    bounds = list(range(len(piece) + 1))
-    pair_ranks = [get(piece[i : i + 2], _NO_MERGE) for i in range(len(piece) - 1)]
-    while pair_ranks:
-        best = min(pair_ranks)
-        if best == _NO_MERGE:
-            break
-        i = pair_ranks.index(best)
-        del bounds[i + 1]
-        del pair_ranks[i]
-        if i > 0:
-            pair_ranks[i - 1] = get(piece[bounds[i - 1] : bounds[i + 1]], _NO_MERGE)
-        if i < len(pair_ranks):
-            pair_ranks[i] = get(piece[bounds[i] : bounds[i + 2]], _NO_MERGE)
-    try:
-        return [ranks[piece[bounds[i] : bounds[i + 1]]] for i in range(len(bounds) - 1)]
-    except KeyError as exc:
-        raise ValueError(
-            f"byte {exc.args[0]!r} of piece {piece!r} is not a token: the vocabulary lacks "
-            "single bytes that byte-level BPE needs"
-        ) from None
+def backtrack_piece(piece: bytes, order: RankOrder, trie: TokenTrie) -> list[int]:
+    """The merge result of ``piece`` (``whole_piece=False``), found by backtracking search."""
+    reachable = order.is_reachable
+    valid = order.is_valid_pair
+    # Identical windows (runs of one byte, repeated words) have identical candidates; the memo
+    # is bounded so that a long piece of random bytes cannot fill memory with windows.
+    window = trie.longest
+    seen: dict[bytes, list[tuple[int, int]]] = {}
+
+    def candidates(pos: int) -> list[tuple[int, int]]:
+        key = piece[pos : pos + window]
+        found = seen.get(key)
+        if found is None:
+            if len(seen) >= _MAX_WINDOWS:
+                seen.clear()
+            found = seen[key] = [c for c in trie.candidates(piece, pos) if reachable(c[0])]
+        return found
+
+    dead = bytearray(len(piece) + 1)
+    tokens: list[int] = []
+    tried: list[int] = []  # for each token taken, its index among its position's candidates
+    pos, options, i = 0, candidates(0), 0
+    while pos < len(piece):
+        while i < len(options):
+            token, length = options[i]
+            if not dead[pos + length] and (not tokens or valid(tokens[-1], token)):
+                break
+            i += 1
+        else:
+            # Every candidate failed: no encoding has a boundary here. Step back.
+            dead[pos] = 1
+            pos -= len(order.token_bytes(tokens.pop()))
+            options, i = candidates(pos), tried.pop() + 1
+            continue
+        tokens.append(token)
+        tried.append(i)
+        pos += length
+        options, i = candidates(pos), 0
+    return tokens
+
+
+class PieceEncoder:
+    """One piece's bytes to ids, equal to :func:`streamcodec.reference.rank_merge`.
+
+    The whole-piece rule first, then the merge loop for short pieces and the backtracking
+    encoder for pieces of ``long_piece`` bytes or more.
+    """
+
+    def __init__(self, ranks: Mapping[bytes, int], *, long_piece: int = LONG_PIECE) -> None:
+        self.ranks = ranks
+        self._long_piece = long_piece
+        self.order = RankOrder(ranks)
+        self._trie = TokenTrie(ranks)
+
+    def __call__(self, piece: bytes) -> list[int]:
+        """The ids of ``piece``."""
+        token = self.ranks.get(piece)
+        if token is not None:
+            return [token]
+        return self.merge(piece)
+
+    def merge(self, piece: bytes) -> list[int]:
+        """The ids of ``piece`` without the whole-piece rule (``whole_piece=False``)."""
+        if len(piece) < self._long_piece:
+            return merge_piece(piece, self.ranks)
+        return backtrack_piece(piece, self.order, self._trie)

@@ -25,25 +25,31 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from streamcodec.bpe import merge_piece
+from streamcodec.bpe import LONG_PIECE, PieceEncoder
 
 __all__ = ["ByteMode"]
 
 
-class ByteMode:
-    """Encode whole texts as one piece, exactly, by merging between safe cuts.
+class ByteMode(PieceEncoder):
+    """A piece encoder for texts that are one piece: it merges between safe cuts, exactly.
 
-    ``encode`` must equal :func:`streamcodec.reference.rank_merge` on the whole bytes.
+    ``encode`` (and calling it) must equal :func:`streamcodec.reference.rank_merge` on the whole
+    bytes. A stretch without a cut is merged as :class:`PieceEncoder` merges a piece: the merge
+    loop when short, the linear backtracking encoder when long.
     """
 
-    def __init__(self, ranks: Mapping[bytes, int]) -> None:
-        self.ranks = ranks
+    def __init__(self, ranks: Mapping[bytes, int], *, long_piece: int = LONG_PIECE) -> None:
+        super().__init__(ranks, long_piece=long_piece)
         # inside[x << 8 | y] is 1 when the bytes x y are adjacent inside some token.
         inside = bytearray(1 << 16)
         for token in ranks:
             for i in range(len(token) - 1):
                 inside[token[i] << 8 | token[i + 1]] = 1
         self._inside = bytes(inside)
+
+    def __call__(self, piece: bytes) -> list[int]:
+        """The ids of ``piece``, the whole-piece rule first."""
+        return self.encode(piece)
 
     def cuts(self, data: bytes, start: int = 1) -> list[int]:
         """The offsets ``i >= start`` at which no token can contain both ``data[i-1]`` and
@@ -68,7 +74,7 @@ class ByteMode:
             if end - begin == 1:
                 ids.append(ranks[data[begin:end]])  # a lone byte: nothing to merge
             else:
-                ids += merge_piece(data[begin:end], ranks)
+                ids += self.merge(data[begin:end])
             begin = end
         return ids
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 import os
 import pathlib
+import re
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from concurrent.futures import ThreadPoolExecutor
@@ -28,8 +29,9 @@ from typing import IO, TYPE_CHECKING, Any, Literal, Union
 
 import regex
 
-from streamcodec.bpe import merge_piece
+from streamcodec.bpe import PieceEncoder
 from streamcodec.bytemode import ByteMode
+from streamcodec.piececache import DEFAULT_CACHE_SIZE, CachedEncoder
 from streamcodec.pretokenize import Pretokenizer
 from streamcodec.vocab import BYTE_MODE_PATTERN
 
@@ -50,7 +52,9 @@ class Encoding:
     """A byte-level BPE encoding: mergeable ranks, special tokens and a pre-tokenizer pattern.
 
     The constructor and the public methods are those of ``tiktoken.Encoding``, so code written
-    for tiktoken runs unchanged after swapping the import.
+    for tiktoken runs unchanged after swapping the import. One option is added, keyword-only:
+    ``cache_size``, the number of distinct chunks and pieces whose ids are kept (least recently
+    used first out; 0 turns the cache off). See :mod:`streamcodec.piececache`.
     """
 
     def __init__(
@@ -61,6 +65,7 @@ class Encoding:
         mergeable_ranks: dict[bytes, int],
         special_tokens: dict[str, int],
         explicit_n_vocab: int | None = None,
+        cache_size: int = DEFAULT_CACHE_SIZE,
     ) -> None:
         self.name = name
         self._pat_str = pat_str
@@ -86,8 +91,11 @@ class Encoding:
             )
         self._special_token_values = frozenset(special_tokens.values())
         self._pretokenizer = Pretokenizer(pat_str)
+        self._cache_size = cache_size
         # No pre-tokenization: the text is one piece, merged between the cuts no token crosses.
         self._byte_mode = ByteMode(mergeable_ranks) if pat_str == BYTE_MODE_PATTERN else None
+        self._encode_piece = self._byte_mode or PieceEncoder(mergeable_ranks)
+        self._cached = CachedEncoder(self._pretokenizer, self._encode_piece, size=cache_size)
 
     def __repr__(self) -> str:
         return f"<Encoding {self.name!r}>"
@@ -250,19 +258,22 @@ class Encoding:
     def _encode_ordinary(
         self, text: str, errors: str = "strict", *, start: int = 0, end: int | None = None
     ) -> list[int]:
-        """Encode ``text[start:end]`` without special tokens (the slice ends the text)."""
-        ranks = self._mergeable_ranks
-        ids: list[int] = []
-        for piece in self._pretokenizer.pieces(text, start, end):
-            data = piece.encode("utf-8", errors)
-            token = ranks.get(data)
-            if token is not None:
-                ids.append(token)
-            elif self._byte_mode is not None:
-                ids += self._byte_mode.encode(data, whole_piece=False)
-            else:
-                ids += merge_piece(data, ranks)
-        return ids
+        """Encode ``text[start:end]`` without special tokens (the slice ends the text).
+
+        With ``errors="strict"`` a lone surrogate raises ``UnicodeEncodeError``. With another
+        ``errors`` (``encode_bytes`` passes ``"surrogateescape"``), text holding surrogates
+        skips the cache, so no cached answer depends on the mode.
+        """
+        if end is None:
+            end = len(text)
+        if errors != "strict" and _SURROGATE.search(text, start, end):
+            encode_piece = self._encode_piece
+            return [
+                token
+                for piece in self._pretokenizer.pieces(text, start, end)
+                for token in encode_piece(piece.encode("utf-8", errors))
+            ]
+        return self._cached.encode(text, start, end)
 
     # ------------------------------------------------------------------ decoding
 
@@ -448,6 +459,7 @@ class Encoding:
             "pat_str": self._pat_str,
             "mergeable_ranks": self._mergeable_ranks,
             "special_tokens": self._special_tokens,
+            "cache_size": self._cache_size,
         }
 
     def __setstate__(self, value: Any) -> None:
@@ -455,6 +467,9 @@ class Encoding:
 
     def _special_token_bytes(self) -> dict[bytes, int]:
         return {text.encode("utf-8"): i for text, i in self._special_tokens.items()}
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @functools.lru_cache(maxsize=128)

@@ -210,7 +210,7 @@ def _segments(
         text += "".join(pending)
         pending, waiting = [], 0
         start = 0
-        limit = len(text) - longest + 1
+        limit = max(0, len(text) - longest + 1)  # a negative endpos would count from the end
         if finder is not None:
             for match in finder.finditer(text, checked):
                 if match.start() >= limit:

@@ -231,3 +231,9 @@ def test_docstring_examples() -> None:
 
     for module in (streamcodec.training, streamcodec.reference):
         assert doctest.testmod(module).failed == 0
+
+
+def test_text_shorter_than_the_longest_special_token_is_not_cut_inside_one() -> None:
+    """Regression: a negative search limit once let a safe cut fall inside ``<|x|>``."""
+    counts = count_pretokens("<|x|>", pat_str="gpt2", special_tokens=["<|end|>", "<|x|>"])
+    assert counts == {}

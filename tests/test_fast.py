@@ -1,0 +1,403 @@
+"""The fast paths equal the specification: backtracking, merge loop, caches, fast pre-tokenization.
+
+Random vocabularies are trained from random corpora over a small alphabet, so merge chains run
+deep; shuffling their ranks makes vocabularies full of unreachable tokens.
+"""
+
+from __future__ import annotations
+
+import itertools
+import pickle
+import random
+import sys
+import threading
+from collections import Counter
+
+import pytest
+import regex
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import streamcodec
+from streamcodec import Encoding
+from streamcodec.bpe import PieceEncoder, backtrack_piece
+from streamcodec.merge import merge_piece
+from streamcodec.piececache import MAX_KEY_LENGTH, LruIds
+from streamcodec.pretokenize import Pretokenizer, _fast_applies, fast_pattern
+from streamcodec.reference import merge_steps, rank_merge
+from streamcodec.trie import TokenTrie
+from streamcodec.verify import RankOrder
+from streamcodec.vocab import PATTERNS
+from tests.corpus import samples
+
+ALPHABET = b"ab c"
+FAST_RE = sys.version_info >= (3, 11)
+NAMED = sorted(set(PATTERNS.values()))
+
+
+def train(corpus: bytes, merges: int) -> dict[bytes, int]:
+    """Naive BPE training: merge the most frequent adjacent pair, ``merges`` times."""
+    ranks = {bytes([b]): b for b in range(256)}
+    parts = [corpus[i : i + 1] for i in range(len(corpus))]
+    for _ in range(merges):
+        pairs = Counter(itertools.pairwise(parts))
+        if not pairs:
+            break
+        (left, right), _count = max(pairs.items(), key=lambda item: (item[1], item[0]))
+        ranks.setdefault(left + right, len(ranks))
+        merged: list[bytes] = []
+        for part in parts:
+            if merged and merged[-1] == left and part == right:
+                merged[-1] = left + right
+            else:
+                merged.append(part)
+        parts = merged
+    return ranks
+
+
+def random_vocabulary(seed: int, *, shuffle: bool) -> dict[bytes, int]:
+    """A trained vocabulary; with ``shuffle``, its merged tokens get random ranks (and a few
+    random tokens join them), which leaves many tokens unreachable."""
+    rng = random.Random(seed)
+    corpus = bytes(rng.choice(ALPHABET[: rng.randint(2, 4)]) for _ in range(rng.randint(20, 300)))
+    ranks = train(corpus, rng.randint(1, 40))
+    if not shuffle:
+        return ranks
+    tokens = [t for t in ranks if len(t) > 1]
+    tokens += [bytes(rng.choice(ALPHABET) for _ in range(rng.randint(2, 6))) for _ in range(5)]
+    tokens = list(dict.fromkeys(tokens))
+    rng.shuffle(tokens)
+    return {bytes([b]): b for b in range(256)} | {t: 256 + i for i, t in enumerate(tokens)}
+
+
+pieces_strategy = st.binary(min_size=1, max_size=60).map(
+    lambda data: bytes(ALPHABET[b % len(ALPHABET)] for b in data)
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, 2**32), shuffle=st.booleans(), piece=pieces_strategy)
+def test_backtracking_and_merge_loop_equal_rank_merge(
+    seed: int, shuffle: bool, piece: bytes
+) -> None:
+    ranks = random_vocabulary(seed, shuffle=shuffle)
+    expected = rank_merge(piece, ranks, whole_piece=False)
+    assert merge_piece(piece, ranks) == expected
+    assert backtrack_piece(piece, RankOrder(ranks), TokenTrie(ranks)) == expected
+    whole = rank_merge(piece, ranks)
+    assert PieceEncoder(ranks, long_piece=1)(piece) == whole
+    assert PieceEncoder(ranks)(piece) == whole
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32), shuffle=st.booleans())
+def test_rank_order_facts_follow_their_definitions(seed: int, shuffle: bool) -> None:
+    ranks = random_vocabulary(seed, shuffle=shuffle)
+    order, trie = RankOrder(ranks), TokenTrie(ranks)
+    tokens = [t for t in ranks if len(t) > 1] + [b"a", b"b"]
+    for token in tokens:
+        steps = list(merge_steps(token, ranks))
+        reachable = steps[-1] == [token]
+        assert order.is_reachable(ranks[token]) == reachable
+        # Unreachable tokens are no candidates, even where no pair would be checked.
+        assert backtrack_piece(token, order, trie) == [ranks[part] for part in steps[-1]]
+        split = order.split(ranks[token])
+        if reachable and len(token) > 1:
+            assert split == tuple(ranks[part] for part in steps[-2])
+        else:
+            assert split is None
+    for left in tokens:
+        for right in tokens:
+            pair = merge_piece(left + right, ranks) == [ranks[left], ranks[right]]
+            assert order.is_valid_pair(ranks[left], ranks[right]) == pair, (left, right)
+    assert all(order.is_ordered(ranks[t]) for t in tokens) or shuffle
+    expected = sorted(
+        ranks[t] for t in ranks if rank_merge(t, ranks, whole_piece=False) != [ranks[t]]
+    )
+    assert order.unreachable_tokens() == expected
+
+
+def test_shuffled_vocabularies_do_have_unreachable_tokens() -> None:
+    assert any(RankOrder(random_vocabulary(s, shuffle=True)).unreachable_tokens() for s in range(5))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 2**32),
+    shuffle=st.booleans(),
+    text=st.text(st.sampled_from("ab c\n"), max_size=80),
+    cache_size=st.sampled_from([0, 1, 3, 1000]),
+)
+def test_encoding_with_caches_equals_rank_merge_per_piece(
+    seed: int, shuffle: bool, text: str, cache_size: int
+) -> None:
+    ranks = random_vocabulary(seed, shuffle=shuffle)
+    pattern = PATTERNS["cl100k_base"]
+    enc = Encoding(
+        "toy", pat_str=pattern, mergeable_ranks=ranks, special_tokens={}, cache_size=cache_size
+    )
+    expected = [
+        i for piece in regex.findall(pattern, text) for i in rank_merge(piece.encode(), ranks)
+    ]
+    for _ in range(2):  # cold, then warm
+        assert enc.encode_ordinary(text) == expected
+        assert enc.encode_ordinary(text + " ab") == enc.encode_ordinary(text + " ab")
+    assert len(enc._cached._cache) <= cache_size
+
+
+LONG_PIECES = [
+    "a" * 5000,
+    " " * 5000,
+    "\n" * 3000,
+    "1234567890" * 300,
+    "Pneumonoultramicroscopicsilicovolcanoconiosis" * 20,
+    "Donaudampfschifffahrtsgesellschaftskapitänswitwe" * 10,
+    "ab" * 2000,
+    "🙂" * 500,
+    "x" + "y" * 3000 + "z",
+]
+
+
+@pytest.mark.parametrize("text", LONG_PIECES, ids=lambda t: repr(t[:12]))
+def test_long_pieces_equal_tiktoken(real_pair, text: str) -> None:  # type: ignore[no-untyped-def]
+    ours, theirs = real_pair
+    assert ours.encode_ordinary(text) == theirs.encode_ordinary(text)
+    assert ours.encode_ordinary(" " + text + "!") == theirs.encode_ordinary(" " + text + "!")
+
+
+def test_backtracking_equals_merge_loop_on_real_pieces(real_encoding: Encoding) -> None:
+    ranks = real_encoding.mergeable_ranks
+    encode = PieceEncoder(ranks, long_piece=2)
+    text = "".join(samples().values())
+    pieces = sorted({p.encode() for p in real_encoding._pretokenizer.pieces(text)}, key=len)
+    for piece in pieces[-400:] + pieces[::50]:
+        expected = [ranks[piece]] if piece in ranks else merge_piece(piece, ranks)
+        assert encode(piece) == expected, piece
+
+
+# ---------------------------------------------------------------- pre-tokenization
+
+TRICKY_CHARS = (
+    "aZ09 \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0'’sStTdDmMlLvVeErR/.,!?-_()\"ſKkßﬅ"
+    "éÉǅʰ\u0301\u0663٣½²\u2028\u2029\u3000\u200b\u180e"
+    "\U0001f600\U0001f44d\U0001f3fd\u200d\U0001d400\U00020000\U0001d7ce\U000e0061\ud800"
+)
+tricky_text = st.text(st.sampled_from(TRICKY_CHARS), max_size=40)
+ascii_heavy = st.text(st.sampled_from("ab Z1'.\n\r\t  "), max_size=60)
+any_text = st.one_of(tricky_text, ascii_heavy, st.text(max_size=40))
+
+
+@settings(max_examples=300, deadline=None)
+@given(pattern=st.sampled_from(NAMED), text=any_text, data=st.data())
+def test_fast_pretokenizer_equals_regex(pattern: str, text: str, data: st.DataObject) -> None:
+    start = data.draw(st.integers(0, len(text)))
+    end = data.draw(st.integers(start, len(text)))
+    expected = regex.findall(pattern, text[:end][start:])
+    expected_in_place = regex.compile(pattern).findall(text, start, end)
+    assert expected == expected_in_place
+    if _fast_applies(text, start, end) and FAST_RE:
+        assert fast_pattern(pattern).findall(text, start, end) == expected
+    pretokenizer = Pretokenizer(pattern)
+    assert pretokenizer.pieces(text, start, end) == expected
+    chunks = pretokenizer.chunks(text, start, end)
+    assert chunks is not None
+    assert "".join(chunks) == text[start:end]
+    assert [p for chunk in chunks for p in regex.findall(pattern, chunk)] == expected
+    # A piece is cut into itself, so one cache can hold chunks and pieces.
+    assert all(regex.findall(pattern, piece) == [piece] for piece in expected)
+
+
+def test_fast_path_is_taken_and_refused_when_it_must_be() -> None:
+    assert _fast_applies("plain ascii", 0, 11)
+    assert _fast_applies("emoji 🙂 and é", 0, 12)
+    assert not _fast_applies("math 𝐀", 0, 6)  # an astral letter
+    assert Pretokenizer(r"\w+").chunks("a b") is None
+
+
+@pytest.mark.skipif(not FAST_RE, reason="re has possessive quantifiers from Python 3.11")
+def test_fast_sets_differ_from_re_whitespace() -> None:
+    # re's own \s would match \x1c; the pattern must not treat it as whitespace.
+    text = "a\x1c b"
+    for pattern in NAMED:
+        assert fast_pattern(pattern).findall(text) == regex.findall(pattern, text)
+
+
+# ---------------------------------------------------------------- caches
+
+
+def test_lru_evicts_the_least_recently_used() -> None:
+    cache = LruIds(size=2)
+    calls: list[str] = []
+
+    def compute(keys: list[str]) -> list[tuple[str, tuple[int, ...]]]:
+        calls.extend(keys)
+        return [(k, (len(k),)) for k in keys]
+
+    cache.flat(["a"], compute)
+    cache.flat(["bb"], compute)
+    cache.flat(["a"], compute)  # a is now more recent than bb
+    cache.flat(["ccc"], compute)  # evicts bb
+    calls.clear()
+    assert cache.flat(["a", "ccc", "bb"], compute) == [1, 3, 2]
+    assert calls == ["bb"]
+    assert len(cache) == 2
+    with pytest.raises(ValueError, match="cache size"):
+        LruIds(size=-1)
+
+
+def test_lru_gives_up_on_keys_it_knows_nothing_of() -> None:
+    cache = LruIds(size=10)
+    compute = lambda keys: [(k, (len(k),)) for k in keys]  # noqa: E731
+    assert cache.flat(["a", "bb", "ccc", "a"], compute, give_up=0.5) is None
+    assert len(cache) == 0
+    assert cache.flat(["a", "a", "a", "bb"], compute, give_up=0.5) == [1, 1, 1, 2]  # repeats
+    assert cache.flat(["ccc", "dddd"], compute, give_up=0.5) is None
+    assert cache.flat(["a", "x", "y"], compute, give_up=0.5) == [1, 1, 1]  # a is known
+
+
+def test_long_keys_serve_one_call_only() -> None:
+    cache = LruIds(size=10)
+    long_key = "x" * (MAX_KEY_LENGTH + 1)
+    ids = cache.flat([long_key, "a", long_key], lambda keys: [(k, (len(k),)) for k in keys])
+    assert ids == [MAX_KEY_LENGTH + 1, 1, MAX_KEY_LENGTH + 1]
+    assert len(cache) == 1
+
+
+def test_cache_size_is_an_option_that_survives_pickling() -> None:
+    base = streamcodec.get_encoding("cl100k_base")
+    kwargs = dict(pat_str=base.pat_str, mergeable_ranks=base.mergeable_ranks, special_tokens={})
+    small = Encoding("small", cache_size=5, **kwargs)  # type: ignore[arg-type]
+    assert small.encode_ordinary("one two three four five six seven") == base.encode_ordinary(
+        "one two three four five six seven"
+    )
+    assert len(small._cached._cache) <= 5
+    assert pickle.loads(pickle.dumps(small))._cached._cache.size == 5
+    with pytest.raises(ValueError, match="cache size"):
+        Encoding("bad", cache_size=-1, **kwargs)  # type: ignore[arg-type]
+
+
+def test_cache_is_safe_when_threads_share_an_encoding() -> None:
+    base = streamcodec.get_encoding("cl100k_base")
+    shared = Encoding(
+        "shared",
+        pat_str=base.pat_str,
+        mergeable_ranks=base.mergeable_ranks,
+        special_tokens=base.special_tokens,
+        cache_size=16,  # tiny, so threads evict each other's entries all the time
+    )
+    rng = random.Random(1)
+    words = samples()["prose"].split()[:3000]
+    texts = [" ".join(rng.choices(words, k=200)) for _ in range(16)]
+    expected = [base.encode_ordinary(t) for t in texts]
+    failures: list[int] = []
+
+    def work(offset: int) -> None:
+        for i in range(len(texts)):
+            j = (i + offset) % len(texts)
+            if shared.encode_ordinary(texts[j]) != expected[j]:
+                failures.append(j)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+    assert shared.encode_batch(texts, num_threads=4) == expected
+
+
+def test_surrogate_pieces_never_leak_between_error_modes(real_pair) -> None:  # type: ignore[no-untyped-def]
+    ours, theirs = real_pair
+    data = b"caf\xe9 caf\xe9 ok"
+    text = data.decode("utf-8", "surrogateescape")
+    fresh = Encoding(
+        "fresh",
+        pat_str=ours.pat_str,
+        mergeable_ranks=ours.mergeable_ranks,
+        special_tokens=ours.special_tokens,
+    )
+    as_bytes = fresh.encode_bytes(data)
+    assert fresh.decode_bytes(as_bytes) == data
+    assert fresh.encode_ordinary(text) == theirs.encode_ordinary(text)  # U+FFFD, as tiktoken
+    assert fresh.encode_bytes(data) == as_bytes
+
+
+# ---------------------------------------------------------------- differential, through the caches
+
+FRAGMENTS = [
+    " ",
+    "  ",
+    "\n",
+    "\n\n",
+    "\t",
+    "\r\n",
+    " the",
+    "The",
+    " cat",
+    "'s",
+    "'LL",
+    " 12345",
+    "3.14",
+    "!!",
+    " (x)",
+    "\x1c",
+    "\u00a0",
+    "\u3000",
+    "🙂",
+    " 👍🏽",
+    "𝐀𝐁",
+    "日本語",
+    "é",
+    "ǅ",
+    "a\u0301",
+    " /",
+]
+
+
+@settings(max_examples=200, deadline=None)
+@given(parts=st.lists(st.sampled_from(FRAGMENTS), max_size=30), data=st.data())
+def test_fragments_equal_tiktoken_through_warm_caches(real_pair, parts: list[str], data) -> None:  # type: ignore[no-untyped-def]
+    ours, theirs = real_pair  # shared across examples: the caches stay warm between them
+    text = "".join(parts)
+    assert ours.encode_ordinary(text) == theirs.encode_ordinary(text)
+    start = data.draw(st.integers(0, len(text)))
+    end = data.draw(st.integers(start, len(text)))
+    assert ours._encode_ordinary(text, start=start, end=end) == theirs.encode_ordinary(
+        text[start:end]
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Hello x world\n\n",
+        "  x y z  ",
+        "x\n x\n\n  x 12 x",
+        "naïve x 🙂 x\u3000 x \r\n",
+        # Many new chunks: wrongly ordered, the first one would join the one before it, and the
+        # last one's trailing whitespace would be cut differently.
+        "Alpha x beta gamma delta epsilon zeta eta theta iota kappa lambda mu\n   ",
+        "Über x ändern öffnen ürzeit ärger ölig übel\t",
+    ],
+)
+def test_missing_chunks_are_cut_together_exactly(real_pair, text: str) -> None:  # type: ignore[no-untyped-def]
+    ours, theirs = real_pair
+    fresh = Encoding(
+        "fresh", pat_str=ours.pat_str, mergeable_ranks=ours.mergeable_ranks, special_tokens={}
+    )
+    fresh.encode_ordinary(" x")  # known chunk: the next text takes the chunk path
+    assert fresh.encode_ordinary(text) == theirs.encode_ordinary(text)
+    assert fresh.encode_ordinary(text) == theirs.encode_ordinary(text)
+
+
+def test_the_last_new_chunk_is_cut_last() -> None:
+    # Cut in the middle, the trailing "\n   " would be two pieces; at the end it is one token.
+    ranks = {bytes([b]): b for b in range(256)} | {b"\n   ": 256}
+    pattern = PATTERNS["cl100k_base"]
+    enc = Encoding("toy", pat_str=pattern, mergeable_ranks=ranks, special_tokens={})
+    enc.encode_ordinary(" x")  # known chunk: the next texts take the chunk path
+    for words in range(3, 30):
+        text = "w x " + " ".join(f"w{i}" for i in range(words)) + " x\n   "
+        expected = [i for p in regex.findall(pattern, text) for i in rank_merge(p.encode(), ranks)]
+        assert expected[-1] == 256
+        assert enc.encode_ordinary(text) == expected
