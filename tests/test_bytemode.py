@@ -57,7 +57,7 @@ def test_special_tokens_still_cut_the_text() -> None:
 
 
 def test_long_input_is_one_piece() -> None:
-    # One piece of 4,000 bytes: the merge loop handles it (quadratic until a linear encoder).
+    # One piece of 4,000 bytes with no safe cut: the backtracking encoder takes it whole.
     ranks = BYTES | {b"ab": 256, b"abab": 257, b"ba": 258}
     text = "ab" * 2000 + "a"
     ids = byte_mode(ranks).encode(text)
