@@ -94,6 +94,10 @@ class PieceEncoder:
         token = self.ranks.get(piece)
         if token is not None:
             return [token]
+        return self.merge(piece)
+
+    def merge(self, piece: bytes) -> list[int]:
+        """The ids of ``piece`` without the whole-piece rule (``whole_piece=False``)."""
         if len(piece) < self._long_piece:
             return merge_piece(piece, self.ranks)
         return backtrack_piece(piece, self.order, self._trie)

@@ -7,6 +7,10 @@ file renamed at the end), so an interrupted run leaves no file that looks comple
 
 Each subcommand is one ``_add_<name>`` function that declares its options and the function that
 runs it; add a command by writing another and listing it in ``COMMANDS``.
+
+``--mode`` picks the kind of BPE: ``bytelevel`` (the encoding's pre-tokenizer pattern, as
+tiktoken), ``bytes`` (no pre-tokenization: the whole text is one piece) or ``word`` (Sennrich's
+word-level BPE with a subword-nmt codes file: text in, ``@@``-marked segments out).
 """
 
 from __future__ import annotations
@@ -31,7 +35,8 @@ from streamcodec.encoding import DisallowedSpecialTokenError, Encoding
 from streamcodec.formats import load_vocabulary
 from streamcodec.registry import get_encoding, list_encoding_names
 from streamcodec.stream import text_chunks
-from streamcodec.vocab import resolve_pattern
+from streamcodec.vocab import BYTE_MODE_PATTERN, resolve_pattern
+from streamcodec.wordbpe import WordBPE, line_blocks, read_codes, remove_separators
 
 __all__ = ["main"]
 
@@ -101,6 +106,21 @@ def _add_input_and_encoding(command: argparse.ArgumentParser) -> None:
         "pattern, else cl100k_base's)",
     )
     command.add_argument("-q", "--quiet", action="store_true", help="no progress bar or summary")
+    _add_mode(command, bytelevel="the encoding's pre-tokenizer", word="with --codes")
+    command.add_argument("--codes", help="--mode word: a subword-nmt codes file")
+    command.add_argument(
+        "--separator", default="@@", help="--mode word: the continuation mark (default @@)"
+    )
+
+
+def _add_mode(command: argparse.ArgumentParser, *, bytelevel: str, word: str) -> None:
+    command.add_argument(
+        "--mode",
+        choices=["bytelevel", "bytes", "word"],
+        default="bytelevel",
+        help=f"bytelevel: {bytelevel} (default); bytes: no pre-tokenization; "
+        f"word: Sennrich word-level BPE, {word}",
+    )
 
 
 def _add_text_options(command: argparse.ArgumentParser) -> None:
@@ -133,16 +153,38 @@ def _add_text_options(command: argparse.ArgumentParser) -> None:
 
 
 def _encoding(args: argparse.Namespace) -> Encoding:
+    if args.mode == "bytes" and args.pattern is not None:
+        raise ValueError("--mode bytes has no pre-tokenizer: leave out --pattern")
+    pattern: str | None
     if args.vocab is None:
-        return get_encoding(args.encoding)
-    vocabulary = load_vocabulary(args.vocab)
-    pattern = args.pattern or vocabulary.pat_str or "cl100k_base"
+        enc = get_encoding(args.encoding)
+        if args.mode != "bytes":
+            return enc
+        name, pattern = f"{enc.name} (bytes)", BYTE_MODE_PATTERN
+        ranks, specials = enc.mergeable_ranks, enc.special_tokens
+    else:
+        vocabulary = load_vocabulary(args.vocab)
+        name = Path(args.vocab).stem
+        pattern = "bytes" if args.mode == "bytes" else args.pattern or vocabulary.pat_str
+        ranks, specials = vocabulary.mergeable_ranks, vocabulary.special_tokens
     return Encoding(
-        Path(args.vocab).stem,
-        pat_str=resolve_pattern(pattern),
-        mergeable_ranks=vocabulary.mergeable_ranks,
-        special_tokens=vocabulary.special_tokens,
+        name,
+        pat_str=resolve_pattern(pattern or "cl100k_base"),
+        mergeable_ranks=ranks,
+        special_tokens=specials,
     )
+
+
+def _word_bpe(args: argparse.Namespace) -> WordBPE:
+    if args.codes is None:
+        raise ValueError("--mode word needs --codes FILE (a subword-nmt codes file)")
+    return WordBPE.from_codes(read_codes(args.codes), separator=args.separator)
+
+
+def _word_blocks(args: argparse.Namespace, progress: Progress | None) -> Iterator[str]:
+    """The input text in blocks of whole lines (word mode works line by line)."""
+    errors = getattr(args, "errors", "strict")
+    return line_blocks(text_chunks(_source(args), errors=errors, progress=progress))
 
 
 def _policy(args: argparse.Namespace) -> dict[str, Any]:
@@ -199,7 +241,9 @@ def _output(path: str | None, *, seekable: bool = False) -> Iterator[BinaryIO]:
 
 
 def _add_encode(commands: Any) -> None:
-    encode = commands.add_parser("encode", help="encode a file (or - for stdin) to token ids")
+    encode = commands.add_parser(
+        "encode", help="encode a file (or - for stdin) to token ids (--mode word: to segments)"
+    )
     _add_input_and_encoding(encode)
     _add_text_options(encode)
     encode.add_argument("-o", "--output", help="write ids here (default: stdout)")
@@ -215,6 +259,12 @@ def _add_encode(commands: Any) -> None:
 
 
 def _run_encode(args: argparse.Namespace) -> int:
+    if args.mode == "word":
+        bpe = _word_bpe(args)
+        with _progress(args) as progress, _output(args.output) as out:
+            for block in _word_blocks(args, progress):
+                out.write(bpe.apply(block).encode("utf-8", "surrogateescape"))
+        return 0
     enc = _encoding(args)
     source = _source(args)
     count = 0
@@ -324,6 +374,11 @@ def _add_count(commands: Any) -> None:
 
 
 def _run_count(args: argparse.Namespace) -> int:
+    if args.mode == "word":
+        bpe = _word_bpe(args)
+        with _progress(args) as progress:
+            print(sum(len(bpe.segment_text(block)) for block in _word_blocks(args, progress)))
+        return 0
     enc = _encoding(args)
     source = _source(args)
     with _progress(args) as progress:
@@ -338,7 +393,8 @@ def _run_count(args: argparse.Namespace) -> int:
 
 def _add_decode(commands: Any) -> None:
     decode = commands.add_parser(
-        "decode", help="decode token ids to the exact bytes they stand for"
+        "decode",
+        help="decode token ids to the exact bytes they stand for (--mode word: join segments)",
     )
     _add_input_and_encoding(decode)
     decode.add_argument("-o", "--output", help="write the bytes here (default: stdout)")
@@ -349,6 +405,12 @@ def _add_decode(commands: Any) -> None:
 
 
 def _run_decode(args: argparse.Namespace) -> int:
+    if args.mode == "word":
+        with _progress(args) as progress, _output(args.output) as out:
+            for block in _word_blocks(args, progress):
+                joined = remove_separators(block, separator=args.separator)
+                out.write(joined.encode("utf-8", "surrogateescape"))
+        return 0
     enc = _encoding(args)
     with _progress(args) as progress, _output(args.output) as out:
         if args.format == "jsonl":
@@ -444,12 +506,19 @@ READERS: dict[str, Callable[[str, Progress | None], Iterator[list[int]]]] = {
 
 def _add_train(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     train = commands.add_parser(
-        "train", help="learn a byte-level BPE vocabulary from text files (streamcodec.train)"
+        "train", help="learn a BPE vocabulary (--mode word: subword-nmt codes) from text files"
     )
     train.add_argument("files", nargs="+", help="UTF-8 text files; each is one document")
-    train.add_argument("--vocab-size", type=int, required=True, help="ids, special tokens included")
+    _add_mode(train, bytelevel="split with --pattern", word="writes a subword-nmt codes file")
+    train.add_argument("--vocab-size", type=int, help="ids, special tokens included (not word)")
     train.add_argument(
-        "--pattern", default="cl100k_base", help="pre-tokenizer: a pattern name or a regex"
+        "--pattern", help="pre-tokenizer: a pattern name or a regex (default cl100k_base)"
+    )
+    train.add_argument("--merges", type=int, help="--mode word: the number of merges to learn")
+    train.add_argument(
+        "--total-symbols",
+        action="store_true",
+        help="--mode word: count the characters towards --merges (subword-nmt's --total-symbols)",
     )
     train.add_argument("--special", action="append", default=[], help="a special token (repeat)")
     train.add_argument(
@@ -460,7 +529,7 @@ def _add_train(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--output",
         required=True,
         help="vocabulary file, format by name: .tiktoken, tokenizer.json, .model (minbpe), "
-        "or encoder.json or an existing folder (GPT-2's two files)",
+        "or encoder.json or an existing folder (GPT-2's two files); --mode word: a codes file",
     )
     train.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     train.set_defaults(run=_run_train)
@@ -473,6 +542,15 @@ def _run_train(args: argparse.Namespace) -> int:
     from streamcodec.training import train
     from streamcodec.vocab import Vocabulary
 
+    if args.mode == "word":
+        return _run_train_word(args)
+    if args.merges is not None or args.total_symbols:
+        raise ValueError("--merges and --total-symbols are for --mode word; use --vocab-size")
+    if args.vocab_size is None:
+        raise ValueError(f"--mode {args.mode} needs --vocab-size")
+    if args.mode == "bytes" and args.pattern is not None:
+        raise ValueError("--mode bytes has no pre-tokenizer: leave out --pattern")
+    pattern = BYTE_MODE_PATTERN if args.mode == "bytes" else args.pattern or "cl100k_base"
     output = Path(args.output)
     kind = "gpt2" if output.is_dir() else detect_format(output)  # before the work, not after
     paths = [Path(name) for name in args.files]
@@ -481,7 +559,7 @@ def _run_train(args: argparse.Namespace) -> int:
         enc = train(
             paths,
             vocab_size=args.vocab_size,
-            pat_str=args.pattern,
+            pat_str=pattern,
             special_tokens=args.special,
             min_frequency=args.min_frequency,
             progress=progress,
@@ -496,6 +574,24 @@ def _run_train(args: argparse.Namespace) -> int:
     if enc.special_tokens and kind == "tiktoken":
         ids = ", ".join(f"{text} = {i}" for text, i in enc.special_tokens.items())
         print(f"special tokens (not stored in .tiktoken): {ids}", file=sys.stderr)
+    return 0
+
+
+def _run_train_word(args: argparse.Namespace) -> int:
+    from streamcodec.wordbpe import train_word_bpe, write_codes
+
+    if args.merges is None:
+        raise ValueError("--mode word needs --merges N (the number of merges to learn)")
+    if args.vocab_size is not None or args.pattern is not None or args.special:
+        raise ValueError("--mode word takes --merges, not --vocab-size, --pattern or --special")
+    bpe = train_word_bpe(
+        [Path(name) for name in args.files],
+        num_merges=args.merges,
+        min_frequency=args.min_frequency,
+        total_symbols=args.total_symbols,
+    )
+    write_codes(args.output, bpe.merges)
+    print(f"learned {len(bpe.merges):,} merges -> {args.output}", file=sys.stderr)
     return 0
 
 

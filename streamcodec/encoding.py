@@ -29,8 +29,10 @@ from typing import IO, TYPE_CHECKING, Any, Literal, TypeVar, Union
 import regex
 
 from streamcodec.bpe import PieceEncoder
+from streamcodec.bytemode import ByteMode
 from streamcodec.piececache import DEFAULT_CACHE_SIZE, CachedEncoder
 from streamcodec.pretokenize import Pretokenizer
+from streamcodec.vocab import BYTE_MODE_PATTERN
 
 if TYPE_CHECKING:
     from streamcodec.stream import Policy, StreamDecoder, StreamEncoder
@@ -89,7 +91,9 @@ class Encoding:
         self._special_token_values = frozenset(special_tokens.values())
         self._pretokenizer = Pretokenizer(pat_str)
         self._cache_size = cache_size
-        self._encode_piece = PieceEncoder(mergeable_ranks)
+        # No pre-tokenization: the text is one piece, merged between the cuts no token crosses.
+        self._byte_mode = ByteMode(mergeable_ranks) if pat_str == BYTE_MODE_PATTERN else None
+        self._encode_piece = self._byte_mode or PieceEncoder(mergeable_ranks)
         self._cached = CachedEncoder(self._pretokenizer, self._encode_piece, size=cache_size)
 
     def __repr__(self) -> str:

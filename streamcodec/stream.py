@@ -102,6 +102,12 @@ needs for one piece of that size, and takes that encoder's time. The search for 
 at new text, and the held chunks are joined once, so the stream's own work stays linear.
 Emitting ids from inside such a piece would need a proof that the merge result of its prefix
 cannot change as the piece grows; there is none here, so the stream waits.
+
+**Byte mode** (``BYTE_MODE_PATTERN``: no pre-tokenizer, the whole text is one piece) has such a
+proof at some places: between two bytes that are adjacent inside no token, no merge can ever
+cross, so the text before is final (:mod:`streamcodec.bytemode`). The stream cuts there and
+holds the longest stretch without such a place: a few hundred bytes at most on real text with
+real vocabularies, the whole input when every neighbouring pair of bytes is inside some token.
 """
 
 from __future__ import annotations
@@ -122,6 +128,7 @@ from streamcodec.encoding import (
 from streamcodec.vocab import CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN
 
 if TYPE_CHECKING:
+    from streamcodec.bytemode import ByteMode
     from streamcodec.encoding import Encoding
 
 __all__ = [
@@ -300,11 +307,13 @@ class _OrdinaryText:
         self._errors = "surrogateescape" if errors == "surrogateescape" else "strict"
         self._parts: list[str] = []  # held text, joined only when it is encoded
         self.size = 0
-        self._cuts = (
-            _ProvenCuts(encoding.pat_str)
-            if encoding.pat_str in PROVEN_PATTERNS
-            else _PatternCuts(encoding)
-        )
+        self._cuts: _ProvenCuts | _PatternCuts | _ByteModeCuts
+        if encoding._byte_mode is not None:
+            self._cuts = _ByteModeCuts(encoding._byte_mode)
+        elif encoding.pat_str in PROVEN_PATTERNS:
+            self._cuts = _ProvenCuts(encoding.pat_str)
+        else:
+            self._cuts = _PatternCuts(encoding)
 
     def feed(self, text: str) -> list[int]:
         if not text:
@@ -322,12 +331,15 @@ class _OrdinaryText:
         """Encode the held text, which ends here (before the special token ``special``)."""
         held = "".join(self._parts)
         self._parts, self.size = [], 0
-        ids = self._encode(held, len(held))
+        ids = self._encode(held, len(held), final=True)
         self._cuts.settled(special, len(special))
         return ids
 
-    def _encode(self, text: str, end: int) -> list[int]:
-        """The ids of ``text[:end]`` (not sliced: a huge held piece is not copied again)."""
+    def _encode(self, text: str, end: int, *, final: bool = False) -> list[int]:
+        """The ids of ``text[:end]`` (not sliced: a huge held piece is not copied again);
+        ``final`` when the ordinary text ends there."""
+        if isinstance(self._cuts, _ByteModeCuts):
+            return self._cuts.encode(text[:end], self._errors, final=final)
         context = self._cuts.context
         self._cuts.settled(text, end)
         whole = context + text
@@ -372,6 +384,46 @@ class _ProvenCuts:
         if before and self._cut.match(before + text[0], len(before)):
             return size
         return None
+
+
+class _ByteModeCuts:
+    """Byte mode (no pre-tokenizer, the text is one piece): cut where no token can cross.
+
+    See :mod:`streamcodec.bytemode`. The whole-piece rule belongs to the whole ordinary text, so
+    the parts are merged without it, unless the text ends before anything was emitted.
+    """
+
+    context = ""  # the parts merge independently: nothing before a cut matters after it
+
+    def __init__(self, mode: ByteMode) -> None:
+        self._mode = mode
+        self._emitted = False  # ids of this ordinary text were returned before
+
+    def settled(self, text: str, end: int) -> None:
+        """Text was encoded: nothing to remember (``encode`` keeps track of what it emitted)."""
+
+    def find(self, held: list[str], size: int, text: str) -> int | None:
+        """The last safe cut in ``held + text`` (as an offset there), or None.
+
+        ``held`` had none, so only the cut before the first character of ``text`` and those
+        inside ``text`` are new.
+        """
+        before = held[-1][-1:] if held else ""
+        k = self._mode.last_cut(before + text)
+        return size - len(before) + k if k else None
+
+    def encode(self, text: str, errors: str, *, final: bool) -> list[int]:
+        """The ids of ``text``, a part of the ordinary text (its end if ``final``)."""
+        whole_piece = final and not self._emitted
+        self._emitted = not final
+        try:
+            data = text.encode("utf-8", errors)
+        except UnicodeEncodeError:
+            if errors != "strict":
+                raise
+            # No cut touches a surrogate, so each part is fixed as the whole text would be.
+            data = replace_lone_surrogates(text).encode("utf-8")
+        return self._mode.encode(data, whole_piece=whole_piece) if data else []
 
 
 class _PatternCuts:

@@ -37,7 +37,7 @@ from streamcodec.pretokenize import Pretokenizer
 from streamcodec.stream import PROVEN_PATTERNS, SAFE_CUT
 from streamcodec.vocab import resolve_pattern
 
-__all__ = ["Progress", "Source", "count_pretokens", "learn_ranks", "train"]
+__all__ = ["Progress", "Source", "count_pretokens", "document_texts", "learn_ranks", "train"]
 
 Document = str | os.PathLike[str] | IO[str] | IO[bytes]
 #: A str (one document), a path, a file object (text or binary UTF-8), or an iterable of those.
@@ -139,6 +139,17 @@ def count_pretokens(
                 done += len(chunk.encode("utf-8", "surrogatepass"))
                 progress("count", done, None)
     return counts
+
+
+def document_texts(source: Source, *, chunk_size: int = CHUNK_SIZE) -> Iterator[Iterator[str]]:
+    """The text of each document of ``source``, in chunks (files are read ``chunk_size`` bytes
+    at a time and decoded as UTF-8; an error names the file and the byte offset).
+
+    >>> [list(chunks) for chunks in document_texts(["one", "two"])]
+    [['one'], ['two']]
+    """
+    for document in _documents(source):
+        yield _chunks(document, chunk_size)
 
 
 def _documents(source: Source) -> Iterator[Document]:

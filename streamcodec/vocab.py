@@ -18,6 +18,7 @@ import dataclasses
 from collections.abc import Mapping
 
 __all__ = [
+    "BYTE_MODE_PATTERN",
     "CL100K_PATTERN",
     "GPT2_PATTERN",
     "O200K_PATTERN",
@@ -47,6 +48,12 @@ O200K_PATTERN = "|".join(
         r"""\s+""",
     ]
 )
+
+# No pre-tokenization (minbpe's BasicTokenizer): the whole text, newlines included, is one piece,
+# so merges may cross spaces and lines. Its name is "bytes" (see resolve_pattern), but it is
+# deliberately not in PATTERNS: the trainer's and the stream's line-based safe cuts assume the
+# named patterns there; byte mode has its own (streamcodec.bytemode).
+BYTE_MODE_PATTERN = r"(?s).+"
 
 PATTERNS: dict[str, str] = {
     "gpt2": GPT2_PATTERN,
@@ -84,7 +91,11 @@ def resolve_pattern(name_or_pattern: str) -> str:
     True
     >>> resolve_pattern(r"\\S+")
     '\\\\S+'
+
+    ``"bytes"`` is :data:`BYTE_MODE_PATTERN`: no pre-tokenization.
     """
+    if name_or_pattern == "bytes":
+        return BYTE_MODE_PATTERN
     return PATTERNS.get(name_or_pattern, name_or_pattern)
 
 
