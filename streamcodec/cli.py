@@ -653,7 +653,7 @@ def _add_explain(commands: Any) -> None:
         help="a toy vocabulary instead: the 256 bytes, then these comma-separated tokens in "
         "rank order (e.g. to,ke,ken,token), with the gpt2 pattern",
     )
-    explain.set_defaults(run=_run_explain, vocab=None, pattern=None)
+    explain.set_defaults(run=_run_explain, vocab=None, pattern=None, mode="bytelevel")
 
 
 def _run_verify(args: argparse.Namespace) -> int:
