@@ -23,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import importlib.util
+from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any, AnyStr, TypeVar
 
@@ -32,7 +33,9 @@ from hypothesis import strategies as st
 
 from fuzz.strategies import Case, Vocab, case, real_vocab
 from streamcodec.bpe import merge_piece
+from streamcodec.bytemode import ByteMode
 from streamcodec.reference import longest_match, merge_steps, rank_merge, train_naive
+from streamcodec.wordbpe import learn_merges, learn_merges_naive
 
 __all__ = [
     "TARGETS",
@@ -549,3 +552,27 @@ def _check_train(case: Case) -> Tally:
 # Only where Hugging Face tokenizers is installed (the test extra has it).
 if importlib.util.find_spec("tokenizers") is not None:
     target("huggingface", case())(_check_huggingface)
+
+
+@target("byte_mode", case(max_texts=4))
+def _check_byte_mode(case: Case) -> Tally:
+    """Byte mode (no pre-tokenization) == rank_merge of the whole text, rule on and off."""
+    encoder = ByteMode(case.vocab.ranks)
+    checked = prefixes([text.encode("utf-8") for text in case.texts])
+    for data in checked:
+        for whole_piece in (True, False):
+            expected = rank_merge(data, case.vocab.ranks, whole_piece=whole_piece)
+            got = encoder.encode(data, whole_piece=whole_piece)
+            expect_equal(case, "bytes", data, got, expected)
+    return Tally(2 * len(checked))
+
+
+@target("word_bpe", case(max_texts=6))
+def _check_word_bpe(case: Case) -> Tally:
+    """wordbpe.learn_merges (incremental) == learn_merges_naive on the texts' word counts."""
+    counts = Counter(word for text in case.texts for word in text.split())
+    for min_frequency in (1, 2):
+        expected = learn_merges_naive(counts, 40, min_frequency=min_frequency)
+        got = learn_merges(counts, 40, min_frequency=min_frequency)
+        expect_equal(case, "word counts", dict(counts), got, expected)
+    return Tally(2)
