@@ -1,0 +1,35 @@
+"""Builds the optional compiled core (streamcodec.pieces._core); everything else is in
+pyproject.toml. Without a working C compiler the install goes on, pure Python, with a warning."""
+
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+
+class OptionalBuildExt(build_ext):
+    """build_ext that turns a failed build into a one-line warning."""
+
+    def run(self) -> None:
+        try:
+            super().run()
+        except Exception as exc:  # no compiler, no Python headers, ...
+            self._warn(exc)
+
+    def build_extension(self, ext: Extension) -> None:
+        try:
+            super().build_extension(ext)
+        except Exception as exc:
+            self._warn(exc)
+
+    @staticmethod
+    def _warn(exc: Exception) -> None:
+        print(f"WARNING: streamcodec's compiled core was not built ({exc}); using pure Python.")
+
+
+core = Extension(
+    "streamcodec.pieces._core",
+    sources=["streamcodec/pieces/_core.c", "streamcodec/pieces/_core_engine.c"],
+    depends=["streamcodec/pieces/_core.h"],
+    extra_compile_args=["-O2"],
+)
+
+setup(ext_modules=[core], cmdclass={"build_ext": OptionalBuildExt})

@@ -1,0 +1,486 @@
+/* The compiled core's engine: one piece's bytes to token indices, in plain C (no Python).
+ *
+ * It is the twin of the pure-Python path and must equal it id for id:
+ *   - sc_lookup             a dict lookup of the ranks (open addressing keyed by the bytes);
+ *   - sc_merge_piece        streamcodec.merge.merge_piece (the rank merge, leftmost on ties);
+ *   - sc_backtrack_piece    streamcodec.bpe.backtrack_piece with streamcodec.verify.RankOrder
+ *                           (reachability, splits, valid pairs) and streamcodec.trie.TokenTrie;
+ *   - sc_encode_piece       streamcodec.bpe.PieceEncoder.__call__ (whole-piece rule first).
+ * docs/performance.md ("Backtracking for long pieces") gives the argument that the backtracking
+ * search finds exactly the merge result; the code below follows the Python lines one for one.
+ */
+#include "_core.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define NONE UINT32_MAX  /* no token; also "no merge" as a pair rank (ranks are below it) */
+#define STACK_PARTS 512  /* merges of pieces up to this long keep their state on the stack */
+
+typedef struct {
+    uint32_t tag;  /* high half of the key's hash */
+    uint32_t idx1; /* token index + 1; 0 marks an empty slot */
+} slot;
+
+struct sc_vocab {
+    size_t n, longest, long_piece;
+    uint8_t *data;  /* all token bytes */
+    size_t *off;    /* token i is data[off[i]:off[i + 1]] */
+    uint32_t *rank; /* the id of token i */
+    slot *slots;
+    uint64_t mask;
+    /* The backtracking encoder's tables (sc_vocab_prepare_long). */
+    int long_ready;
+    uint8_t *reachable, *ordered;
+    uint32_t *split_left, *split_right; /* NONE when the token has no split */
+    uint32_t *shorter;  /* the longest reachable token that is a proper prefix of token i */
+    uint32_t *node_token; /* trie node -> the reachable token spelled by its path, or NONE */
+    uint64_t *child_key;  /* trie edges: (node << 8 | byte) + 1, 0 for an empty slot */
+    uint32_t *child_node;
+    uint64_t child_mask;
+};
+
+/* ------------------------------------------------------------------ hashing and lookup */
+
+static inline uint64_t load64(const uint8_t *p) {
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+static inline uint64_t mix(uint64_t h) {
+    h ^= h >> 32;
+    h *= 0xd6e8feb86659fd93ull;
+    h ^= h >> 32;
+    return h;
+}
+
+static uint64_t hash_bytes(const uint8_t *p, size_t n) {
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ ((uint64_t)n * 0xff51afd7ed558ccdull);
+    for (; n >= 8; p += 8, n -= 8) {
+        h = (h ^ load64(p)) * 0xbf58476d1ce4e5b9ull;
+        h ^= h >> 31;
+    }
+    if (n) {
+        uint64_t tail = 0;
+        memcpy(&tail, p, n);
+        h = (h ^ tail) * 0x94d049bb133111ebull;
+        h ^= h >> 29;
+    }
+    return mix(h);
+}
+
+int64_t sc_lookup(const sc_vocab *v, const uint8_t *p, size_t n) {
+    uint64_t h = hash_bytes(p, n);
+    uint32_t tag = (uint32_t)(h >> 32);
+    for (uint64_t i = h & v->mask;; i = (i + 1) & v->mask) {
+        slot s = v->slots[i];
+        if (!s.idx1) return -1;
+        if (s.tag == tag) {
+            uint32_t t = s.idx1 - 1;
+            size_t a = v->off[t];
+            if (v->off[t + 1] - a == n && memcmp(v->data + a, p, n) == 0) return t;
+        }
+    }
+}
+
+uint32_t sc_rank(const sc_vocab *v, uint32_t index) { return v->rank[index]; }
+size_t sc_size(const sc_vocab *v) { return v->n; }
+size_t sc_vocab_long_piece(const sc_vocab *v) { return v->long_piece; }
+int sc_vocab_long_ready(const sc_vocab *v) { return v->long_ready; }
+
+static inline uint32_t pair_rank(const sc_vocab *v, const uint8_t *p, size_t n) {
+    int64_t t = sc_lookup(v, p, n);
+    return t < 0 ? NONE : v->rank[t];
+}
+
+static inline size_t token_len(const sc_vocab *v, uint32_t t) { return v->off[t + 1] - v->off[t]; }
+
+/* ------------------------------------------------------------------ ids */
+
+int sc_ids_reserve(sc_ids *out, size_t extra) {
+    if (out->cap - out->len >= extra) return SC_OK;
+    size_t cap = out->cap ? out->cap : 64;
+    while (cap - out->len < extra) {
+        if (cap > SIZE_MAX / 8) return SC_NOMEM;
+        cap *= 2;
+    }
+    uint32_t *ids = realloc(out->ids, cap * sizeof *ids);
+    if (!ids) return SC_NOMEM;
+    out->ids = ids;
+    out->cap = cap;
+    return SC_OK;
+}
+
+void sc_ids_free(sc_ids *out) {
+    free(out->ids);
+    out->ids = NULL;
+    out->len = out->cap = 0;
+}
+
+/* ------------------------------------------------------------------ the rank merge */
+
+/* streamcodec.merge.merge_parts: merge the lowest-ranked adjacent pair (leftmost on ties) while
+ * there are at least `parts` + 1 parts. starts[0..n] receives the part boundaries (n + 1
+ * entries), pair[] the pair ranks; returns the number of parts. */
+static size_t merge_parts(const sc_vocab *v, const uint8_t *p, size_t n, size_t parts,
+                          size_t *starts, uint32_t *pair) {
+    for (size_t i = 0; i <= n; i++) starts[i] = i;
+    size_t count = n;
+    for (size_t i = 0; i + 1 < count; i++) pair[i] = pair_rank(v, p + i, 2);
+    while (count >= parts + 1 && count >= 2) {
+        uint32_t best = NONE;
+        size_t at = 0;
+        for (size_t i = 0; i + 1 < count; i++) {
+            if (pair[i] < best) {
+                best = pair[i];
+                at = i;
+            }
+        }
+        if (best == NONE) break;
+        /* Part at + 1 joins part at. */
+        memmove(starts + at + 1, starts + at + 2, (count - at - 1) * sizeof *starts);
+        memmove(pair + at, pair + at + 1, (count - at - 2) * sizeof *pair);
+        count--;
+        if (at > 0) pair[at - 1] = pair_rank(v, p + starts[at - 1], starts[at + 1] - starts[at - 1]);
+        if (at + 1 < count) pair[at] = pair_rank(v, p + starts[at], starts[at + 2] - starts[at]);
+    }
+    return count;
+}
+
+/* Scratch for merge_parts: on the stack for short pieces, else on the heap. */
+typedef struct {
+    size_t stack_starts[STACK_PARTS + 1];
+    uint32_t stack_pair[STACK_PARTS];
+    size_t *starts;
+    uint32_t *pair;
+} merge_scratch;
+
+static int scratch_init(merge_scratch *s, size_t n) {
+    if (n <= STACK_PARTS) {
+        s->starts = s->stack_starts;
+        s->pair = s->stack_pair;
+        return SC_OK;
+    }
+    s->starts = malloc((n + 1) * sizeof *s->starts);
+    s->pair = malloc(n * sizeof *s->pair);
+    if (!s->starts || !s->pair) {
+        free(s->starts);
+        free(s->pair);
+        return SC_NOMEM;
+    }
+    return SC_OK;
+}
+
+static void scratch_free(merge_scratch *s) {
+    if (s->starts != s->stack_starts) {
+        free(s->starts);
+        free(s->pair);
+    }
+}
+
+int sc_merge_piece(const sc_vocab *v, const uint8_t *p, size_t n, sc_ids *out) {
+    merge_scratch s;
+    if (sc_ids_reserve(out, n) != SC_OK || scratch_init(&s, n) != SC_OK) return SC_NOMEM;
+    size_t count = merge_parts(v, p, n, 1, s.starts, s.pair);
+    /* Every part is a token: a merged part by construction, a single byte because the vocabulary
+     * has all 256 (sc_vocab_new's contract; the module checks it). */
+    for (size_t i = 0; i < count; i++)
+        out->ids[out->len++] = (uint32_t)sc_lookup(v, p + s.starts[i], s.starts[i + 1] - s.starts[i]);
+    scratch_free(&s);
+    return SC_OK;
+}
+
+/* ------------------------------------------------------------------ building */
+
+sc_vocab *sc_vocab_new(size_t n, const uint8_t *data, const size_t *offsets,
+                       const uint32_t *ranks, size_t long_piece) {
+    sc_vocab *v = calloc(1, sizeof *v);
+    if (!v) return NULL;
+    v->n = n;
+    v->long_piece = long_piece;
+    size_t total = offsets[n];
+    uint64_t cap = 16;
+    while (cap < 2 * (uint64_t)n + 2) cap *= 2;
+    v->data = malloc(total ? total : 1);
+    v->off = malloc((n + 1) * sizeof *v->off);
+    v->rank = malloc((n ? n : 1) * sizeof *v->rank);
+    v->slots = calloc(cap, sizeof *v->slots);
+    if (!v->data || !v->off || !v->rank || !v->slots) {
+        sc_vocab_free(v);
+        return NULL;
+    }
+    memcpy(v->data, data, total);
+    memcpy(v->off, offsets, (n + 1) * sizeof *v->off);
+    memcpy(v->rank, ranks, n * sizeof *v->rank);
+    v->mask = cap - 1;
+    for (size_t t = 0; t < n; t++) {
+        size_t len = offsets[t + 1] - offsets[t];
+        if (len > v->longest) v->longest = len;
+        uint64_t h = hash_bytes(data + offsets[t], len);
+        uint64_t i = h & v->mask;
+        while (v->slots[i].idx1) i = (i + 1) & v->mask;
+        v->slots[i].tag = (uint32_t)(h >> 32);
+        v->slots[i].idx1 = (uint32_t)t + 1;
+    }
+    return v;
+}
+
+void sc_vocab_free(sc_vocab *v) {
+    if (!v) return;
+    free(v->data);
+    free(v->off);
+    free(v->rank);
+    free(v->slots);
+    free(v->reachable);
+    free(v->ordered);
+    free(v->split_left);
+    free(v->split_right);
+    free(v->shorter);
+    free(v->node_token);
+    free(v->child_key);
+    free(v->child_node);
+    free(v);
+}
+
+static inline uint64_t edge_hash(uint64_t key) { return mix(key * 0x9e3779b97f4a7c15ull); }
+
+/* The child of `node` along `byte`, or NONE. */
+static inline uint32_t trie_child(const sc_vocab *v, uint32_t node, uint8_t byte) {
+    uint64_t key = ((uint64_t)node << 8 | byte) + 1;
+    for (uint64_t i = edge_hash(key) & v->child_mask;; i = (i + 1) & v->child_mask) {
+        uint64_t k = v->child_key[i];
+        if (k == key) return v->child_node[i];
+        if (!k) return NONE;
+    }
+}
+
+static void trie_add_child(sc_vocab *v, uint32_t node, uint8_t byte, uint32_t child) {
+    uint64_t key = ((uint64_t)node << 8 | byte) + 1;
+    uint64_t i = edge_hash(key) & v->child_mask;
+    while (v->child_key[i]) i = (i + 1) & v->child_mask;
+    v->child_key[i] = key;
+    v->child_node[i] = child;
+}
+
+/* streamcodec.verify.RankOrder.is_reachable and .split for every token: the merge loop's state
+ * at two parts is the split, and a token is reachable when its merge gets there (the two parts
+ * then join into the token itself: their join is its bytes). */
+static int compute_splits(sc_vocab *v) {
+    merge_scratch s;
+    if (scratch_init(&s, v->longest) != SC_OK) return SC_NOMEM;
+    for (size_t t = 0; t < v->n; t++) {
+        const uint8_t *p = v->data + v->off[t];
+        size_t len = token_len(v, (uint32_t)t);
+        v->split_left[t] = v->split_right[t] = NONE;
+        if (len <= 1) {
+            v->reachable[t] = len == 1;
+            continue;
+        }
+        v->reachable[t] = merge_parts(v, p, len, 2, s.starts, s.pair) == 2;
+        if (v->reachable[t]) {
+            v->split_left[t] = (uint32_t)sc_lookup(v, p, s.starts[1]);
+            v->split_right[t] = (uint32_t)sc_lookup(v, p + s.starts[1], len - s.starts[1]);
+        }
+    }
+    scratch_free(&s);
+    return SC_OK;
+}
+
+static int by_key(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* RankOrder.is_ordered: a token's split parts rank below it and are ordered too. Walked in
+ * rank order, so the parts (ranked below) are decided first. */
+static int compute_ordered(sc_vocab *v) {
+    uint64_t *order = malloc((v->n ? v->n : 1) * sizeof *order); /* rank << 32 | index */
+    if (!order) return SC_NOMEM;
+    for (size_t t = 0; t < v->n; t++) order[t] = (uint64_t)v->rank[t] << 32 | t;
+    qsort(order, v->n, sizeof *order, by_key);
+    for (size_t k = 0; k < v->n; k++) {
+        uint32_t t = (uint32_t)order[k], l = v->split_left[t], r = v->split_right[t];
+        if (l == NONE) {
+            v->ordered[t] = token_len(v, t) == 1;
+        } else {
+            v->ordered[t] = v->rank[l] < v->rank[t] && v->rank[r] < v->rank[t] && v->ordered[l] &&
+                            v->ordered[r];
+        }
+    }
+    free(order);
+    return SC_OK;
+}
+
+/* streamcodec.trie.TokenTrie over the reachable tokens (the only candidates), and for each
+ * token the next shorter reachable candidate. */
+static int build_trie(sc_vocab *v) {
+    size_t total = v->off[v->n], nodes = 1;
+    uint64_t cap = 16;
+    while (cap < total + total / 2 + 2) cap *= 2;
+    v->node_token = malloc((total + 1) * sizeof *v->node_token);
+    v->child_key = calloc(cap, sizeof *v->child_key);
+    v->child_node = malloc(cap * sizeof *v->child_node);
+    if (!v->node_token || !v->child_key || !v->child_node) return SC_NOMEM;
+    v->child_mask = cap - 1;
+    v->node_token[0] = NONE;
+    for (size_t t = 0; t < v->n; t++) {
+        const uint8_t *p = v->data + v->off[t];
+        uint32_t node = 0;
+        for (size_t i = 0; i < token_len(v, (uint32_t)t); i++) {
+            uint32_t child = trie_child(v, node, p[i]);
+            if (child == NONE) {
+                child = (uint32_t)nodes++;
+                v->node_token[child] = NONE;
+                trie_add_child(v, node, p[i], child);
+            }
+            node = child;
+        }
+        if (v->reachable[t]) v->node_token[node] = (uint32_t)t;
+    }
+    for (size_t t = 0; t < v->n; t++) {
+        const uint8_t *p = v->data + v->off[t];
+        uint32_t node = 0, best = NONE;
+        for (size_t i = 0; i + 1 < token_len(v, (uint32_t)t); i++) {
+            node = trie_child(v, node, p[i]);
+            if (v->node_token[node] != NONE) best = v->node_token[node];
+        }
+        v->shorter[t] = best;
+    }
+    return SC_OK;
+}
+
+int sc_vocab_prepare_long(sc_vocab *v) {
+    if (v->long_ready) return SC_OK;
+    size_t n = v->n ? v->n : 1;
+    v->reachable = malloc(n);
+    v->ordered = malloc(n);
+    v->split_left = malloc(n * sizeof(uint32_t));
+    v->split_right = malloc(n * sizeof(uint32_t));
+    v->shorter = malloc(n * sizeof(uint32_t));
+    int ok = v->reachable && v->ordered && v->split_left && v->split_right && v->shorter &&
+             compute_splits(v) == SC_OK && compute_ordered(v) == SC_OK && build_trie(v) == SC_OK;
+    if (!ok) {
+        /* Leave nothing half built: the next call starts again. */
+        void **tables[] = {(void **)&v->reachable, (void **)&v->ordered,
+                           (void **)&v->split_left, (void **)&v->split_right,
+                           (void **)&v->shorter,    (void **)&v->node_token,
+                           (void **)&v->child_key,  (void **)&v->child_node};
+        for (size_t i = 0; i < sizeof tables / sizeof *tables; i++) {
+            free(*tables[i]);
+            *tables[i] = NULL;
+        }
+        return SC_NOMEM;
+    }
+    v->long_ready = 1;
+    return SC_OK;
+}
+
+/* ------------------------------------------------------------------ backtracking */
+
+/* Room for two tokens' bytes and the merge state over them (valid_pair's scratch). */
+typedef struct {
+    uint8_t *bytes;
+    merge_scratch merge;
+} pair_scratch;
+
+/* RankOrder._valid_by_splits: undo merges at the boundary in reverse rank order, and ask at
+ * each step whether the two parts touching it would join before the merge just undone. */
+static int valid_by_splits(const sc_vocab *v, uint32_t left, uint32_t right, uint8_t *buf) {
+    uint64_t deadline = UINT64_MAX; /* None */
+    for (;;) {
+        size_t ll = token_len(v, left), rl = token_len(v, right);
+        memcpy(buf, v->data + v->off[left], ll);
+        memcpy(buf + ll, v->data + v->off[right], rl);
+        int64_t joined = sc_lookup(v, buf, ll + rl);
+        if (joined >= 0 && v->rank[joined] < deadline && v->split_left[joined] == left &&
+            v->split_right[joined] == right)
+            return 0;
+        uint32_t ls = v->split_left[left], rs = v->split_left[right];
+        if (ls != NONE && (rs == NONE || v->rank[left] > v->rank[right])) {
+            deadline = v->rank[left];
+            left = v->split_right[left];
+        } else if (rs != NONE) {
+            deadline = (uint64_t)v->rank[right] + 1;
+            right = rs;
+        } else {
+            return 1;
+        }
+    }
+}
+
+/* RankOrder.is_valid_pair: whether the bytes of `left` then `right` merge to [left, right]. */
+static int valid_pair(const sc_vocab *v, uint32_t left, uint32_t right, pair_scratch *s) {
+    if (v->ordered[left] && v->ordered[right]) return valid_by_splits(v, left, right, s->bytes);
+    size_t ll = token_len(v, left), rl = token_len(v, right);
+    memcpy(s->bytes, v->data + v->off[left], ll);
+    memcpy(s->bytes + ll, v->data + v->off[right], rl);
+    /* The parts' bytes decide their tokens: [left, right] is two parts split after `left`. */
+    return merge_parts(v, s->bytes, ll + rl, 1, s->merge.starts, s->merge.pair) == 2 &&
+           s->merge.starts[1] == ll;
+}
+
+/* The longest reachable token that p[0:n] starts with (TokenTrie.candidates(...)[0]). */
+static uint32_t longest_candidate(const sc_vocab *v, const uint8_t *p, size_t n) {
+    uint32_t node = 0, best = NONE;
+    for (size_t i = 0; i < n; i++) {
+        node = trie_child(v, node, p[i]);
+        if (node == NONE) break;
+        if (v->node_token[node] != NONE) best = v->node_token[node];
+    }
+    return best;
+}
+
+int sc_backtrack_piece(const sc_vocab *v, const uint8_t *p, size_t n, sc_ids *out) {
+    size_t base = out->len; /* the tokens taken so far are out->ids[base:] */
+    uint8_t *dead = calloc(n / 8 + 1, 1);
+    pair_scratch s = {malloc(2 * v->longest + 1), {.starts = NULL}};
+    int status = SC_NOMEM;
+    if (!dead || !s.bytes || scratch_init(&s.merge, 2 * v->longest) != SC_OK) {
+        s.merge.starts = s.merge.stack_starts; /* nothing on the heap to free */
+        goto done;
+    }
+    size_t pos = 0;
+    uint32_t token = longest_candidate(v, p, n);
+    while (pos < n) {
+        /* Take the longest candidate that ends on a live position and pairs with the last. */
+        while (token != NONE) {
+            size_t end = pos + token_len(v, token);
+            if (!(dead[end >> 3] >> (end & 7) & 1) &&
+                (out->len == base || valid_pair(v, out->ids[out->len - 1], token, &s)))
+                break;
+            token = v->shorter[token];
+        }
+        if (token == NONE) {
+            /* Every candidate failed: no encoding has a boundary here. Step back. */
+            dead[pos >> 3] |= (uint8_t)(1u << (pos & 7));
+            if (out->len == base) goto done; /* unreachable with all single bytes as tokens */
+            uint32_t last = out->ids[--out->len];
+            pos -= token_len(v, last);
+            token = v->shorter[last];
+            continue;
+        }
+        if (sc_ids_reserve(out, 1) != SC_OK) goto done;
+        out->ids[out->len++] = token;
+        pos += token_len(v, token);
+        token = longest_candidate(v, p + pos, n - pos);
+    }
+    status = SC_OK;
+done:
+    if (status != SC_OK) out->len = base;
+    free(dead);
+    free(s.bytes);
+    scratch_free(&s.merge);
+    return status;
+}
+
+int sc_encode_piece(const sc_vocab *v, const uint8_t *p, size_t n, sc_ids *out) {
+    int64_t token = sc_lookup(v, p, n);
+    if (token >= 0) {
+        if (sc_ids_reserve(out, 1) != SC_OK) return SC_NOMEM;
+        out->ids[out->len++] = (uint32_t)token;
+        return SC_OK;
+    }
+    if (n < v->long_piece) return sc_merge_piece(v, p, n, out);
+    return sc_backtrack_piece(v, p, n, out);
+}
