@@ -55,6 +55,11 @@ size_t sc_size(const sc_vocab *v);
  * SC_OK or SC_NOMEM (then `out` holds what it held before). */
 int sc_encode_piece(const sc_vocab *v, const uint8_t *data, size_t len, sc_ids *out);
 
+/* sc_encode_piece for each piece of a batch: piece k is data[ends[k - 1]:ends[k]] (ends[-1] is
+ * 0). */
+int sc_encode_batch(const sc_vocab *v, const uint8_t *data, const size_t *ends, size_t count,
+                    sc_ids *out);
+
 /* streamcodec.merge.merge_piece: the rank merge without the whole-piece rule. */
 int sc_merge_piece(const sc_vocab *v, const uint8_t *data, size_t len, sc_ids *out);
 

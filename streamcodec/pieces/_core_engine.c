@@ -18,7 +18,8 @@
 #define STACK_PARTS 512  /* merges of pieces up to this long keep their state on the stack */
 
 typedef struct {
-    uint32_t tag;  /* high half of the key's hash */
+    uint64_t head; /* the key's first 8 bytes (zero-padded): most keys compare without memcmp */
+    uint32_t len;
     uint32_t idx1; /* token index + 1; 0 marks an empty slot */
 } slot;
 
@@ -29,6 +30,7 @@ struct sc_vocab {
     uint32_t *rank; /* the id of token i */
     slot *slots;
     uint64_t mask;
+    uint32_t *short_index; /* keys of one and two bytes: their token index, or NONE */
     /* The backtracking encoder's tables (sc_vocab_prepare_long). */
     int long_ready;
     uint8_t *reachable, *ordered;
@@ -55,32 +57,45 @@ static inline uint64_t mix(uint64_t h) {
     return h;
 }
 
-static uint64_t hash_bytes(const uint8_t *p, size_t n) {
-    uint64_t h = 0x9e3779b97f4a7c15ull ^ ((uint64_t)n * 0xff51afd7ed558ccdull);
-    for (; n >= 8; p += 8, n -= 8) {
-        h = (h ^ load64(p)) * 0xbf58476d1ce4e5b9ull;
+static inline uint64_t head_of(const uint8_t *p, size_t n) {
+    uint64_t head = 0;
+    if (n >= 8) return load64(p);
+    for (size_t i = 0; i < n; i++) head |= (uint64_t)p[i] << (8 * i);
+    return head;
+}
+
+/* The hash of a key from its head (head_of) and, past 8 bytes, the rest in 8-byte words (the
+ * last one overlapping). */
+static uint64_t hash_key(const uint8_t *p, size_t n, uint64_t head) {
+    uint64_t h = (head ^ ((uint64_t)n * 0xff51afd7ed558ccdull)) * 0x9e3779b97f4a7c15ull;
+    size_t i = 8;
+    for (; i + 8 <= n; i += 8) {
+        h = (h ^ load64(p + i)) * 0xbf58476d1ce4e5b9ull;
         h ^= h >> 31;
     }
-    if (n) {
-        uint64_t tail = 0;
-        memcpy(&tail, p, n);
-        h = (h ^ tail) * 0x94d049bb133111ebull;
+    if (i < n) {
+        h = (h ^ load64(p + n - 8)) * 0x94d049bb133111ebull;
         h ^= h >> 29;
     }
     return mix(h);
 }
 
+/* Index of one- and two-byte keys in short_index: 256 entries for two-byte keys by first
+ * byte, then one entry per single byte. */
+#define SHORT_ONE 65536
+
 int64_t sc_lookup(const sc_vocab *v, const uint8_t *p, size_t n) {
-    uint64_t h = hash_bytes(p, n);
-    uint32_t tag = (uint32_t)(h >> 32);
+    if (n - 1 < 2) {
+        uint32_t t = v->short_index[n == 1 ? SHORT_ONE + (uint32_t)p[0] : (uint32_t)p[0] << 8 | p[1]];
+        return t == NONE ? -1 : (int64_t)t;
+    }
+    uint64_t head = head_of(p, n), h = hash_key(p, n, head);
     for (uint64_t i = h & v->mask;; i = (i + 1) & v->mask) {
-        slot s = v->slots[i];
-        if (!s.idx1) return -1;
-        if (s.tag == tag) {
-            uint32_t t = s.idx1 - 1;
-            size_t a = v->off[t];
-            if (v->off[t + 1] - a == n && memcmp(v->data + a, p, n) == 0) return t;
-        }
+        const slot *s = &v->slots[i];
+        if (!s->idx1) return -1;
+        if (s->head == head && s->len == n &&
+            (n <= 8 || memcmp(v->data + v->off[s->idx1 - 1] + 8, p + 8, n - 8) == 0))
+            return s->idx1 - 1;
     }
 }
 
@@ -206,7 +221,8 @@ sc_vocab *sc_vocab_new(size_t n, const uint8_t *data, const size_t *offsets,
     v->off = malloc((n + 1) * sizeof *v->off);
     v->rank = malloc((n ? n : 1) * sizeof *v->rank);
     v->slots = calloc(cap, sizeof *v->slots);
-    if (!v->data || !v->off || !v->rank || !v->slots) {
+    v->short_index = malloc((SHORT_ONE + 256) * sizeof *v->short_index);
+    if (!v->data || !v->off || !v->rank || !v->slots || !v->short_index) {
         sc_vocab_free(v);
         return NULL;
     }
@@ -214,14 +230,18 @@ sc_vocab *sc_vocab_new(size_t n, const uint8_t *data, const size_t *offsets,
     memcpy(v->off, offsets, (n + 1) * sizeof *v->off);
     memcpy(v->rank, ranks, n * sizeof *v->rank);
     v->mask = cap - 1;
+    for (size_t i = 0; i < SHORT_ONE + 256; i++) v->short_index[i] = NONE;
     for (size_t t = 0; t < n; t++) {
+        const uint8_t *p = data + offsets[t];
         size_t len = offsets[t + 1] - offsets[t];
         if (len > v->longest) v->longest = len;
-        uint64_t h = hash_bytes(data + offsets[t], len);
-        uint64_t i = h & v->mask;
+        if (len == 1 || len == 2) {
+            v->short_index[len == 1 ? SHORT_ONE + (uint32_t)p[0] : (uint32_t)p[0] << 8 | p[1]] = (uint32_t)t;
+            continue;
+        }
+        uint64_t head = head_of(p, len), i = hash_key(p, len, head) & v->mask;
         while (v->slots[i].idx1) i = (i + 1) & v->mask;
-        v->slots[i].tag = (uint32_t)(h >> 32);
-        v->slots[i].idx1 = (uint32_t)t + 1;
+        v->slots[i] = (slot){head, (uint32_t)len, (uint32_t)t + 1};
     }
     return v;
 }
@@ -232,6 +252,7 @@ void sc_vocab_free(sc_vocab *v) {
     free(v->off);
     free(v->rank);
     free(v->slots);
+    free(v->short_index);
     free(v->reachable);
     free(v->ordered);
     free(v->split_left);
@@ -483,4 +504,19 @@ int sc_encode_piece(const sc_vocab *v, const uint8_t *p, size_t n, sc_ids *out) 
     }
     if (n < v->long_piece) return sc_merge_piece(v, p, n, out);
     return sc_backtrack_piece(v, p, n, out);
+}
+
+/* ------------------------------------------------------------------ batches */
+
+/* A memo of the batch's multi-token pieces (keyed by their bytes in the batch, ids copied from
+ * `out`) was measured and lost: 0.8-1.4x on the corpora, since a merge in C costs about what
+ * the memo's probe and copy do (docs/performance.md). So a batch is a plain loop. */
+int sc_encode_batch(const sc_vocab *v, const uint8_t *data, const size_t *ends, size_t count,
+                    sc_ids *out) {
+    size_t start = 0;
+    for (size_t k = 0; k < count; start = ends[k++]) {
+        int status = sc_encode_piece(v, data + start, ends[k] - start, out);
+        if (status != SC_OK) return status;
+    }
+    return SC_OK;
 }
