@@ -12,6 +12,7 @@ import importlib
 import types
 
 from streamcodec.encoding import DisallowedSpecialTokenError, Encoding
+from streamcodec.pieces.native import backend
 from streamcodec.registry import get_encoding, list_encoding_names
 from streamcodec.stream import InvalidUTF8Error, StreamDecoder, StreamEncoder
 from streamcodec.training import train
@@ -24,6 +25,7 @@ __all__ = [
     "StreamDecoder",
     "StreamEncoder",
     "VocabularyError",
+    "backend",
     "get_encoding",
     "list_encoding_names",
     "train",

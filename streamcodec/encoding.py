@@ -31,6 +31,7 @@ import regex
 from streamcodec.bpe import PieceEncoder
 from streamcodec.bytemode import ByteMode
 from streamcodec.piececache import DEFAULT_CACHE_SIZE, CachedEncoder
+from streamcodec.pieces.native import Backend, NativeOrdinary
 from streamcodec.pretokenize import Pretokenizer
 from streamcodec.vocab import BYTE_MODE_PATTERN
 
@@ -65,6 +66,7 @@ class Encoding:
         special_tokens: dict[str, int],
         explicit_n_vocab: int | None = None,
         cache_size: int = DEFAULT_CACHE_SIZE,
+        backend: str | None = None,
     ) -> None:
         self.name = name
         self._pat_str = pat_str
@@ -95,6 +97,13 @@ class Encoding:
         self._byte_mode = ByteMode(mergeable_ranks) if pat_str == BYTE_MODE_PATTERN else None
         self._encode_piece = self._byte_mode or PieceEncoder(mergeable_ranks)
         self._cached = CachedEncoder(self._pretokenizer, self._encode_piece, size=cache_size)
+        self._backend_option = backend
+        self._native = None
+        if self._byte_mode is None:
+            self._native = NativeOrdinary.create(
+                self._pretokenizer, mergeable_ranks, backend=backend
+            )
+        self.backend: Backend = "python" if self._native is None else "native"
 
     def __repr__(self) -> str:
         return f"<Encoding {self.name!r}>"
@@ -261,6 +270,8 @@ class Encoding:
         """
         if end is None:
             end = len(text)
+        if self._native is not None:
+            return self._native.encode(text, start, end, errors)
         if errors != "strict" and _SURROGATE.search(text, start, end):
             encode_piece = self._encode_piece
             return [
@@ -453,6 +464,7 @@ class Encoding:
             "mergeable_ranks": self._mergeable_ranks,
             "special_tokens": self._special_tokens,
             "cache_size": self._cache_size,
+            "backend": self._backend_option,
         }
 
     def __setstate__(self, value: Any) -> None:
