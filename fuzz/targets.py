@@ -576,3 +576,7 @@ def _check_word_bpe(case: Case) -> Tally:
         got = learn_merges(counts, 40, min_frequency=min_frequency)
         expect_equal(case, "word counts", dict(counts), got, expected)
     return Tally(2)
+
+
+# The compiled core's targets register themselves in TARGETS (kept apart: this file is long).
+import fuzz.native_targets  # noqa: E402, F401

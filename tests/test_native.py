@@ -56,9 +56,7 @@ def with_gaps(ranks: dict[bytes, int]) -> dict[bytes, int]:
 
 
 @settings(max_examples=200, deadline=None)
-@given(
-    seed=st.integers(0, 2**32), shuffle=st.booleans(), gaps=st.booleans(), piece=pieces_strategy
-)
+@given(seed=st.integers(0, 2**32), shuffle=st.booleans(), gaps=st.booleans(), piece=pieces_strategy)
 def test_core_equals_python_twins(seed: int, shuffle: bool, gaps: bool, piece: bytes) -> None:
     ranks = random_vocabulary(seed, shuffle=shuffle)
     if gaps:
@@ -151,18 +149,22 @@ def test_special_tokens_on_both_backends(real_pair) -> None:  # type: ignore[no-
     )
     text = "hi <|endoftext|> there<|endoftext|>"
     for enc in (fast, slow):
-        assert enc.encode(text, allowed_special="all") == theirs.encode(
-            text, allowed_special="all"
-        )
+        assert enc.encode(text, allowed_special="all") == theirs.encode(text, allowed_special="all")
         with pytest.raises(ValueError, match="endoftext"):
             enc.encode(text)
 
 
 def test_the_default_encodings_take_the_core() -> None:
     assert streamcodec.backend() in ("native", "python")
-    assert Encoding(
-        "x", pat_str=r"\S+", mergeable_ranks={bytes([b]): b for b in range(256)}, special_tokens={}
-    ).backend == streamcodec.backend()
+    assert (
+        Encoding(
+            "x",
+            pat_str=r"\S+",
+            mergeable_ranks={bytes([b]): b for b in range(256)},
+            special_tokens={},
+        ).backend
+        == streamcodec.backend()
+    )
 
 
 # ---------------------------------------------------------------- bad input
@@ -225,7 +227,7 @@ def test_backend_choice(monkeypatch: pytest.MonkeyPatch) -> None:
         streamcodec.backend()
     monkeypatch.setattr(native, "_load_core", lambda: "no module named _core")
     monkeypatch.setenv(native.BACKEND_ENV, "native")
-    with pytest.raises(ImportError, match="STREAMCODEC_BACKEND=native.*not built"):
+    with pytest.raises(ImportError, match=r"STREAMCODEC_BACKEND=native.*not built"):
         streamcodec.backend()
     monkeypatch.setenv(native.BACKEND_ENV, "auto")
     assert streamcodec.backend() == "python"

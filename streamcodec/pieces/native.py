@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from streamcodec.pieces._core import Core
     from streamcodec.pretokenize import Pretokenizer
 
-__all__ = ["BACKEND_ENV", "BACKENDS", "Backend", "NativeOrdinary", "backend", "resolve_backend"]
+__all__ = ["BACKENDS", "BACKEND_ENV", "Backend", "NativeOrdinary", "backend", "resolve_backend"]
 
 BACKEND_ENV = "STREAMCODEC_BACKEND"
 BACKENDS = ("auto", "native", "python")
