@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 
 import streamcodec
 from streamcodec import Encoding
-from streamcodec.bpe import PieceEncoder, backtrack_piece
-from streamcodec.merge import merge_piece
+from streamcodec.pieces.bpe import PieceEncoder, backtrack_piece
+from streamcodec.pieces.merge import merge_piece
 from streamcodec.pieces import native
 from streamcodec.reference import rank_merge
 from streamcodec.vocab import PATTERNS
@@ -89,7 +89,7 @@ def test_long_and_real_pieces_equal_the_python_path(real_encoding: Encoding) -> 
     ranks = real_encoding.mergeable_ranks
     core, twin = Core(ranks), PieceEncoder(ranks)
     text = "".join(samples().values())
-    pieces = sorted({p.encode() for p in real_encoding._pretokenizer.pieces(text)}, key=len)
+    pieces = sorted({p.encode() for p in real_encoding.ordinary.pretokenizer.pieces(text)}, key=len)
     for piece in pieces[-300:] + pieces[::40] + [t.encode() for t in LONG_PIECES]:
         assert core.encode_piece(piece) == twin(piece), piece[:40]
         assert core.backtrack_piece(piece) == twin.merge(piece) or piece in ranks

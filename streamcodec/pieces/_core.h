@@ -49,7 +49,7 @@ int64_t sc_lookup(const sc_vocab *v, const uint8_t *data, size_t len);
 uint32_t sc_rank(const sc_vocab *v, uint32_t index);
 size_t sc_size(const sc_vocab *v);
 
-/* Append the ids of one piece to `out`: streamcodec.bpe.PieceEncoder.__call__ (the whole-piece
+/* Append the ids of one piece to `out`: streamcodec.pieces.bpe.PieceEncoder.__call__ (the whole-piece
  * rule, then merge_piece below the long-piece length, backtrack_piece from it; both equal
  * streamcodec.reference.rank_merge). A long piece needs sc_vocab_prepare_long first.
  * SC_OK or SC_NOMEM (then `out` holds what it held before). */
@@ -60,10 +60,10 @@ int sc_encode_piece(const sc_vocab *v, const uint8_t *data, size_t len, sc_ids *
 int sc_encode_batch(const sc_vocab *v, const uint8_t *data, const size_t *ends, size_t count,
                     sc_ids *out);
 
-/* streamcodec.merge.merge_piece: the rank merge without the whole-piece rule. */
+/* streamcodec.pieces.merge.merge_piece: the rank merge without the whole-piece rule. */
 int sc_merge_piece(const sc_vocab *v, const uint8_t *data, size_t len, sc_ids *out);
 
-/* streamcodec.bpe.backtrack_piece: needs sc_vocab_prepare_long. */
+/* streamcodec.pieces.bpe.backtrack_piece: needs sc_vocab_prepare_long. */
 int sc_backtrack_piece(const sc_vocab *v, const uint8_t *data, size_t len, sc_ids *out);
 
 int sc_ids_reserve(sc_ids *out, size_t extra);

@@ -2,10 +2,10 @@
  *
  * It is the twin of the pure-Python path and must equal it id for id:
  *   - sc_lookup             a dict lookup of the ranks (open addressing keyed by the bytes);
- *   - sc_merge_piece        streamcodec.merge.merge_piece (the rank merge, leftmost on ties);
- *   - sc_backtrack_piece    streamcodec.bpe.backtrack_piece with streamcodec.verify.RankOrder
- *                           (reachability, splits, valid pairs) and streamcodec.trie.TokenTrie;
- *   - sc_encode_piece       streamcodec.bpe.PieceEncoder.__call__ (whole-piece rule first).
+ *   - sc_merge_piece        streamcodec.pieces.merge.merge_piece (the rank merge, leftmost on ties);
+ *   - sc_backtrack_piece    streamcodec.pieces.bpe.backtrack_piece with streamcodec.pieces.rank_order.RankOrder
+ *                           (reachability, splits, valid pairs) and streamcodec.pieces.trie.TokenTrie;
+ *   - sc_encode_piece       streamcodec.pieces.bpe.PieceEncoder.__call__ (whole-piece rule first).
  * docs/performance.md ("Backtracking for long pieces") gives the argument that the backtracking
  * search finds exactly the merge result; the code below follows the Python lines one for one.
  */
@@ -135,7 +135,7 @@ void sc_ids_free(sc_ids *out) {
 
 /* ------------------------------------------------------------------ the rank merge */
 
-/* streamcodec.merge.merge_parts: merge the lowest-ranked adjacent pair (leftmost on ties) while
+/* streamcodec.pieces.merge.merge_parts: merge the lowest-ranked adjacent pair (leftmost on ties) while
  * there are at least `parts` + 1 parts. starts[0..n] receives the part boundaries (n + 1
  * entries), pair[] the pair ranks; returns the number of parts. */
 static size_t merge_parts(const sc_vocab *v, const uint8_t *p, size_t n, size_t parts,
@@ -284,7 +284,7 @@ static void trie_add_child(sc_vocab *v, uint32_t node, uint8_t byte, uint32_t ch
     v->child_node[i] = child;
 }
 
-/* streamcodec.verify.RankOrder.is_reachable and .split for every token: the merge loop's state
+/* streamcodec.pieces.rank_order.RankOrder.is_reachable and .split for every token: the merge loop's state
  * at two parts is the split, and a token is reachable when its merge gets there (the two parts
  * then join into the token itself: their join is its bytes). */
 static int compute_splits(sc_vocab *v) {
@@ -333,7 +333,7 @@ static int compute_ordered(sc_vocab *v) {
     return SC_OK;
 }
 
-/* streamcodec.trie.TokenTrie over the reachable tokens (the only candidates), and for each
+/* streamcodec.pieces.trie.TokenTrie over the reachable tokens (the only candidates), and for each
  * token the next shorter reachable candidate. */
 static int build_trie(sc_vocab *v) {
     size_t total = v->off[v->n], nodes = 1;

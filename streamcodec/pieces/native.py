@@ -7,9 +7,10 @@ build an error, ``auto`` (or unset) takes the core when it is built.
 
     >>> backend() in ("native", "python")
     True
-    >>> from streamcodec.pretokenize import Pretokenizer
+    >>> import re
     >>> ranks = {bytes([b]): b for b in range(256)} | {b"ab": 256}
-    >>> ordinary = NativeOrdinary.create(Pretokenizer(r"\\w+| "), ranks, backend="auto")
+    >>> pieces = re.compile(r"\\w+| ").findall
+    >>> ordinary = NativeOrdinary.create(pieces, ranks) if backend() == "native" else None
     >>> ordinary is None or ordinary.encode("ab abc", 0, 6) == [256, 32, 256, 99]
     True
 
@@ -22,13 +23,15 @@ from __future__ import annotations
 import functools
 import importlib
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import TYPE_CHECKING, Literal, NoReturn
 
 if TYPE_CHECKING:
     from streamcodec.pieces._core import Core
-    from streamcodec.pretokenize import Pretokenizer
+
+# The pre-tokenizer's ``pieces(text, start, end)``: this package does not import text/.
+Pieces = Callable[[str, int, int], list[str]]
 
 __all__ = ["BACKENDS", "BACKEND_ENV", "Backend", "NativeOrdinary", "backend", "resolve_backend"]
 
@@ -85,28 +88,26 @@ class NativeOrdinary:
     """Ordinary text to ids through the compiled core: the pattern's pieces, then
     ``Core.encode_pieces`` (one call per text, without the GIL while it merges).
 
-    It equals the Python path, ``streamcodec.piececache.CachedEncoder.encode`` (which equals
-    encoding each piece with ``streamcodec.bpe.PieceEncoder``), and needs no cache: a piece
-    costs less to merge in C than to look up through Python.
+    It equals the Python path, ``streamcodec.ordinary.OrdinaryEncoder.encode`` (which equals
+    encoding each piece with ``streamcodec.pieces.bpe.PieceEncoder``), and needs no cache: a
+    piece costs less to merge in C than to look up through Python.
     """
 
-    def __init__(self, pretokenizer: Pretokenizer, core: Core) -> None:
-        self._pieces = pretokenizer.pieces
+    def __init__(self, pieces: Pieces, core: Core) -> None:
+        self._pieces = pieces
         self.core = core
 
     @classmethod
-    def create(
-        cls, pretokenizer: Pretokenizer, ranks: Mapping[bytes, int], *, backend: str | None
-    ) -> NativeOrdinary | None:
-        """The native encoder of ``ranks``, or ``None`` for the Python path: when ``backend``
-        resolves to "python", or when the core cannot take the vocabulary (a rank outside
-        0..2**32-2 or a single byte that is no token; the Python path handles those)."""
-        if resolve_backend(backend) == "python" or not isinstance(ranks, dict):
+    def create(cls, pieces: Pieces, ranks: Mapping[bytes, int]) -> NativeOrdinary | None:
+        """The native encoder of ``ranks`` (the core must be built), or ``None`` when the core
+        cannot take the vocabulary (a rank outside 0..2**32-2 or a single byte that is no
+        token: the Python path handles those)."""
+        if not isinstance(ranks, dict):
             return None
         from streamcodec.pieces._core import Core
 
         try:
-            return cls(pretokenizer, Core(ranks))
+            return cls(pieces, Core(ranks))
         except (ValueError, TypeError):
             return None
 
