@@ -29,7 +29,6 @@ core = Extension(
     "streamcodec.pieces._core",
     sources=["streamcodec/pieces/_core.c", "streamcodec/pieces/_core_engine.c"],
     depends=["streamcodec/pieces/_core.h"],
-    extra_compile_args=["-O2"],
 )
 
 setup(ext_modules=[core], cmdclass={"build_ext": OptionalBuildExt})
