@@ -411,7 +411,7 @@ def _check_rank_order(case: Case) -> Tally:
 
 @target("cache", case(cuts=True))
 def _check_cache(case: Case) -> Tally:
-    """Encoding with a tiny LRU cache, texts encoded twice in turn == reference."""
+    """Encoding with a tiny cache (Python path), texts encoded twice in turn == reference."""
     import streamcodec
 
     enc = case.vocab.encoding
@@ -422,6 +422,7 @@ def _check_cache(case: Case) -> Tally:
         mergeable_ranks=enc.mergeable_ranks,
         special_tokens=enc.special_tokens,
         cache_size=size,
+        backend="python",  # the cache is the Python path's (the compiled core needs none)
     )
     checked = [*case.texts, *reversed(case.texts)]
     for text in checked:

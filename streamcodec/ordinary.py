@@ -11,7 +11,7 @@ merged by :class:`~streamcodec.pieces.ByteMode`.
     >>> engine.encode("ab ab")
     [97, 98, 32, 97, 98]
 
-Real text repeats itself, so ids are cached (:class:`~streamcodec.pieces.cache.LruIds`). The
+Real text repeats itself, so ids are cached (:class:`~streamcodec.pieces.cache.IdCache`). The
 biggest remaining cost is cutting text into pieces with the pattern, so for the named patterns
 the text is first cut into *chunks*, much faster (:meth:`Pretokenizer.chunks`): each chunk ends
 where the pattern must end a piece whatever follows, so its ids do not depend on its neighbours,
@@ -33,7 +33,7 @@ from collections.abc import Mapping
 from itertools import accumulate, chain
 
 from streamcodec.pieces import ByteMode, PieceEncoder
-from streamcodec.pieces.cache import DEFAULT_CACHE_SIZE, Ids, LruIds
+from streamcodec.pieces.cache import DEFAULT_CACHE_SIZE, Ids, IdCache
 from streamcodec.pieces.native import Backend, NativeOrdinary, resolve_backend
 from streamcodec.text.pretokenize import Pretokenizer
 from streamcodec.text.unicode import has_surrogates
@@ -62,7 +62,7 @@ class OrdinaryEncoder:
         self.byte_mode = ByteMode(ranks) if pattern == BYTE_MODE_PATTERN else None
         self.encode_piece: PieceEncoder = self.byte_mode or PieceEncoder(ranks)
         self._ranks = ranks
-        self._cache = LruIds(size=cache_size)
+        self._cache = IdCache(size=cache_size)
         native = resolve_backend(backend) == "native" and self.byte_mode is None
         self.native = NativeOrdinary.create(self.pretokenizer.pieces, ranks) if native else None
         self.backend: Backend = "python" if self.native is None else "native"

@@ -32,10 +32,22 @@ export ASAN_OPTIONS=detect_leaks=0:halt_on_error=1:abort_on_error=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 export PYTHONMALLOC=malloc  # every Python allocation through malloc, so ASan sees it
 export PYTHONPATH="$work" STREAMCODEC_BACKEND=native
+# The tests find o200k_base next to the checkout (../shared/data), not next to the copy.
+if [ -z "${STREAMCODEC_DATA_DIR:-}" ] && [ -d "$root/../shared/data" ]; then
+    export STREAMCODEC_DATA_DIR="$root/../shared/data"
+fi
 
 "$python" -c 'import streamcodec.pieces._core as c; print("sanitized core:", c.__file__)'
 "$python" -m pytest -q -p no:cacheprovider tests/test_native.py \
     tests/test_fuzz.py -k "native or backends or tiktoken or stream or reference or cache"
-"$python" -m fuzz.campaign --seconds "$seconds" --workers 1 \
-    --targets backends,real_backends,native_core,real_native_core,real_tiktoken,real_stream
+# Half the budget on the core's own targets, half on whole encodings through it.
+"$python" -m fuzz.campaign --seconds "$((seconds / 2))" --workers 1 --no-save \
+    --targets native_core,real_native_core
+"$python" -m fuzz.campaign --seconds "$((seconds / 2))" --workers 1 --no-save \
+    --targets backends,real_backends,real_tiktoken,real_stream
+# Coverage-guided inputs (atheris) into the core's entry points, if atheris is installed.
+if "$python" -c 'import atheris' 2>/dev/null; then
+    "$python" -m fuzz.atheris_harness native_core -runs=2000 2>&1 | tail -1
+    "$python" -m fuzz.atheris_harness backends -runs=1000 2>&1 | tail -1
+fi
 echo "sanitize: clean (AddressSanitizer + UBSan, ${seconds} s of fuzzing)"
