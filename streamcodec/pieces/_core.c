@@ -203,28 +203,10 @@ static int append_utf8(piece_buffer *b, PyObject *piece, int escape) {
 
 /* ------------------------------------------------------------------ encoding a batch */
 
-/* Build the backtracking tables if a piece of the batch needs them (with the GIL: building
- * happens once, before any thread can read them without it). */
-static int prepare_for(Core *self, const piece_buffer *b, Py_ssize_t count) {
-    size_t long_piece = sc_vocab_long_piece(self->vocab), start = 0;
-    if (sc_vocab_long_ready(self->vocab)) return 0;
-    for (Py_ssize_t i = 0; i < count; start = b->ends[i++]) {
-        if (b->ends[i] - start >= long_piece) {
-            if (sc_vocab_prepare_long(self->vocab) != SC_OK) {
-                PyErr_NoMemory();
-                return -1;
-            }
-            return 0;
-        }
-    }
-    return 0;
-}
-
 typedef int (*piece_encoder)(const sc_vocab *, const uint8_t *, size_t, sc_ids *);
 
 /* Encode every piece of `b` with `encode` (the GIL released) and return the ids as a list. */
 static PyObject *encode_buffer(Core *self, piece_buffer *b, Py_ssize_t count, piece_encoder encode) {
-    if (prepare_for(self, b, count) < 0) return NULL;
     sc_ids out = {0};
     int status = sc_ids_reserve(&out, b->len / 3 + 16);
     const sc_vocab *vocab = self->vocab;
@@ -319,8 +301,6 @@ PyDoc_STRVAR(backtrack_piece_doc,
 "Equals streamcodec.pieces.bpe.backtrack_piece (no whole-piece rule), at any length.");
 
 static PyObject *core_backtrack_piece(Core *self, PyObject *arg) {
-    if (core_ready(self) < 0) return NULL;
-    if (sc_vocab_prepare_long(self->vocab) != SC_OK) return PyErr_NoMemory();
     return encode_one(self, arg, sc_backtrack_piece);
 }
 
@@ -359,10 +339,6 @@ static sc_vocab *api_vocab_of(void *object) {
     }
     Core *self = object;
     if (core_ready(self) < 0) return NULL;
-    if (sc_vocab_prepare_long(self->vocab) != SC_OK) {
-        PyErr_NoMemory();
-        return NULL;
-    }
     return self->vocab;
 }
 

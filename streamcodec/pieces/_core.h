@@ -37,13 +37,6 @@ sc_vocab *sc_vocab_new(size_t n, const uint8_t *data, const size_t *offsets,
                        const uint32_t *ranks, size_t long_piece);
 void sc_vocab_free(sc_vocab *v);
 
-/* Build the tables of the backtracking encoder (reachability, splits, trie) if not yet built.
- * Not thread-safe: call it once before threads encode long pieces (the module does so with the
- * GIL held). SC_OK or SC_NOMEM. */
-int sc_vocab_prepare_long(sc_vocab *v);
-int sc_vocab_long_ready(const sc_vocab *v);
-size_t sc_vocab_long_piece(const sc_vocab *v);
-
 /* The index of the token whose bytes are data[:len], or -1 (a dict lookup of ranks). */
 int64_t sc_lookup(const sc_vocab *v, const uint8_t *data, size_t len);
 uint32_t sc_rank(const sc_vocab *v, uint32_t index);
@@ -51,8 +44,8 @@ size_t sc_size(const sc_vocab *v);
 
 /* Append the ids of one piece to `out`: streamcodec.pieces.bpe.PieceEncoder.__call__ (the whole-piece
  * rule, then merge_piece below the long-piece length, backtrack_piece from it; both equal
- * streamcodec.reference.rank_merge). A long piece needs sc_vocab_prepare_long first.
- * SC_OK or SC_NOMEM (then `out` holds what it held before). */
+ * streamcodec.reference.rank_merge). SC_OK or SC_NOMEM (then `out` holds what it held before).
+ * Any number of threads may encode with one vocabulary at once. */
 int sc_encode_piece(const sc_vocab *v, const uint8_t *data, size_t len, sc_ids *out);
 
 /* sc_encode_piece for each piece of a batch: piece k is data[ends[k - 1]:ends[k]] (ends[-1] is
@@ -63,15 +56,15 @@ int sc_encode_batch(const sc_vocab *v, const uint8_t *data, const size_t *ends, 
 /* streamcodec.pieces.merge.merge_piece: the rank merge without the whole-piece rule. */
 int sc_merge_piece(const sc_vocab *v, const uint8_t *data, size_t len, sc_ids *out);
 
-/* streamcodec.pieces.bpe.backtrack_piece: needs sc_vocab_prepare_long. */
+/* streamcodec.pieces.bpe.backtrack_piece (at any length). */
 int sc_backtrack_piece(const sc_vocab *v, const uint8_t *data, size_t len, sc_ids *out);
 
 int sc_ids_reserve(sc_ids *out, size_t extra);
 void sc_ids_free(sc_ids *out);
 
 /* What the capsule "streamcodec.pieces._core._C_API" points to. `vocab_of` takes a
- * streamcodec.pieces._core.Core object, needs the GIL, builds the long-piece tables and returns
- * its vocabulary (borrowed: keep the Core alive), or NULL with a Python error set. */
+ * streamcodec.pieces._core.Core object, needs the GIL, and returns its vocabulary (borrowed:
+ * keep the Core alive), or NULL with a Python error set. */
 typedef struct {
     int version; /* 1 */
     sc_vocab *(*vocab_of)(void *core);

@@ -31,16 +31,14 @@ struct sc_vocab {
     slot *slots;
     uint64_t mask;
     uint32_t *short_index; /* keys of one and two bytes: their token index, or NONE */
-    /* The backtracking encoder's tables (sc_vocab_prepare_long). */
-    int long_ready;
-    uint8_t *reachable, *ordered;
+    uint32_t *longest_from; /* by first two bytes: the length of the longest such token */
+    /* The facts of RankOrder, computed per token on first use by any thread (facts.c below):
+     * a FACT_* bit set says the matching split or verdict is written. */
+    uint8_t *facts;
     uint32_t *split_left, *split_right; /* NONE when the token has no split */
-    uint32_t *shorter;  /* the longest reachable token that is a proper prefix of token i */
-    uint32_t *node_token; /* trie node -> the reachable token spelled by its path, or NONE */
-    uint64_t *child_key;  /* trie edges: (node << 8 | byte) + 1, 0 for an empty slot */
-    uint32_t *child_node;
-    uint64_t child_mask;
 };
+
+enum { FACT_SPLIT = 1, FACT_REACHABLE = 2, FACT_ORDER = 4, FACT_ORDERED = 8 };
 
 /* ------------------------------------------------------------------ hashing and lookup */
 
@@ -101,8 +99,6 @@ int64_t sc_lookup(const sc_vocab *v, const uint8_t *p, size_t n) {
 
 uint32_t sc_rank(const sc_vocab *v, uint32_t index) { return v->rank[index]; }
 size_t sc_size(const sc_vocab *v) { return v->n; }
-size_t sc_vocab_long_piece(const sc_vocab *v) { return v->long_piece; }
-int sc_vocab_long_ready(const sc_vocab *v) { return v->long_ready; }
 
 static inline uint32_t pair_rank(const sc_vocab *v, const uint8_t *p, size_t n) {
     int64_t t = sc_lookup(v, p, n);
@@ -222,7 +218,13 @@ sc_vocab *sc_vocab_new(size_t n, const uint8_t *data, const size_t *offsets,
     v->rank = malloc((n ? n : 1) * sizeof *v->rank);
     v->slots = calloc(cap, sizeof *v->slots);
     v->short_index = malloc((SHORT_ONE + 256) * sizeof *v->short_index);
-    if (!v->data || !v->off || !v->rank || !v->slots || !v->short_index) {
+    v->longest_from = calloc(SHORT_ONE, sizeof *v->longest_from);
+    /* calloc'd: untouched pages cost nothing until a long piece needs a token's facts. */
+    v->facts = calloc(n ? n : 1, 1);
+    v->split_left = calloc(n ? n : 1, sizeof *v->split_left);
+    v->split_right = calloc(n ? n : 1, sizeof *v->split_right);
+    if (!v->data || !v->off || !v->rank || !v->slots || !v->short_index || !v->longest_from ||
+        !v->facts || !v->split_left || !v->split_right) {
         sc_vocab_free(v);
         return NULL;
     }
@@ -235,6 +237,8 @@ sc_vocab *sc_vocab_new(size_t n, const uint8_t *data, const size_t *offsets,
         const uint8_t *p = data + offsets[t];
         size_t len = offsets[t + 1] - offsets[t];
         if (len > v->longest) v->longest = len;
+        if (len >= 2 && v->longest_from[(uint32_t)p[0] << 8 | p[1]] < len)
+            v->longest_from[(uint32_t)p[0] << 8 | p[1]] = (uint32_t)len;
         if (len == 1 || len == 2) {
             v->short_index[len == 1 ? SHORT_ONE + (uint32_t)p[0] : (uint32_t)p[0] << 8 | p[1]] = (uint32_t)t;
             continue;
@@ -253,170 +257,84 @@ void sc_vocab_free(sc_vocab *v) {
     free(v->rank);
     free(v->slots);
     free(v->short_index);
-    free(v->reachable);
-    free(v->ordered);
+    free(v->longest_from);
+    free(v->facts);
     free(v->split_left);
     free(v->split_right);
-    free(v->shorter);
-    free(v->node_token);
-    free(v->child_key);
-    free(v->child_node);
     free(v);
 }
 
-static inline uint64_t edge_hash(uint64_t key) { return mix(key * 0x9e3779b97f4a7c15ull); }
+/* ------------------------------------------------------------------ rank-order facts */
 
-/* The child of `node` along `byte`, or NONE. */
-static inline uint32_t trie_child(const sc_vocab *v, uint32_t node, uint8_t byte) {
-    uint64_t key = ((uint64_t)node << 8 | byte) + 1;
-    for (uint64_t i = edge_hash(key) & v->child_mask;; i = (i + 1) & v->child_mask) {
-        uint64_t k = v->child_key[i];
-        if (k == key) return v->child_node[i];
-        if (!k) return NONE;
-    }
-}
-
-static void trie_add_child(sc_vocab *v, uint32_t node, uint8_t byte, uint32_t child) {
-    uint64_t key = ((uint64_t)node << 8 | byte) + 1;
-    uint64_t i = edge_hash(key) & v->child_mask;
-    while (v->child_key[i]) i = (i + 1) & v->child_mask;
-    v->child_key[i] = key;
-    v->child_node[i] = child;
-}
-
-/* streamcodec.pieces.rank_order.RankOrder.is_reachable and .split for every token: the merge loop's state
- * at two parts is the split, and a token is reachable when its merge gets there (the two parts
- * then join into the token itself: their join is its bytes). */
-static int compute_splits(sc_vocab *v) {
-    merge_scratch s;
-    if (scratch_init(&s, v->longest) != SC_OK) return SC_NOMEM;
-    for (size_t t = 0; t < v->n; t++) {
-        const uint8_t *p = v->data + v->off[t];
-        size_t len = token_len(v, (uint32_t)t);
-        v->split_left[t] = v->split_right[t] = NONE;
-        if (len <= 1) {
-            v->reachable[t] = len == 1;
-            continue;
-        }
-        v->reachable[t] = merge_parts(v, p, len, 2, s.starts, s.pair) == 2;
-        if (v->reachable[t]) {
-            v->split_left[t] = (uint32_t)sc_lookup(v, p, s.starts[1]);
-            v->split_right[t] = (uint32_t)sc_lookup(v, p + s.starts[1], len - s.starts[1]);
-        }
-    }
-    scratch_free(&s);
-    return SC_OK;
-}
-
-static int by_key(const void *a, const void *b) {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* RankOrder.is_ordered: a token's split parts rank below it and are ordered too. Walked in
- * rank order, so the parts (ranked below) are decided first. */
-static int compute_ordered(sc_vocab *v) {
-    uint64_t *order = malloc((v->n ? v->n : 1) * sizeof *order); /* rank << 32 | index */
-    if (!order) return SC_NOMEM;
-    for (size_t t = 0; t < v->n; t++) order[t] = (uint64_t)v->rank[t] << 32 | t;
-    qsort(order, v->n, sizeof *order, by_key);
-    for (size_t k = 0; k < v->n; k++) {
-        uint32_t t = (uint32_t)order[k], l = v->split_left[t], r = v->split_right[t];
-        if (l == NONE) {
-            v->ordered[t] = token_len(v, t) == 1;
-        } else {
-            v->ordered[t] = v->rank[l] < v->rank[t] && v->rank[r] < v->rank[t] && v->ordered[l] &&
-                            v->ordered[r];
-        }
-    }
-    free(order);
-    return SC_OK;
-}
-
-/* streamcodec.pieces.trie.TokenTrie over the reachable tokens (the only candidates), and for each
- * token the next shorter reachable candidate. */
-static int build_trie(sc_vocab *v) {
-    size_t total = v->off[v->n], nodes = 1;
-    uint64_t cap = 16;
-    while (cap < total + total / 2 + 2) cap *= 2;
-    v->node_token = malloc((total + 1) * sizeof *v->node_token);
-    v->child_key = calloc(cap, sizeof *v->child_key);
-    v->child_node = malloc(cap * sizeof *v->child_node);
-    if (!v->node_token || !v->child_key || !v->child_node) return SC_NOMEM;
-    v->child_mask = cap - 1;
-    v->node_token[0] = NONE;
-    for (size_t t = 0; t < v->n; t++) {
-        const uint8_t *p = v->data + v->off[t];
-        uint32_t node = 0;
-        for (size_t i = 0; i < token_len(v, (uint32_t)t); i++) {
-            uint32_t child = trie_child(v, node, p[i]);
-            if (child == NONE) {
-                child = (uint32_t)nodes++;
-                v->node_token[child] = NONE;
-                trie_add_child(v, node, p[i], child);
-            }
-            node = child;
-        }
-        if (v->reachable[t]) v->node_token[node] = (uint32_t)t;
-    }
-    for (size_t t = 0; t < v->n; t++) {
-        const uint8_t *p = v->data + v->off[t];
-        uint32_t node = 0, best = NONE;
-        for (size_t i = 0; i + 1 < token_len(v, (uint32_t)t); i++) {
-            node = trie_child(v, node, p[i]);
-            if (v->node_token[node] != NONE) best = v->node_token[node];
-        }
-        v->shorter[t] = best;
-    }
-    return SC_OK;
-}
-
-int sc_vocab_prepare_long(sc_vocab *v) {
-    if (v->long_ready) return SC_OK;
-    size_t n = v->n ? v->n : 1;
-    v->reachable = malloc(n);
-    v->ordered = malloc(n);
-    v->split_left = malloc(n * sizeof(uint32_t));
-    v->split_right = malloc(n * sizeof(uint32_t));
-    v->shorter = malloc(n * sizeof(uint32_t));
-    int ok = v->reachable && v->ordered && v->split_left && v->split_right && v->shorter &&
-             compute_splits(v) == SC_OK && compute_ordered(v) == SC_OK && build_trie(v) == SC_OK;
-    if (!ok) {
-        /* Leave nothing half built: the next call starts again. */
-        void **tables[] = {(void **)&v->reachable, (void **)&v->ordered,
-                           (void **)&v->split_left, (void **)&v->split_right,
-                           (void **)&v->shorter,    (void **)&v->node_token,
-                           (void **)&v->child_key,  (void **)&v->child_node};
-        for (size_t i = 0; i < sizeof tables / sizeof *tables; i++) {
-            free(*tables[i]);
-            *tables[i] = NULL;
-        }
-        return SC_NOMEM;
-    }
-    v->long_ready = 1;
-    return SC_OK;
-}
-
-/* ------------------------------------------------------------------ backtracking */
-
-/* Room for two tokens' bytes and the merge state over them (valid_pair's scratch). */
+/* Scratch of one backtracking call: two tokens' bytes, and the merge state over them. */
 typedef struct {
     uint8_t *bytes;
     merge_scratch merge;
-} pair_scratch;
+} work;
+
+/* The facts are written by whichever thread needs them first (the tables are shared and the
+ * GIL is not held): the split is stored, then its bit is set with release order, and a reader
+ * that sees the bit (acquire) sees the split. Two threads may compute the same fact at once;
+ * they write the same values. */
+static inline uint8_t facts_of(const sc_vocab *v, uint32_t t) {
+    return __atomic_load_n(&v->facts[t], __ATOMIC_ACQUIRE);
+}
+
+static inline void add_facts(const sc_vocab *v, uint32_t t, uint8_t bits) {
+    __atomic_fetch_or(&v->facts[t], bits, __ATOMIC_RELEASE);
+}
+
+/* RankOrder.is_reachable and RankOrder.split: the merge loop's state at two parts is the split,
+ * and a token is reachable when its merge gets there (the two parts then join into the token
+ * itself: their join is its bytes). Returns the facts. */
+static uint8_t split_facts(const sc_vocab *v, uint32_t t, work *w) {
+    uint8_t facts = facts_of(v, t);
+    if (facts & FACT_SPLIT) return facts;
+    const uint8_t *p = v->data + v->off[t];
+    size_t len = token_len(v, t);
+    uint32_t left = NONE, right = NONE;
+    int reachable = len == 1;
+    if (len > 1 && merge_parts(v, p, len, 2, w->merge.starts, w->merge.pair) == 2) {
+        reachable = 1;
+        left = (uint32_t)sc_lookup(v, p, w->merge.starts[1]);
+        right = (uint32_t)sc_lookup(v, p + w->merge.starts[1], len - w->merge.starts[1]);
+    }
+    v->split_left[t] = left;
+    v->split_right[t] = right;
+    add_facts(v, t, (uint8_t)(FACT_SPLIT | (reachable ? FACT_REACHABLE : 0)));
+    return facts_of(v, t);
+}
+
+static inline int is_reachable(const sc_vocab *v, uint32_t t, work *w) {
+    return (split_facts(v, t, w) & FACT_REACHABLE) != 0;
+}
+
+/* RankOrder.is_ordered: reachable, and its split parts rank below it and are ordered too. */
+static int is_ordered(const sc_vocab *v, uint32_t t, work *w) {
+    uint8_t facts = split_facts(v, t, w);
+    if (facts & FACT_ORDER) return (facts & FACT_ORDERED) != 0;
+    uint32_t l = v->split_left[t], r = v->split_right[t];
+    int ordered = l == NONE ? token_len(v, t) == 1
+                            : v->rank[l] < v->rank[t] && v->rank[r] < v->rank[t] &&
+                                  is_ordered(v, l, w) && is_ordered(v, r, w);
+    add_facts(v, t, (uint8_t)(FACT_ORDER | (ordered ? FACT_ORDERED : 0)));
+    return ordered;
+}
 
 /* RankOrder._valid_by_splits: undo merges at the boundary in reverse rank order, and ask at
  * each step whether the two parts touching it would join before the merge just undone. */
-static int valid_by_splits(const sc_vocab *v, uint32_t left, uint32_t right, uint8_t *buf) {
+static int valid_by_splits(const sc_vocab *v, uint32_t left, uint32_t right, work *w) {
     uint64_t deadline = UINT64_MAX; /* None */
     for (;;) {
         size_t ll = token_len(v, left), rl = token_len(v, right);
-        memcpy(buf, v->data + v->off[left], ll);
-        memcpy(buf + ll, v->data + v->off[right], rl);
-        int64_t joined = sc_lookup(v, buf, ll + rl);
-        if (joined >= 0 && v->rank[joined] < deadline && v->split_left[joined] == left &&
-            v->split_right[joined] == right)
-            return 0;
+        memcpy(w->bytes, v->data + v->off[left], ll);
+        memcpy(w->bytes + ll, v->data + v->off[right], rl);
+        int64_t joined = sc_lookup(v, w->bytes, ll + rl);
+        if (joined >= 0 && v->rank[joined] < deadline) {
+            split_facts(v, (uint32_t)joined, w);
+            if (v->split_left[joined] == left && v->split_right[joined] == right) return 0;
+        }
+        /* Both are ordered, so their facts are known. */
         uint32_t ls = v->split_left[left], rs = v->split_left[right];
         if (ls != NONE && (rs == NONE || v->rank[left] > v->rank[right])) {
             deadline = v->rank[left];
@@ -431,46 +349,56 @@ static int valid_by_splits(const sc_vocab *v, uint32_t left, uint32_t right, uin
 }
 
 /* RankOrder.is_valid_pair: whether the bytes of `left` then `right` merge to [left, right]. */
-static int valid_pair(const sc_vocab *v, uint32_t left, uint32_t right, pair_scratch *s) {
-    if (v->ordered[left] && v->ordered[right]) return valid_by_splits(v, left, right, s->bytes);
+static int valid_pair(const sc_vocab *v, uint32_t left, uint32_t right, work *w) {
+    if (is_ordered(v, left, w) && is_ordered(v, right, w)) return valid_by_splits(v, left, right, w);
     size_t ll = token_len(v, left), rl = token_len(v, right);
-    memcpy(s->bytes, v->data + v->off[left], ll);
-    memcpy(s->bytes + ll, v->data + v->off[right], rl);
+    memcpy(w->bytes, v->data + v->off[left], ll);
+    memcpy(w->bytes + ll, v->data + v->off[right], rl);
     /* The parts' bytes decide their tokens: [left, right] is two parts split after `left`. */
-    return merge_parts(v, s->bytes, ll + rl, 1, s->merge.starts, s->merge.pair) == 2 &&
-           s->merge.starts[1] == ll;
+    return merge_parts(v, w->bytes, ll + rl, 1, w->merge.starts, w->merge.pair) == 2 &&
+           w->merge.starts[1] == ll;
 }
 
-/* The longest reachable token that p[0:n] starts with (TokenTrie.candidates(...)[0]). */
-static uint32_t longest_candidate(const sc_vocab *v, const uint8_t *p, size_t n) {
-    uint32_t node = 0, best = NONE;
-    for (size_t i = 0; i < n; i++) {
-        node = trie_child(v, node, p[i]);
-        if (node == NONE) break;
-        if (v->node_token[node] != NONE) best = v->node_token[node];
+/* ------------------------------------------------------------------ backtracking */
+
+/* The longest reachable token that p[0:n] starts with and that is shorter than `below` bytes,
+ * or NONE: TokenTrie.candidates filtered by reachability, one at a time. Lengths are tried
+ * downwards from the longest token with the same first two bytes, each a table lookup. */
+static uint32_t candidate(const sc_vocab *v, const uint8_t *p, size_t n, size_t below, work *w) {
+    size_t top = n >= 2 ? v->longest_from[(uint32_t)p[0] << 8 | p[1]] : 0;
+    if (top > n) top = n;
+    if (top >= below) top = below - 1;
+    for (size_t len = top; len >= 2; len--) {
+        int64_t t = sc_lookup(v, p, len);
+        if (t >= 0 && is_reachable(v, (uint32_t)t, w)) return (uint32_t)t;
     }
-    return best;
+    if (below > 1 && n >= 1) {
+        int64_t t = sc_lookup(v, p, 1);
+        if (t >= 0 && is_reachable(v, (uint32_t)t, w)) return (uint32_t)t;
+    }
+    return NONE;
 }
 
 int sc_backtrack_piece(const sc_vocab *v, const uint8_t *p, size_t n, sc_ids *out) {
     size_t base = out->len; /* the tokens taken so far are out->ids[base:] */
     uint8_t *dead = calloc(n / 8 + 1, 1);
-    pair_scratch s = {malloc(2 * v->longest + 1), {.starts = NULL}};
+    size_t scratch = 2 * v->longest + 1;
+    work w = {malloc(scratch), {.starts = NULL}};
     int status = SC_NOMEM;
-    if (!dead || !s.bytes || scratch_init(&s.merge, 2 * v->longest) != SC_OK) {
-        s.merge.starts = s.merge.stack_starts; /* nothing on the heap to free */
+    if (!dead || !w.bytes || scratch_init(&w.merge, scratch) != SC_OK) {
+        w.merge.starts = w.merge.stack_starts; /* nothing on the heap to free */
         goto done;
     }
     size_t pos = 0;
-    uint32_t token = longest_candidate(v, p, n);
+    uint32_t token = candidate(v, p, n, SIZE_MAX, &w);
     while (pos < n) {
         /* Take the longest candidate that ends on a live position and pairs with the last. */
         while (token != NONE) {
             size_t end = pos + token_len(v, token);
             if (!(dead[end >> 3] >> (end & 7) & 1) &&
-                (out->len == base || valid_pair(v, out->ids[out->len - 1], token, &s)))
+                (out->len == base || valid_pair(v, out->ids[out->len - 1], token, &w)))
                 break;
-            token = v->shorter[token];
+            token = candidate(v, p + pos, n - pos, token_len(v, token), &w);
         }
         if (token == NONE) {
             /* Every candidate failed: no encoding has a boundary here. Step back. */
@@ -478,20 +406,20 @@ int sc_backtrack_piece(const sc_vocab *v, const uint8_t *p, size_t n, sc_ids *ou
             if (out->len == base) goto done; /* unreachable with all single bytes as tokens */
             uint32_t last = out->ids[--out->len];
             pos -= token_len(v, last);
-            token = v->shorter[last];
+            token = candidate(v, p + pos, n - pos, token_len(v, last), &w);
             continue;
         }
         if (sc_ids_reserve(out, 1) != SC_OK) goto done;
         out->ids[out->len++] = token;
         pos += token_len(v, token);
-        token = longest_candidate(v, p + pos, n - pos);
+        token = candidate(v, p + pos, n - pos, SIZE_MAX, &w);
     }
     status = SC_OK;
 done:
     if (status != SC_OK) out->len = base;
     free(dead);
-    free(s.bytes);
-    scratch_free(&s.merge);
+    free(w.bytes);
+    scratch_free(&w.merge);
     return status;
 }
 
