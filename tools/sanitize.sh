@@ -41,9 +41,9 @@ fi
 "$python" -m pytest -q -p no:cacheprovider tests/test_native.py \
     tests/test_fuzz.py -k "native or backends or tiktoken or stream or reference or cache"
 # Half the budget on the core's own targets, half on whole encodings through it.
-"$python" -m fuzz.campaign --seconds "$((seconds / 2))" --workers 1 --no-save \
+"$python" -m fuzz.campaign --seconds "$((seconds / 2))" --workers 1 --batch 10 --no-save \
     --targets native_core,real_native_core
-"$python" -m fuzz.campaign --seconds "$((seconds / 2))" --workers 1 --no-save \
+"$python" -m fuzz.campaign --seconds "$((seconds / 2))" --workers 1 --batch 10 --no-save \
     --targets backends,real_backends,real_tiktoken,real_stream
 # Coverage-guided inputs (atheris) into the core's entry points, if atheris is installed.
 if "$python" -c 'import atheris' 2>/dev/null; then
