@@ -297,6 +297,10 @@ def test_cache_gives_up_on_keys_it_knows_nothing_of() -> None:
     assert cache.flat(["a", "a", "a", "bb"], compute, give_up=0.5) == [1, 1, 1, 2]  # repeats
     assert cache.flat(["ccc", "dddd"], compute, give_up=0.5) is None
     assert cache.flat(["a", "x", "y"], compute, give_up=0.5) == [1, 1, 1]  # a is known
+    full = IdCache(size=3)
+    full.flat(["a", "b", "c"], compute)
+    assert full.flat(["a", "x", "y"], compute, give_up=0.5) is None  # no room for x and y
+    assert full.flat(["a", "a", "a", "x"], compute, give_up=0.5) == [1, 1, 1, 1]  # few missing
 
 
 def test_long_keys_serve_one_call_only() -> None:

@@ -81,9 +81,10 @@ class IdCache:
         return key in self._table
 
     def flat(self, keys: list[str], compute: Compute, *, give_up: float = 1.0) -> list[int] | None:
-        """The ids of all ``keys``, joined; ``None``, computing nothing, if no key is cached and
-        the distinct keys are more than the fraction ``give_up`` of them (the caller has a
-        cheaper way for text the cache knows nothing of)."""
+        """The ids of all ``keys``, joined; or ``None``, computing nothing, when the missing
+        distinct keys are more than the fraction ``give_up`` of the keys and either no key is
+        cached or the cache has no room for them (the caller has a cheaper way for text the
+        cache cannot serve: on novel text a full cache would only compute and turn away)."""
         return self._lookup(keys, compute, _joined, give_up)
 
     def each(self, keys: list[str], compute: Compute) -> list[Ids]:
@@ -123,7 +124,8 @@ class IdCache:
             pass
         distinct = set(keys)
         missing = list(filterfalse(table.__contains__, distinct))
-        if len(missing) == len(distinct) > give_up * len(keys):
+        no_room = len(table) + len(missing) > self.size
+        if len(missing) > give_up * len(keys) and (len(missing) == len(distinct) or no_room):
             return None
         added = len(table)
         table.update(compute(missing))
