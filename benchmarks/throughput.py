@@ -20,11 +20,12 @@ Single-thread figures are CPU time of this process; the threads section uses wal
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -37,7 +38,9 @@ from tests.corpus import mixed, samples
 BACKENDS = ("native", "python")
 
 
-def least(runs: int, work: Callable[[], object], clock: Callable[[], float] = time.process_time) -> float:
+def least(
+    runs: int, work: Callable[[], object], clock: Callable[[], float] = time.process_time
+) -> float:
     """The least time of ``runs`` calls of ``work``."""
     times = []
     for _ in range(runs):
@@ -79,7 +82,7 @@ def whole_text(name: str, runs: int) -> None:
     for label, text in samples().items():
         size = len(text.encode("utf-8")) / 1e6
         expected = theirs.encode_ordinary(text)
-        base = least(runs, lambda: theirs.encode_ordinary(text))
+        base = least(runs, functools.partial(theirs.encode_ordinary, text))
         cells = []
         for backend in BACKENDS:
             warm = fresh(name, backend)
@@ -87,10 +90,21 @@ def whole_text(name: str, runs: int) -> None:
                 raise AssertionError(f"{backend} and tiktoken disagree on {label}")
             # A fresh Encoding per cold run; built outside the timed call.
             encodings = iter([fresh(name, backend) for _ in range(runs)])
-            cold = least(runs, lambda: next(encodings).encode_ordinary(text))
-            hot = least(runs, lambda: warm.encode_ordinary(text))
-            cells += [f"{size / cold:.1f} ({base / cold:.2f}x)", f"{size / hot:.1f} ({base / hot:.2f}x)"]
+            cold = least(runs, functools.partial(_encode_next, encodings, text))
+            hot = least(runs, functools.partial(warm.encode_ordinary, text))
+            cells += [
+                f"{size / cold:.1f} ({base / cold:.2f}x)",
+                f"{size / hot:.1f} ({base / hot:.2f}x)",
+            ]
         print(f"| {label} | {size:.2f} | {size / base:.1f} | {' | '.join(cells)} |")
+
+
+def _encode_next(encodings: Iterator[streamcodec.Encoding], text: str) -> list[int]:
+    return next(encodings).encode_ordinary(text)
+
+
+def _stream_next(encodings: Iterator[streamcodec.Encoding], path: Path) -> int:
+    return sum(map(len, next(encodings).iter_encode_chunks(path)))
 
 
 def streamed(name: str, runs: int, folder: Path) -> None:
@@ -100,11 +114,12 @@ def streamed(name: str, runs: int, folder: Path) -> None:
     path = folder / "novel.txt"
     path.write_text(text, encoding="utf-8")
     size = path.stat().st_size / 1e6
-    base = least(runs, lambda: theirs.encode_ordinary(text))
-    line = f"{name}: novel {size:.1f} MB streamed (iter_encode_chunks): tiktoken {size / base:.1f} MB/s"
+    base = least(runs, functools.partial(theirs.encode_ordinary, text))
+    line = f"{name}: novel {size:.1f} MB streamed (iter_encode_chunks): tiktoken "
+    line += f"{size / base:.1f} MB/s"
     for backend in BACKENDS:
         encodings = iter([fresh(name, backend) for _ in range(runs)])
-        took = least(runs, lambda: sum(map(len, next(encodings).iter_encode_chunks(path))))
+        took = least(runs, functools.partial(_stream_next, encodings, path))
         line += f"; {backend} {size / took:.1f} MB/s ({base / took:.2f}x)"
     print(line)
 
@@ -117,8 +132,12 @@ def threads(name: str, runs: int) -> None:
     one = least(runs, lambda: enc.encode_ordinary_batch(texts, num_threads=1), time.perf_counter)
     two = least(runs, lambda: enc.encode_ordinary_batch(texts, num_threads=2), time.perf_counter)
     theirs = twin(name)
-    tik1 = least(runs, lambda: theirs.encode_ordinary_batch(texts, num_threads=1), time.perf_counter)
-    tik2 = least(runs, lambda: theirs.encode_ordinary_batch(texts, num_threads=2), time.perf_counter)
+    tik1 = least(
+        runs, lambda: theirs.encode_ordinary_batch(texts, num_threads=1), time.perf_counter
+    )
+    tik2 = least(
+        runs, lambda: theirs.encode_ordinary_batch(texts, num_threads=2), time.perf_counter
+    )
     print(
         f"{name}: encode_ordinary_batch of 8 x {len(texts[0].encode()) / 1e6:.1f} MB, wall time: "
         f"native 2 threads {one / two:.2f}x of 1 thread ({one:.2f} s -> {two:.2f} s); "
@@ -137,7 +156,8 @@ def count(name: str, megabytes: int, folder: Path) -> None:
     start = time.perf_counter()
     tokens = fresh(name, "native").count_tokens(path)
     took = time.perf_counter() - start
-    print(f"{name}: count_tokens of {size:.0f} MB: {took:.1f} s ({size / took:.1f} MB/s), {tokens:,} tokens")
+    rate = f"{took:.1f} s ({size / took:.1f} MB/s)"
+    print(f"{name}: count_tokens of {size:.0f} MB: {rate}, {tokens:,} tokens")
 
 
 def main() -> None:
@@ -150,7 +170,8 @@ def main() -> None:
     args = parser.parse_args()
     if streamcodec.backend() != "native":
         raise SystemExit("the compiled core is not built: pip install -e . with a C compiler")
-    print(f"streamcodec {streamcodec.__version__}, tiktoken {tiktoken.__version__}, {os.cpu_count()} CPUs")
+    versions = f"streamcodec {streamcodec.__version__}, tiktoken {tiktoken.__version__}"
+    print(f"{versions}, {os.cpu_count()} CPUs")
     sections = args.only.split(",")
     with tempfile.TemporaryDirectory() as folder:
         for name in args.encodings.split(","):

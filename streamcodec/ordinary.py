@@ -33,7 +33,7 @@ from collections.abc import Mapping
 from itertools import accumulate, chain
 
 from streamcodec.pieces import ByteMode, PieceEncoder
-from streamcodec.pieces.cache import DEFAULT_CACHE_SIZE, Ids, IdCache
+from streamcodec.pieces.cache import DEFAULT_CACHE_SIZE, IdCache, Ids
 from streamcodec.pieces.native import Backend, NativeOrdinary, resolve_backend
 from streamcodec.text.pretokenize import Pretokenizer
 from streamcodec.text.unicode import has_surrogates

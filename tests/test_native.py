@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 
 import streamcodec
 from streamcodec import Encoding
+from streamcodec.pieces import native
 from streamcodec.pieces.bpe import PieceEncoder, backtrack_piece
 from streamcodec.pieces.merge import merge_piece
-from streamcodec.pieces import native
 from streamcodec.reference import rank_merge
 from streamcodec.vocab import PATTERNS
 from tests.corpus import samples
