@@ -8,9 +8,9 @@ Every ratio is tiktoken's time / ours (above 1: streamcodec is faster), each tim
 Single-thread figures are CPU time of this process; the threads section uses wall time.
 
 - **whole text**: ``encode_ordinary`` of prose, Python source and multilingual text
-  (``tests/corpus.py``), on a fresh ``Encoding`` ("cold": its caches empty) and again on the
+  (``fuzz/corpus.py``), on a fresh ``Encoding`` ("cold": its caches empty) and again on the
   same one ("warm"), for the native and the pure-Python backend.
-- **streamed**: a novel file (``tests/corpus.mixed``: prose, other scripts, code; nothing
+- **streamed**: a novel file (``fuzz/corpus.mixed``: prose, other scripts, code; nothing
   repeated) read through ``iter_encode_chunks``, against tiktoken's ``encode_ordinary`` of the
   whole text.
 - **threads**: ``encode_ordinary_batch`` of 8 large texts with 2 threads against 1 (native).
@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import tiktoken
 
 import streamcodec
-from tests.corpus import mixed, samples
+from fuzz.corpus import mixed, samples
 
 BACKENDS = ("native", "python")
 

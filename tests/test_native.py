@@ -24,7 +24,7 @@ from streamcodec.pieces.bpe import PieceEncoder, backtrack_piece
 from streamcodec.pieces.merge import merge_piece
 from streamcodec.reference import rank_merge
 from streamcodec.vocab import PATTERNS
-from tests.corpus import samples
+from fuzz.corpus import samples
 from tests.test_fast import LONG_PIECES, pieces_strategy, random_vocabulary
 
 core_module = pytest.importorskip("streamcodec.pieces._core")

@@ -21,7 +21,7 @@ pass merged everything again, plus the bookkeeping (``move_to_end`` over every k
 text that changes over a long run, once the cache has turned away four times as many keys as it
 holds, it forgets its older half (insertion order) and admits again.
 
-The cache has a lock, so an ``Encoding`` can be shared by threads. What is cached (chunks and
+The cache has a lock, so an ``Encoding`` can be shared by threads. What is cached (words and
 pieces of ordinary text) is decided by :mod:`streamcodec.ordinary`.
 """
 
@@ -70,7 +70,7 @@ class IdCache:
         self.size = size
         self._table: dict[str, Ids] = {}
         self._refused = 0  # keys turned away since the last refresh
-        # Reentrant: computing missing chunks looks their pieces up in the same cache.
+        # Reentrant: computing missing words looks their pieces up in the same cache.
         self._lock = threading.RLock()
         self._depth = 0  # nesting of lookups; only the outermost refreshes
 
