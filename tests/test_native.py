@@ -18,13 +18,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import streamcodec
+from fuzz.corpus import samples
 from streamcodec import Encoding
 from streamcodec.pieces import native
 from streamcodec.pieces.bpe import PieceEncoder, backtrack_piece
 from streamcodec.pieces.merge import merge_piece
 from streamcodec.reference import rank_merge
 from streamcodec.vocab import PATTERNS
-from fuzz.corpus import samples
 from tests.test_fast import LONG_PIECES, pieces_strategy, random_vocabulary
 
 core_module = pytest.importorskip("streamcodec.pieces._core")
