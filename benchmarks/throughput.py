@@ -27,6 +27,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -50,27 +51,21 @@ def least(
     return min(times)
 
 
+def vocabulary(name: str) -> dict[str, Any]:
+    """The constructor arguments of the registered encoding ``name``."""
+    base = streamcodec.get_encoding(name)
+    ranks, specials = base.mergeable_ranks, base.special_tokens
+    return {"pat_str": base.pat_str, "mergeable_ranks": ranks, "special_tokens": specials}
+
+
 def fresh(name: str, backend: str) -> streamcodec.Encoding:
     """A new ``Encoding`` of the registered vocabulary ``name``: its caches are empty."""
-    base = streamcodec.get_encoding(name)
-    return streamcodec.Encoding(
-        name,
-        pat_str=base.pat_str,
-        mergeable_ranks=base.mergeable_ranks,
-        special_tokens=base.special_tokens,
-        backend=backend,
-    )
+    return streamcodec.Encoding(name, **vocabulary(name), backend=backend)
 
 
 def twin(name: str) -> tiktoken.Encoding:
     """tiktoken built from the same vocabulary."""
-    base = streamcodec.get_encoding(name)
-    return tiktoken.Encoding(
-        name,
-        pat_str=base.pat_str,
-        mergeable_ranks=base.mergeable_ranks,
-        special_tokens=base.special_tokens,
-    )
+    return tiktoken.Encoding(name, **vocabulary(name))
 
 
 def whole_text(name: str, runs: int) -> None:

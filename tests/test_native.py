@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import gc
 import random
-import threading
 from pathlib import Path
 
 import pytest
@@ -235,31 +234,7 @@ def test_backend_choice(monkeypatch: pytest.MonkeyPatch) -> None:
         Encoding("x", pat_str=".", mergeable_ranks={}, special_tokens={}, backend="native")
 
 
-# ---------------------------------------------------------------- threads and memory
-
-
-def test_threads_sharing_one_encoding_get_the_same_ids() -> None:
-    base = streamcodec.get_encoding("cl100k_base")
-    fast, _ = both(base.mergeable_ranks, pat_str=base.pat_str)
-    rng = random.Random(2)
-    words = samples()["multilingual"].split()[:4000]
-    texts = [" ".join(rng.choices(words, k=3000)) + " " + "a" * 700 for _ in range(8)]
-    expected = [base.encode_ordinary(t) for t in texts]
-    failures: list[int] = []
-
-    def work(offset: int) -> None:
-        for i in range(len(texts)):
-            j = (i + offset) % len(texts)
-            if fast.encode_ordinary(texts[j]) != expected[j]:
-                failures.append(j)
-
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert failures == []
-    assert fast.encode_ordinary_batch(texts, num_threads=3) == expected
+# ---------------------------------------------------------------- memory
 
 
 def _rss_bytes() -> int:
