@@ -284,6 +284,16 @@ static inline void add_facts(const sc_vocab *v, uint32_t t, uint8_t bits) {
     __atomic_fetch_or(&v->facts[t], bits, __ATOMIC_RELEASE);
 }
 
+/* A split half, read or written atomically (relaxed): a second thread may be writing the same
+ * value while the first reads it, which must not be a data race. */
+static inline uint32_t half(const uint32_t *halves, uint32_t t) {
+    return __atomic_load_n(&halves[t], __ATOMIC_RELAXED);
+}
+
+static inline void set_half(uint32_t *halves, uint32_t t, uint32_t value) {
+    __atomic_store_n(&halves[t], value, __ATOMIC_RELAXED);
+}
+
 /* RankOrder.is_reachable and RankOrder.split: the merge loop's state at two parts is the split,
  * and a token is reachable when its merge gets there (the two parts then join into the token
  * itself: their join is its bytes). Returns the facts. */
@@ -299,8 +309,8 @@ static uint8_t split_facts(const sc_vocab *v, uint32_t t, work *w) {
         left = (uint32_t)sc_lookup(v, p, w->merge.starts[1]);
         right = (uint32_t)sc_lookup(v, p + w->merge.starts[1], len - w->merge.starts[1]);
     }
-    v->split_left[t] = left;
-    v->split_right[t] = right;
+    set_half(v->split_left, t, left);
+    set_half(v->split_right, t, right);
     add_facts(v, t, (uint8_t)(FACT_SPLIT | (reachable ? FACT_REACHABLE : 0)));
     return facts_of(v, t);
 }
@@ -313,7 +323,7 @@ static inline int is_reachable(const sc_vocab *v, uint32_t t, work *w) {
 static int is_ordered(const sc_vocab *v, uint32_t t, work *w) {
     uint8_t facts = split_facts(v, t, w);
     if (facts & FACT_ORDER) return (facts & FACT_ORDERED) != 0;
-    uint32_t l = v->split_left[t], r = v->split_right[t];
+    uint32_t l = half(v->split_left, t), r = half(v->split_right, t);
     int ordered = l == NONE ? token_len(v, t) == 1
                             : v->rank[l] < v->rank[t] && v->rank[r] < v->rank[t] &&
                                   is_ordered(v, l, w) && is_ordered(v, r, w);
@@ -332,13 +342,15 @@ static int valid_by_splits(const sc_vocab *v, uint32_t left, uint32_t right, wor
         int64_t joined = sc_lookup(v, w->bytes, ll + rl);
         if (joined >= 0 && v->rank[joined] < deadline) {
             split_facts(v, (uint32_t)joined, w);
-            if (v->split_left[joined] == left && v->split_right[joined] == right) return 0;
+            if (half(v->split_left, (uint32_t)joined) == left &&
+                half(v->split_right, (uint32_t)joined) == right)
+                return 0;
         }
         /* Both are ordered, so their facts are known. */
-        uint32_t ls = v->split_left[left], rs = v->split_left[right];
+        uint32_t ls = half(v->split_left, left), rs = half(v->split_left, right);
         if (ls != NONE && (rs == NONE || v->rank[left] > v->rank[right])) {
             deadline = v->rank[left];
-            left = v->split_right[left];
+            left = half(v->split_right, left);
         } else if (rs != NONE) {
             deadline = (uint64_t)v->rank[right] + 1;
             right = rs;
