@@ -191,9 +191,9 @@ def test_command_line_train(tmp_path: Path) -> None:
 
 
 def test_progress_bars(capsys: pytest.CaptureFixture[str]) -> None:
-    from streamcodec.cli import _TrainProgress
+    from streamcodec.cli.progress import TrainProgress
 
-    with _TrainProgress(100, quiet=False) as progress:
+    with TrainProgress(100, quiet=False) as progress:
         train(["ab ab ab"], vocab_size=258, pat_str="gpt2", progress=progress)
     err = capsys.readouterr().err
     assert "counting" in err and "merging" in err and "2/2" in err

@@ -1,0 +1,53 @@
+"""``streamcodec decode``: token ids back to the exact bytes; ``--mode word``: join segments.
+
+    $ streamcodec decode book.npy -f npy -o book.txt
+
+A malformed id is refused with the file and the line or record where it is.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from streamcodec.cli.idformats import FORMATS, READERS, read_jsonl
+from streamcodec.cli.inputs import word_blocks
+from streamcodec.cli.options import add_input_and_encoding, build_encoding
+from streamcodec.cli.output import output
+from streamcodec.cli.progress import progress
+from streamcodec.wordbpe import remove_separators
+
+__all__ = ["add"]
+
+
+def add(commands: Any) -> None:
+    """Declare ``decode`` and its options."""
+    decode = commands.add_parser(
+        "decode",
+        help="decode token ids to the exact bytes they stand for (--mode word: join segments)",
+    )
+    add_input_and_encoding(decode)
+    decode.add_argument("-o", "--output", help="write the bytes here (default: stdout)")
+    decode.add_argument(
+        "-f", "--format", default="ids", choices=FORMATS, help="how the ids are stored"
+    )
+    decode.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Decode the input to ``--output`` (or stdout); jsonl gives one line per list."""
+    if args.mode == "word":
+        with progress(args) as update, output(args.output) as out:
+            for block in word_blocks(args, update):
+                joined = remove_separators(block, separator=args.separator)
+                out.write(joined.encode("utf-8", "surrogateescape"))
+        return 0
+    enc = build_encoding(args)
+    with progress(args) as update, output(args.output) as out:
+        if args.format == "jsonl":
+            for ids in read_jsonl(args.input, update):
+                out.write(enc.decode_bytes(ids) + b"\n")
+        else:
+            for ids in READERS[args.format](args.input, update):
+                out.write(enc.decode_bytes(ids))
+    return 0

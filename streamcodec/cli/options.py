@@ -1,0 +1,138 @@
+"""Options several commands share, and what they build: the encoding, word BPE, the policy.
+
+``encode``, ``decode``, ``count`` and ``verify`` read one input with one encoding::
+
+    $ streamcodec count book.txt -e o200k_base --errors replace
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from streamcodec.encoding import Encoding
+from streamcodec.formats import load_vocabulary
+from streamcodec.registry import get_encoding, list_encoding_names
+from streamcodec.vocab import BYTE_MODE_PATTERN, resolve_pattern
+from streamcodec.wordbpe import WordBPE, read_codes
+
+__all__ = [
+    "add_input_and_encoding",
+    "add_mode",
+    "add_text_options",
+    "build_encoding",
+    "policy",
+    "word_bpe",
+]
+
+
+def add_input_and_encoding(command: argparse.ArgumentParser) -> None:
+    """The input, the encoding (by name or from a file) and ``--mode``."""
+    command.add_argument("input", help="input file, or - for standard input")
+    command.add_argument(
+        "-e",
+        "--encoding",
+        default="cl100k_base",
+        help=f"encoding name (default cl100k_base; known: {', '.join(list_encoding_names())})",
+    )
+    command.add_argument(
+        "--vocab",
+        help="a vocabulary file instead of --encoding (.tiktoken, GPT-2's files, tokenizer.json, "
+        "minbpe .model)",
+    )
+    command.add_argument(
+        "--pattern",
+        help="pre-tokenizer for --vocab: an encoding name or a regex (default: the file's own "
+        "pattern, else cl100k_base's)",
+    )
+    command.add_argument("-q", "--quiet", action="store_true", help="no progress bar or summary")
+    add_mode(command, bytelevel="the encoding's pre-tokenizer", word="with --codes")
+    command.add_argument("--codes", help="--mode word: a subword-nmt codes file")
+    command.add_argument(
+        "--separator", default="@@", help="--mode word: the continuation mark (default @@)"
+    )
+
+
+def add_mode(command: argparse.ArgumentParser, *, bytelevel: str, word: str) -> None:
+    """``--mode bytelevel | bytes | word``, with each command's own words for two of them."""
+    command.add_argument(
+        "--mode",
+        choices=["bytelevel", "bytes", "word"],
+        default="bytelevel",
+        help=f"bytelevel: {bytelevel} (default); bytes: no pre-tokenization; "
+        f"word: Sennrich word-level BPE, {word}",
+    )
+
+
+def add_text_options(command: argparse.ArgumentParser) -> None:
+    """How text is encoded: special tokens, invalid UTF-8, worker processes."""
+    command.add_argument(
+        "--allowed-special",
+        default="",
+        metavar="TOKENS",
+        help="comma-separated special tokens to encode as such, or 'all' (default: none; "
+        "any special token in the input is an error)",
+    )
+    command.add_argument(
+        "--special-as-text",
+        action="store_true",
+        help="encode special tokens that are not allowed as ordinary text instead of failing",
+    )
+    command.add_argument(
+        "--errors",
+        default="strict",
+        choices=["strict", "replace", "surrogateescape"],
+        help="invalid UTF-8: fail (strict, default), use U+FFFD (replace), or keep the bytes "
+        "exactly (surrogateescape)",
+    )
+    command.add_argument(
+        "-j",
+        "--jobs",
+        type=int,
+        default=1,
+        help="worker processes for a file (default 1; not jsonl)",
+    )
+
+
+def build_encoding(args: argparse.Namespace) -> Encoding:
+    """The encoding ``--encoding`` or ``--vocab``/``--pattern`` name, in ``--mode``."""
+    if args.mode == "bytes" and args.pattern is not None:
+        raise ValueError("--mode bytes has no pre-tokenizer: leave out --pattern")
+    pattern: str | None
+    if args.vocab is None:
+        enc = get_encoding(args.encoding)
+        if args.mode != "bytes":
+            return enc
+        name, pattern = f"{enc.name} (bytes)", BYTE_MODE_PATTERN
+        ranks, specials = enc.mergeable_ranks, enc.special_tokens
+    else:
+        vocabulary = load_vocabulary(args.vocab)
+        name = Path(args.vocab).stem
+        pattern = "bytes" if args.mode == "bytes" else args.pattern or vocabulary.pat_str
+        ranks, specials = vocabulary.mergeable_ranks, vocabulary.special_tokens
+    return Encoding(
+        name,
+        pat_str=resolve_pattern(pattern or "cl100k_base"),
+        mergeable_ranks=ranks,
+        special_tokens=specials,
+    )
+
+
+def word_bpe(args: argparse.Namespace) -> WordBPE:
+    """``--mode word``'s segmenter, from ``--codes``."""
+    if args.codes is None:
+        raise ValueError("--mode word needs --codes FILE (a subword-nmt codes file)")
+    return WordBPE.from_codes(read_codes(args.codes), separator=args.separator)
+
+
+def policy(args: argparse.Namespace) -> dict[str, Any]:
+    """The keyword arguments of ``Encoding.iter_encode_chunks`` the text options stand for."""
+    allowed: Any = args.allowed_special
+    if allowed != "all":
+        allowed = {token for token in allowed.split(",") if token}
+    return {
+        "allowed_special": allowed,
+        "disallowed_special": () if args.special_as_text else "all",
+        "errors": args.errors,
+    }
