@@ -23,14 +23,18 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
+import types
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from streamcodec.cli import count, decode, encode, explain, train, verify
-from streamcodec.encoding import DisallowedSpecialTokenError
 
 __all__ = ["main"]
+
+STOP_SIGNALS = [signal.SIGTERM, signal.SIGHUP]  # SIGINT is Python's KeyboardInterrupt already
 
 COMMANDS: list[Callable[[Any], None]] = [
     encode.add,
@@ -42,29 +46,47 @@ COMMANDS: list[Callable[[Any], None]] = [
 ]
 
 
+class _Stopped(BaseException):
+    """SIGTERM or SIGHUP arrived: unwind as Ctrl-C does (temporary files are removed)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _stop(signum: int, frame: types.FrameType | None) -> None:
+    raise _Stopped(signum)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; return the exit status."""
+    """Run the command line; return the exit status (128 + N after signal N)."""
     args = _parser().parse_args(argv)
     command: Callable[[argparse.Namespace], int] = args.run
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = {signum: signal.signal(signum, _stop) for signum in STOP_SIGNALS if main_thread}
     try:
         return command(args)
     except KeyboardInterrupt:
-        print("streamcodec: interrupted; no output was written", file=sys.stderr)
-        return 130
+        return _interrupted(signal.SIGINT)
+    except _Stopped as stopped:
+        return _interrupted(signal.Signals(stopped.signum))
     except BrokenPipeError:  # the reader went away (``| head``): stop quietly, as cat does
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
     except (OSError, ValueError, KeyError) as exc:
         print(f"streamcodec: error: {_message(exc)}", file=sys.stderr)
         return 1
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def _interrupted(signum: signal.Signals) -> int:
+    print(f"streamcodec: interrupted ({signum.name}); -o files are as they were", file=sys.stderr)
+    return 128 + signum
 
 
 def _message(exc: BaseException) -> str:
-    if isinstance(exc, DisallowedSpecialTokenError):
-        return (
-            f"the input contains the special token {exc.token!r}; pass --allowed-special "
-            f"{exc.token!r} to encode it as that token, or --special-as-text to encode it as text"
-        )
     if isinstance(exc, OSError) and exc.filename is not None:
         return f"{exc.filename}: {exc.strerror}"
     text = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)

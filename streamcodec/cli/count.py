@@ -16,7 +16,7 @@ from streamcodec.cli.options import (
     add_input_and_encoding,
     add_text_options,
     build_encoding,
-    policy,
+    encoded_chunks,
     word_bpe,
 )
 from streamcodec.cli.progress import progress
@@ -41,8 +41,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     enc = build_encoding(args)
     src = source(args)
-    with progress(args) as update:
-        chunks = enc.iter_encode_chunks(src, **policy(args), jobs=args.jobs, progress=update)
+    with progress(args) as update, encoded_chunks(enc, src, args, update) as chunks:
         total = sum(map(len, chunks))
     print(total)
     return 0

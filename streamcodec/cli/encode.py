@@ -14,17 +14,19 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from streamcodec.cli.idformats import FORMATS, WRITERS
-from streamcodec.cli.inputs import lines, source, word_blocks
+from streamcodec.cli.inputs import Recorder, lines, source, word_blocks
 from streamcodec.cli.options import (
     add_input_and_encoding,
     add_text_options,
     build_encoding,
+    encoded_chunks,
     policy,
+    special_token_message,
     word_bpe,
 )
 from streamcodec.cli.output import output
 from streamcodec.cli.progress import Progress, progress
-from streamcodec.encoding import Encoding
+from streamcodec.encoding import DisallowedSpecialTokenError, Encoding
 from streamcodec.stream import text_chunks
 
 __all__ = ["add"]
@@ -64,8 +66,8 @@ def run(args: argparse.Namespace) -> int:
         if args.format == "jsonl":
             count = _write_jsonl(enc, src, args, update, out)
         else:
-            chunks = enc.iter_encode_chunks(src, **policy(args), jobs=args.jobs, progress=update)
-            count = WRITERS[args.format](chunks, out)
+            with encoded_chunks(enc, src, args, update) as chunks:
+                count = WRITERS[args.format](chunks, out)
     if args.output is not None and not args.quiet:
         print(
             f"encoded {args.input} into {count:,} tokens ({enc.name}) -> {args.output}",
@@ -76,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _write_jsonl(
     enc: Encoding,
-    src: Path | BinaryIO,
+    src: Path | Recorder,
     args: argparse.Namespace,
     update: Progress | None,
     out: BinaryIO,
@@ -86,7 +88,10 @@ def _write_jsonl(
     errors = options.pop("errors")
     count = 0
     for line in lines(text_chunks(src, errors=errors, progress=update)):
-        ids = enc.encode(line, **options)
+        try:
+            ids = enc.encode(line, **options)
+        except DisallowedSpecialTokenError as exc:
+            raise ValueError(special_token_message(src, exc.token)) from None
         out.write(json.dumps(ids, separators=(",", ":")).encode() + b"\n")
         count += len(ids)
     return count

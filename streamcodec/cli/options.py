@@ -8,10 +8,14 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from streamcodec.encoding import Encoding
+from streamcodec.cli.inputs import Recorder, find_bytes
+from streamcodec.cli.progress import Progress
+from streamcodec.encoding import DisallowedSpecialTokenError, Encoding
 from streamcodec.formats import load_vocabulary
 from streamcodec.registry import get_encoding, list_encoding_names
 from streamcodec.vocab import BYTE_MODE_PATTERN, resolve_pattern
@@ -22,7 +26,10 @@ __all__ = [
     "add_mode",
     "add_text_options",
     "build_encoding",
+    "encoded_chunks",
     "policy",
+    "positive_int",
+    "special_token_message",
     "word_bpe",
 ]
 
@@ -89,10 +96,50 @@ def add_text_options(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "-j",
         "--jobs",
-        type=int,
+        type=positive_int,
         default=1,
         help="worker processes for a file (default 1; not jsonl)",
     )
+
+
+@contextlib.contextmanager
+def encoded_chunks(
+    enc: Encoding, src: Path | Recorder, args: argparse.Namespace, update: Progress | None
+) -> Iterator[Iterator[list[int]]]:
+    """The ids of the input chunk by chunk, under the text options; the workers of ``--jobs``
+    end with the block, and a disallowed special token is reported with its byte offset."""
+    chunks = enc.iter_encode_chunks(src, **policy(args), jobs=args.jobs, progress=update)
+    try:
+        yield chunks
+    except DisallowedSpecialTokenError as exc:
+        raise ValueError(special_token_message(src, exc.token)) from None
+    finally:
+        close = getattr(chunks, "close", None)
+        if close is not None:
+            close()
+
+
+def special_token_message(src: Path | Recorder, token: str) -> str:
+    """The CLI's words for a disallowed special token: where it is, and the flags."""
+    needle = token.encode("utf-8")
+    offset = src.find(needle) if isinstance(src, Recorder) else find_bytes(src, needle)
+    where = "" if offset is None else f" at byte offset {offset}"
+    return (
+        f"{src if isinstance(src, Path) else src.name}{where}: the input contains the special "
+        f"token {token!r}; pass --allowed-special {token!r} to encode it as that token, or "
+        "--special-as-text to encode it as text"
+    )
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1.
+
+    >>> positive_int("2")
+    2
+    """
+    if not text.isascii() or not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return int(text)
 
 
 def build_encoding(args: argparse.Namespace) -> Encoding:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import stat
 import sys
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -29,7 +30,8 @@ def progress(args: argparse.Namespace) -> Iterator[Progress | None]:
         return
     from tqdm import tqdm
 
-    total = os.path.getsize(args.input) if args.input != "-" else None
+    regular = args.input != "-" and stat.S_ISREG(os.stat(args.input).st_mode)
+    total = os.path.getsize(args.input) if regular else None  # a FIFO has no size
     with tqdm(total=total, unit="B", unit_scale=True, file=sys.stderr, leave=False) as bar:
         yield bar.update
 
@@ -37,11 +39,12 @@ def progress(args: argparse.Namespace) -> Iterator[Progress | None]:
 class TrainProgress:
     """tqdm bars on stderr for the trainer's two stages: reading (bytes), then merging."""
 
-    def __init__(self, total_bytes: int, *, quiet: bool) -> None:
+    def __init__(self, total_bytes: int | None, *, quiet: bool) -> None:
         self._total_bytes = total_bytes
         self._quiet = quiet
         self._bar: Any = None
         self._stage = ""
+        self.bytes_read = 0  # the "count" stage's last report: what was read, FIFOs included
 
     def __enter__(self) -> TrainProgress:
         return self
@@ -51,6 +54,8 @@ class TrainProgress:
             self._bar.close()
 
     def __call__(self, stage: str, done: int, total: int | None) -> None:
+        if stage == "count":
+            self.bytes_read = done
         if self._quiet:
             return
         if stage != self._stage:

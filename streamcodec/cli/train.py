@@ -8,10 +8,14 @@ The output's name picks the format; ``--mode word`` writes a codes file.
 from __future__ import annotations
 
 import argparse
+import errno
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
+from streamcodec.atomicfile import check_folder
+from streamcodec.cli.inputs import is_regular_file
 from streamcodec.cli.options import add_mode
 from streamcodec.cli.progress import TrainProgress
 from streamcodec.vocab import BYTE_MODE_PATTERN
@@ -68,9 +72,11 @@ def run(args: argparse.Namespace) -> int:
     pattern = BYTE_MODE_PATTERN if args.mode == "bytes" else args.pattern or "cl100k_base"
     output = Path(args.output)
     kind = "gpt2" if output.is_dir() else detect_format(output)  # before the work, not after
-    paths = [Path(name) for name in args.files]
-    total_bytes = sum(path.stat().st_size for path in paths)
-    with TrainProgress(total_bytes, quiet=args.quiet or not sys.stderr.isatty()) as update:
+    check_folder(args.output)
+    paths = _inputs(args.files)
+    total_bytes = sum(path.stat().st_size for path in paths if is_regular_file(str(path)))
+    quiet = args.quiet or not sys.stderr.isatty()
+    with TrainProgress(total_bytes or None, quiet=quiet) as update:
         enc = train(
             paths,
             vocab_size=args.vocab_size,
@@ -83,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     save_vocabulary(vocabulary, output, format=kind)
     print(
         f"trained {len(enc.mergeable_ranks):,} tokens ({len(enc.mergeable_ranks) - 256:,} merges) "
-        f"from {total_bytes:,} bytes -> {output} ({kind})",
+        f"from {update.bytes_read:,} bytes -> {output} ({kind})",
         file=sys.stderr,
     )
     if enc.special_tokens and kind == "tiktoken":
@@ -99,8 +105,9 @@ def _run_word(args: argparse.Namespace) -> int:
         raise ValueError("--mode word needs --merges N (the number of merges to learn)")
     if args.vocab_size is not None or args.pattern is not None or args.special:
         raise ValueError("--mode word takes --merges, not --vocab-size, --pattern or --special")
+    check_folder(args.output)
     bpe = train_word_bpe(
-        [Path(name) for name in args.files],
+        _inputs(args.files),
         num_merges=args.merges,
         min_frequency=args.min_frequency,
         total_symbols=args.total_symbols,
@@ -108,3 +115,12 @@ def _run_word(args: argparse.Namespace) -> int:
     write_codes(args.output, bpe.merges)
     print(f"learned {len(bpe.merges):,} merges -> {args.output}", file=sys.stderr)
     return 0
+
+
+def _inputs(names: list[str]) -> list[Path]:
+    """The files to learn from; a folder or a missing file fails before any work."""
+    for name in names:
+        if os.path.isdir(name):
+            raise IsADirectoryError(errno.EISDIR, "is a directory, not a file", name)
+        os.stat(name)  # FileNotFoundError names it
+    return [Path(name) for name in names]
