@@ -11,10 +11,11 @@ import argparse
 from typing import Any
 
 from streamcodec.cli.idformats import FORMATS, READERS, read_jsonl
-from streamcodec.cli.inputs import word_blocks
+from streamcodec.cli.inputs import shown_name, word_blocks
 from streamcodec.cli.options import add_input_and_encoding, build_encoding
 from streamcodec.cli.output import output
 from streamcodec.cli.progress import progress
+from streamcodec.encoding import Encoding
 from streamcodec.wordbpe import remove_separators
 
 __all__ = ["add"]
@@ -43,11 +44,25 @@ def run(args: argparse.Namespace) -> int:
                 out.write(joined.encode("utf-8", "surrogateescape"))
         return 0
     enc = build_encoding(args)
+    jsonl = args.format == "jsonl"
+    read = read_jsonl if jsonl else READERS[args.format]
+    done = 0  # ids decoded so far
     with progress(args) as update, output(args.output) as out:
-        if args.format == "jsonl":
-            for ids in read_jsonl(args.input, update):
-                out.write(enc.decode_bytes(ids) + b"\n")
-        else:
-            for ids in READERS[args.format](args.input, update):
-                out.write(enc.decode_bytes(ids))
+        for ids in read(args.input, update):
+            out.write(_decode(enc, ids, shown_name(args.input), done) + (b"\n" if jsonl else b""))
+            done += len(ids)
     return 0
+
+
+def _decode(enc: Encoding, ids: list[int], name: str, done: int) -> bytes:
+    """The bytes of ``ids``; an id the encoding does not have is named with its place."""
+    try:
+        return enc.decode_bytes(ids)
+    except KeyError:
+        for place, token in enumerate(ids, start=done + 1):
+            try:
+                enc.decode_single_token_bytes(token)
+            except KeyError:
+                where = f"{name}: id #{place:,} ({token})"
+                raise ValueError(f"{where} is not a token of {enc.name}") from None
+        raise

@@ -28,6 +28,7 @@ __all__ = [
     "find_bytes",
     "is_regular_file",
     "lines",
+    "shown_name",
     "source",
     "word_blocks",
 ]
@@ -46,7 +47,7 @@ def source(args: argparse.Namespace) -> Path | Recorder:
     if getattr(args, "jobs", 1) > 1 and not is_regular_file(args.input):
         print(
             f"streamcodec: note: --jobs {args.jobs} splits regular files only; "
-            f"reading {'standard input' if args.input == '-' else args.input} with one job",
+            f"reading {shown_name(args.input)} with one job",
             file=sys.stderr,
         )
         args.jobs = 1
@@ -110,6 +111,11 @@ def blocks(path: str, progress: Progress | None, size: int = 1 << 20) -> Iterato
             if progress is not None:
                 progress(len(block))
             yield block
+
+
+def shown_name(name: str) -> str:
+    """The input's name in messages: ``-`` is ``<stdin>``."""
+    return "<stdin>" if name == "-" else name
 
 
 def find_bytes(name: str | os.PathLike[str], needle: bytes, size: int = 1 << 20) -> int | None:

@@ -10,12 +10,12 @@ It exits 1 on any mismatch, so it can guard a pipeline.
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 from typing import Any
 
 from streamcodec.audit import Audit, audit_text
+from streamcodec.cli.inputs import source
 from streamcodec.cli.options import add_input_and_encoding, build_encoding
+from streamcodec.stream import text_chunks
 
 __all__ = ["add"]
 
@@ -33,9 +33,11 @@ def run(args: argparse.Namespace) -> int:
     """Print the audit; exit 1 on any mismatch."""
     from streamcodec.formats.merges import unreachable_tokens
 
+    if args.mode == "word":
+        raise ValueError("verify checks byte-level BPE: --mode word has nothing to check")
     enc = build_encoding(args)
     # The reference needs the whole text (verify is a check, not a streaming encoder).
-    text = sys.stdin.read() if args.input == "-" else Path(args.input).read_text(encoding="utf-8")
+    text = "".join(text_chunks(source(args)))
     audit = audit_text(enc, text)
     unreachable = unreachable_tokens(enc.mergeable_ranks)
     for line in _report(args.input, audit, len(enc.mergeable_ranks), unreachable):
