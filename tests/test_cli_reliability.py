@@ -85,7 +85,7 @@ def test_a_fifo_reader_gets_the_output(src: Path, tmp_path: Path) -> None:
     fifo = tmp_path / "out.fifo"
     os.mkfifo(fifo)
     received: list[bytes] = []
-    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()))
+    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()), daemon=True)
     reader.start()
     done = run("encode", str(src), "-o", str(fifo), "-f", "npy")
     reader.join(timeout=60)
@@ -194,7 +194,7 @@ def test_a_fifo_is_read_as_a_stream(src: Path, tmp_path: Path) -> None:
     fifo = tmp_path / "in.fifo"
     for command in (["count"], ["encode"], ["train", "--vocab-size", "260", "-o"]):
         os.mkfifo(fifo)
-        writer = threading.Thread(target=lambda: fifo.write_bytes(src.read_bytes()))
+        writer = threading.Thread(target=lambda: fifo.write_bytes(src.read_bytes()), daemon=True)
         writer.start()
         if command[0] == "train":
             done = run("train", str(fifo), *command[1:], str(tmp_path / "v.tiktoken"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import doctest
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,7 @@ from streamcodec.formats import (
 from streamcodec.formats.gpt2 import token_to_unicode
 from streamcodec.formats.huggingface import huggingface_json
 from streamcodec.formats.merges import merge_pairs, unreachable_tokens
+from streamcodec.formats.tiktoken_file import write_tiktoken_bytes
 from streamcodec.vocab import CL100K_PATTERN, GPT2_PATTERN, VocabularyError, check_vocabulary
 from tests import corpus
 
@@ -53,11 +55,28 @@ def test_real_cl100k_round_trips(tmp_path: Path) -> None:
 
 def test_tiktoken_without_every_single_byte_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "bad.tiktoken"
-    write_tiktoken({b"a": 0, b"b": 1}, path)
+    path.write_bytes(write_tiktoken_bytes({b"a": 0, b"b": 1}))
     with pytest.raises(
         VocabularyError, match=r"bad.tiktoken: single bytes 0x00, .* are not tokens"
     ):
         read_tiktoken(path)
+
+
+def test_save_refuses_what_load_refuses_before_writing(tmp_path: Path) -> None:
+    path = tmp_path / "bad.tiktoken"
+    for save in (
+        lambda: write_tiktoken({b"a": 0, b"b": 1}, path),
+        lambda: save_vocabulary(Vocabulary({b"a": 0, b"b": 1}), path),
+    ):
+        with pytest.raises(VocabularyError, match=r"bad.tiktoken \(not written\): single bytes"):
+            save()
+    assert os.listdir(tmp_path) == []
+
+
+def test_save_refuses_an_unknown_format(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"unknown vocabulary format 'bogus'; known: tiktoken"):
+        save_vocabulary(TOY_VOCAB, tmp_path / "x.tiktoken", format="bogus")  # type: ignore[arg-type]
+    assert os.listdir(tmp_path) == []
 
 
 @pytest.mark.parametrize(

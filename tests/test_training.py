@@ -184,6 +184,7 @@ def test_command_line_train(tmp_path: Path) -> None:
     expected = train(files, vocab_size=400, pat_str="gpt2", special_tokens=["<|e|>"])
     assert read_tiktoken(out) == expected.mergeable_ranks
     gpt2 = tmp_path / "gpt2" / "encoder.json"
+    gpt2.parent.mkdir()  # the command line creates no folder (tests/test_cli_reliability.py)
     done = subprocess.run([*args, "--vocab-size", "300", "-o", str(gpt2), "-q"], timeout=120)
     assert done.returncode == 0 and (gpt2.parent / "vocab.bpe").is_file()
     bad = subprocess.run([*args, "--vocab-size", "300", "-o", "v.txt"], capture_output=True)

@@ -30,7 +30,9 @@ import types
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import streamcodec
 from streamcodec.cli import count, decode, encode, explain, train, verify
+from streamcodec.stream import InvalidUTF8Error
 
 __all__ = ["main"]
 
@@ -87,16 +89,31 @@ def _interrupted(signum: signal.Signals) -> int:
 
 
 def _message(exc: BaseException) -> str:
+    if isinstance(exc, InvalidUTF8Error):  # the library's words name errors=, ours the flag
+        return (
+            f"{exc.source}: invalid UTF-8 at byte offset {exc.offset} ({exc.reason}); pass "
+            "--errors replace or --errors surrogateescape to accept it"
+        )
     if isinstance(exc, OSError) and exc.filename is not None:
         return f"{exc.filename}: {exc.strerror}"
     text = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
     return text.splitlines()[0] if text else type(exc).__name__
 
 
+def version() -> str:
+    """``streamcodec 0.1.0 (backend: python)``: the version, and which core encodes."""
+    backend: Callable[[], str] | None = getattr(streamcodec, "backend", None)
+    return f"streamcodec {streamcodec.__version__} (backend: {backend() if backend else 'python'})"
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="streamcodec", description="Exact, streaming byte-level BPE (tiktoken-compatible)."
+        prog="streamcodec",
+        description="Exact, streaming byte-level BPE (tiktoken-compatible).",
+        epilog="Encodings marked (download) in a command's --help are not on this machine yet: "
+        "the first use fetches them (or put the file in $STREAMCODEC_DATA_DIR).",
     )
+    parser.add_argument("--version", action="version", version=version())
     commands = parser.add_subparsers(dest="command", required=True)
     for add in COMMANDS:
         add(commands)

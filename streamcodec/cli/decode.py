@@ -12,7 +12,7 @@ from typing import Any
 
 from streamcodec.cli.idformats import FORMATS, READERS, read_jsonl
 from streamcodec.cli.inputs import shown_name, word_blocks
-from streamcodec.cli.options import add_input_and_encoding, build_encoding
+from streamcodec.cli.options import add_input_and_encoding, build_encoding, refuse_ignored
 from streamcodec.cli.output import output
 from streamcodec.cli.progress import progress
 from streamcodec.encoding import Encoding
@@ -37,10 +37,13 @@ def add(commands: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Decode the input to ``--output`` (or stdout); jsonl gives one line per list."""
+    if args.pattern is not None:
+        raise ValueError("decode does not use --pattern (ids need no pre-tokenizer); leave it out")
+    refuse_ignored(args)
     if args.mode == "word":
         with progress(args) as update, output(args.output) as out:
             for block in word_blocks(args, update):
-                joined = remove_separators(block, separator=args.separator)
+                joined = remove_separators(block, separator=args.separator or "@@")
                 out.write(joined.encode("utf-8", "surrogateescape"))
         return 0
     enc = build_encoding(args)

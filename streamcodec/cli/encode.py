@@ -84,7 +84,7 @@ def _write_jsonl(
     out: BinaryIO,
 ) -> int:
     """Each line encoded on its own, as a JSON list."""
-    options = policy(args)
+    options = policy(args, enc)
     errors = options.pop("errors")
     count = 0
     for line in lines(text_chunks(src, errors=errors, progress=update)):

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from streamcodec.audit import Explanation, explain_piece
-from streamcodec.cli.options import build_encoding
+from streamcodec.cli.options import add_encoding, build_encoding
 from streamcodec.encoding import Encoding
 from streamcodec.pretokenize import Pretokenizer
 from streamcodec.vocab import GPT2_PATTERN
@@ -26,19 +26,27 @@ def add(commands: Any) -> None:
         "explain", help="show the merges of each piece in rank order, beside longest-match"
     )
     explain.add_argument("text", help="the text to explain")
-    explain.add_argument(
-        "-e", "--encoding", default="cl100k_base", help="encoding name (default cl100k_base)"
-    )
+    add_encoding(explain)
     explain.add_argument(
         "--tokens",
         help="a toy vocabulary instead: the 256 bytes, then these comma-separated tokens in "
         "rank order (e.g. to,ke,ken,token), with the gpt2 pattern",
     )
-    explain.set_defaults(run=run, vocab=None, pattern=None, mode="bytelevel")
+    explain.set_defaults(
+        run=run,
+        vocab=None,
+        pattern=None,
+        mode="bytelevel",
+        codes=None,
+        separator=None,
+        allow_unreachable=False,
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     """Print each piece's merge steps and the two results."""
+    if args.tokens and args.encoding is not None:
+        raise ValueError("--tokens is a vocabulary of its own: leave out --encoding")
     enc = _toy_encoding(args.tokens) if args.tokens else build_encoding(args)
     ranks = enc.mergeable_ranks
     longest = max(map(len, ranks))

@@ -16,12 +16,14 @@ from typing import Any
 from streamcodec.cli.inputs import Recorder, find_bytes
 from streamcodec.cli.progress import Progress
 from streamcodec.encoding import DisallowedSpecialTokenError, Encoding
-from streamcodec.formats import load_vocabulary
-from streamcodec.registry import get_encoding, list_encoding_names
-from streamcodec.vocab import BYTE_MODE_PATTERN, resolve_pattern
+from streamcodec.formats import detect_format, load_vocabulary, read_huggingface
+from streamcodec.registry import available_offline, get_encoding, list_encoding_names
+from streamcodec.vocab import BYTE_MODE_PATTERN, Vocabulary, VocabularyError, resolve_pattern
 from streamcodec.wordbpe import WordBPE, read_codes
 
 __all__ = [
+    "DEFAULT_ENCODING",
+    "add_encoding",
     "add_input_and_encoding",
     "add_mode",
     "add_text_options",
@@ -29,24 +31,28 @@ __all__ = [
     "encoded_chunks",
     "policy",
     "positive_int",
+    "refuse_ignored",
     "special_token_message",
     "word_bpe",
 ]
+
+DEFAULT_ENCODING = "cl100k_base"
 
 
 def add_input_and_encoding(command: argparse.ArgumentParser) -> None:
     """The input, the encoding (by name or from a file) and ``--mode``."""
     command.add_argument("input", help="input file, or - for standard input")
-    command.add_argument(
-        "-e",
-        "--encoding",
-        default="cl100k_base",
-        help=f"encoding name (default cl100k_base; known: {', '.join(list_encoding_names())})",
-    )
+    add_encoding(command)
     command.add_argument(
         "--vocab",
         help="a vocabulary file instead of --encoding (.tiktoken, GPT-2's files, tokenizer.json, "
         "minbpe .model)",
+    )
+    command.add_argument(
+        "--allow-unreachable",
+        action="store_true",
+        help="--vocab tokenizer.json: accept tokens its merges never build (streamcodec, like "
+        "tiktoken, then outputs them where Hugging Face does not)",
     )
     command.add_argument(
         "--pattern",
@@ -56,9 +62,49 @@ def add_input_and_encoding(command: argparse.ArgumentParser) -> None:
     command.add_argument("-q", "--quiet", action="store_true", help="no progress bar or summary")
     add_mode(command, bytelevel="the encoding's pre-tokenizer", word="with --codes")
     command.add_argument("--codes", help="--mode word: a subword-nmt codes file")
-    command.add_argument(
-        "--separator", default="@@", help="--mode word: the continuation mark (default @@)"
+    command.add_argument("--separator", help="--mode word: the continuation mark (default @@)")
+
+
+def add_encoding(command: argparse.ArgumentParser) -> None:
+    """``-e/--encoding``: its help marks the encodings that load offline now."""
+    names = ", ".join(
+        name if available_offline(name) else f"{name} (download)" for name in list_encoding_names()
     )
+    command.add_argument(
+        "-e", "--encoding", help=f"encoding name (default {DEFAULT_ENCODING}; known: {names})"
+    )
+
+
+def refuse_ignored(args: argparse.Namespace) -> None:
+    """Refuse an option the command line would otherwise ignore (each is named)."""
+    if args.mode == "word":
+        unused = [
+            flag
+            for flag, given in [
+                ("--encoding", args.encoding is not None),
+                ("--vocab", args.vocab is not None),
+                ("--pattern", args.pattern is not None),
+                ("--allowed-special", bool(getattr(args, "allowed_special", ""))),
+                ("--special-as-text", getattr(args, "special_as_text", False)),
+                ("--jobs", getattr(args, "jobs", 1) > 1),
+                ("--format", getattr(args, "format", "ids") != "ids"),
+            ]
+            if given
+        ]
+        if unused:
+            raise ValueError(f"--mode word does not use {', '.join(unused)}; leave it out")
+    else:
+        for flag, value in [("--codes", args.codes), ("--separator", args.separator)]:
+            if value is not None:
+                raise ValueError(f"{flag} is for --mode word; leave it out or add --mode word")
+    if args.vocab is not None and args.encoding is not None:
+        raise ValueError("--encoding and --vocab both name a vocabulary; give one of them")
+    if args.pattern is not None and args.vocab is None:
+        raise ValueError(
+            "--pattern is for --vocab files; an encoding named with --encoding has its own"
+        )
+    if args.allow_unreachable and args.vocab is None:
+        raise ValueError("--allow-unreachable is for --vocab tokenizer.json")
 
 
 def add_mode(command: argparse.ArgumentParser, *, bytelevel: str, word: str) -> None:
@@ -108,7 +154,7 @@ def encoded_chunks(
 ) -> Iterator[Iterator[list[int]]]:
     """The ids of the input chunk by chunk, under the text options; the workers of ``--jobs``
     end with the block, and a disallowed special token is reported with its byte offset."""
-    chunks = enc.iter_encode_chunks(src, **policy(args), jobs=args.jobs, progress=update)
+    chunks = enc.iter_encode_chunks(src, **policy(args, enc), jobs=args.jobs, progress=update)
     try:
         yield chunks
     except DisallowedSpecialTokenError as exc:
@@ -144,17 +190,18 @@ def positive_int(text: str) -> int:
 
 def build_encoding(args: argparse.Namespace) -> Encoding:
     """The encoding ``--encoding`` or ``--vocab``/``--pattern`` name, in ``--mode``."""
+    refuse_ignored(args)
     if args.mode == "bytes" and args.pattern is not None:
         raise ValueError("--mode bytes has no pre-tokenizer: leave out --pattern")
     pattern: str | None
     if args.vocab is None:
-        enc = get_encoding(args.encoding)
+        enc = get_encoding(args.encoding or DEFAULT_ENCODING)
         if args.mode != "bytes":
             return enc
         name, pattern = f"{enc.name} (bytes)", BYTE_MODE_PATTERN
         ranks, specials = enc.mergeable_ranks, enc.special_tokens
     else:
-        vocabulary = load_vocabulary(args.vocab)
+        vocabulary = _vocabulary(args)
         name = Path(args.vocab).stem
         pattern = "bytes" if args.mode == "bytes" else args.pattern or vocabulary.pat_str
         ranks, specials = vocabulary.mergeable_ranks, vocabulary.special_tokens
@@ -166,18 +213,39 @@ def build_encoding(args: argparse.Namespace) -> Encoding:
     )
 
 
+def _vocabulary(args: argparse.Namespace) -> Vocabulary:
+    """The ``--vocab`` file; a refusal names the flag that accepts it, not the keyword."""
+    try:
+        if args.allow_unreachable:
+            if detect_format(args.vocab) != "huggingface":
+                raise ValueError("--allow-unreachable is for --vocab tokenizer.json")
+            return read_huggingface(args.vocab, allow_unreachable=True)
+        return load_vocabulary(args.vocab)
+    except VocabularyError as exc:
+        text = str(exc).replace("Pass allow_unreachable=True", "Pass --allow-unreachable")
+        raise VocabularyError(text) from None
+
+
 def word_bpe(args: argparse.Namespace) -> WordBPE:
     """``--mode word``'s segmenter, from ``--codes``."""
+    refuse_ignored(args)
     if args.codes is None:
         raise ValueError("--mode word needs --codes FILE (a subword-nmt codes file)")
-    return WordBPE.from_codes(read_codes(args.codes), separator=args.separator)
+    return WordBPE.from_codes(read_codes(args.codes), separator=args.separator or "@@")
 
 
-def policy(args: argparse.Namespace) -> dict[str, Any]:
+def policy(args: argparse.Namespace, enc: Encoding) -> dict[str, Any]:
     """The keyword arguments of ``Encoding.iter_encode_chunks`` the text options stand for."""
     allowed: Any = args.allowed_special
-    if allowed != "all":
-        allowed = {token for token in allowed.split(",") if token}
+    if allowed.strip() != "all":
+        allowed = {token.strip() for token in allowed.split(",") if token.strip()}
+        unknown = sorted(allowed - enc.special_tokens_set)
+        if unknown:
+            known = ", ".join(sorted(enc.special_tokens_set)) or "none"
+            raise ValueError(
+                f"--allowed-special: {unknown[0]!r} is not a special token of {enc.name} "
+                f"(it has: {known})"
+            )
     return {
         "allowed_special": allowed,
         "disallowed_special": () if args.special_as_text else "all",
