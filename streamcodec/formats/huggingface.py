@@ -8,7 +8,8 @@ The parts streamcodec reads and writes:
 - ``added_tokens``: become special tokens;
 - ``pre_tokenizer``: a ``Split`` regex (in Oniguruma's dialect, see
   :mod:`~streamcodec.formats.oniguruma`) followed by ``ByteLevel``; or ``ByteLevel`` alone, whose
-  built-in regex is GPT-2's.
+  built-in regex is GPT-2's. Text between ``Split``'s matches is kept as pieces, as Hugging
+  Face keeps it (:func:`with_gaps`).
 
 A tiktoken rank is both the id and the merge priority, so a file is accepted only when its ids
 follow its merge order. Tokens that Hugging Face would output where streamcodec would not (or
@@ -55,7 +56,13 @@ from streamcodec.vocab import (
     check_vocabulary,
 )
 
-__all__ = ["huggingface_json", "parse_huggingface", "read_huggingface", "write_huggingface"]
+__all__ = [
+    "huggingface_json",
+    "parse_huggingface",
+    "read_huggingface",
+    "with_gaps",
+    "write_huggingface",
+]
 
 
 @functools.cache
@@ -315,11 +322,30 @@ def _split_pattern(reader: _Reader, step: Mapping[str, Any], where: str) -> str:
         raise reader.fail(where, "only Split with behavior Isolated and invert false is supported")
     pattern = step.get("pattern")
     if isinstance(pattern, dict) and isinstance(pattern.get("String"), str):
-        return str(regex.escape(pattern["String"]))
+        return with_gaps(str(regex.escape(pattern["String"])))
     if not (isinstance(pattern, dict) and isinstance(pattern.get("Regex"), str)):
         raise reader.fail(f"{where}.pattern", f'expected {{"Regex": ...}}, got {_shown(pattern)}')
     text: str = pattern["Regex"]
-    return _named_oniguruma().get(text) or from_oniguruma(text)
+    return with_gaps(_named_oniguruma().get(text) or from_oniguruma(text))
+
+
+def with_gaps(pattern: str) -> str:
+    """``pattern``, whose matches are pieces, made to match the text between matches too: each
+    gap is one piece, as in Hugging Face's ``Split`` (``Isolated``), where tiktoken drops it.
+
+    >>> regex.findall(with_gaps(r"\\w+"), "hello, world\\n")
+    ['hello', ', ', 'world', '\\n']
+
+    The named patterns leave no gap and are kept as they are; so is a pattern already made so.
+    """
+    inner = (len(pattern) - len(_GAPS.format(""))) // 2
+    if pattern in PATTERNS.values() or _GAPS.format(pattern[3 : 3 + inner]) == pattern:
+        return pattern
+    return _GAPS.format(pattern)
+
+
+# A match of the pattern, else the longest run of characters at none of which it matches.
+_GAPS = "(?:{0})|(?s:(?:(?!(?:{0})).)+)"
 
 
 def read_huggingface(
