@@ -345,7 +345,8 @@ def with_gaps(pattern: str) -> str:
 
 
 # A match of the pattern, else the longest run of characters at none of which it matches.
-_GAPS = "(?:{0})|(?s:(?:(?!(?:{0})).)+)"
+# ``[\s\S]``, not ``(?s:.)``: Oniguruma (Hugging Face's engine) has no ``s`` flag.
+_GAPS = r"(?:{0})|(?:(?!(?:{0}))[\s\S])+"
 
 
 def read_huggingface(
