@@ -32,8 +32,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fuzz.strategies import Case, Vocab, case, real_vocab
-from streamcodec.bpe import merge_piece
-from streamcodec.bytemode import ByteMode
+from streamcodec.pieces.bytemode import ByteMode
+from streamcodec.pieces.merge import merge_piece
 from streamcodec.reference import longest_match, merge_steps, rank_merge, train_naive
 from streamcodec.wordbpe import learn_merges, learn_merges_naive
 
@@ -247,10 +247,10 @@ def _check_longest_match(case: Case) -> Tally:
 
 @functools.cache
 def corpus_divergence(name: str = "cl100k_base") -> tuple[int, int, tuple[str, ...]]:
-    """On the distinct pre-tokens of real text (tests/corpus.py), how often longest-match
+    """On the distinct pre-tokens of real text (fuzz/corpus.py), how often longest-match
     differs from rank-merge under the genuine encoding ``name``: (pieces, differing, examples).
     """
-    from tests.corpus import samples
+    from fuzz.corpus import samples
 
     vocab = real_vocab(name)
     ranks, longest = vocab.ranks, vocab.longest_token
@@ -357,8 +357,8 @@ def _check_huggingface(case: Case) -> Tally:
 @functools.lru_cache(maxsize=16)
 def _backtracking(vocab: Vocab) -> tuple[Any, Any]:
     """A PieceEncoder that backtracks on every piece (long_piece=1), and its token trie."""
-    from streamcodec.bpe import PieceEncoder
-    from streamcodec.trie import TokenTrie
+    from streamcodec.pieces.bpe import PieceEncoder
+    from streamcodec.pieces.trie import TokenTrie
 
     return PieceEncoder(vocab.ranks, long_piece=1), TokenTrie(vocab.ranks)
 
@@ -366,7 +366,7 @@ def _backtracking(vocab: Vocab) -> tuple[Any, Any]:
 @target("backtrack", case(max_texts=0, max_pieces=24))
 def _check_backtrack(case: Case) -> Tally:
     """bpe.backtrack_piece == rank_merge(whole_piece=False); PieceEncoder == rank_merge."""
-    from streamcodec.bpe import backtrack_piece
+    from streamcodec.pieces.bpe import backtrack_piece
 
     ranks = case.vocab.ranks
     encoder, trie = _backtracking(case.vocab)
@@ -387,7 +387,7 @@ def _check_real_backtrack(case: Case) -> Tally:
 @target("rank_order", case(max_texts=0, max_pieces=8))
 def _check_rank_order(case: Case) -> Tally:
     """verify.RankOrder: reachable tokens, splits and valid pairs == what rank_merge does."""
-    from streamcodec.verify import RankOrder
+    from streamcodec.pieces.rank_order import RankOrder
 
     ranks = case.vocab.ranks
     order = RankOrder(ranks)
@@ -445,9 +445,9 @@ def windows(text: str, cuts: Sequence[int]) -> list[tuple[int, int]]:
 
 @target("pretokenize", case(surrogates=True, cuts=True))
 def _check_pretokenize(case: Case) -> Tally:
-    """Pretokenizer.pieces (the re fast path) == regex on text[start:end]; chunks cut between
+    """Pretokenizer.pieces (the re fast path) == regex on text[start:end]; words cut between
     pieces."""
-    from streamcodec.pretokenize import Pretokenizer
+    from streamcodec.text.pretokenize import Pretokenizer
 
     pre = Pretokenizer(case.vocab.pattern)
     compiled = regex.compile(case.vocab.pattern)
@@ -456,9 +456,9 @@ def _check_pretokenize(case: Case) -> Tally:
         for start, end in windows(text, case.cuts):
             expected = compiled.findall(text[start:end])
             expect_equal(case, "text", text[start:end], pre.pieces(text, start, end), expected)
-            chunks = pre.chunks(text, start, end)
-            if chunks is not None:
-                joined = ("".join(chunks), [p for c in chunks for p in compiled.findall(c)])
+            words = pre.words(text, start, end)
+            if words is not None:
+                joined = ("".join(words), [p for w in words for p in compiled.findall(w)])
                 expect_equal(case, "text", text[start:end], joined, (text[start:end], expected))
             checked += 1
     return Tally(checked)

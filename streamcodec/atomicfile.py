@@ -147,12 +147,17 @@ def _naming(name: str, *, writing: bool = False) -> Iterator[None]:
 
 
 def _descriptor(name: str) -> int | None:
-    """The descriptor ``name`` stands for, if it names one of this process's."""
-    match = _DESCRIPTOR.fullmatch(name)
-    if match is None:
-        return None
-    fd, stdout, stderr, proc = match.groups()
-    return 1 if stdout else 2 if stderr else int(fd or proc)
+    """The descriptor ``name`` stands for, if it or a link it leads through names one of this
+    process's (``/dev/stdout`` is a link to ``/proc/self/fd/1``)."""
+    for _ in range(40):  # the kernel's limit on links followed
+        match = _DESCRIPTOR.fullmatch(name)
+        if match is not None:
+            fd, stdout, stderr, proc = match.groups()
+            return 1 if stdout else 2 if stderr else int(fd or proc)
+        if not os.path.islink(name):
+            return None
+        name = os.path.join(os.path.dirname(name), os.readlink(name))
+    return None
 
 
 def _stat(name: str) -> os.stat_result | None:

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import streamcodec
+from fuzz import corpus
 from streamcodec import Encoding
 from streamcodec.formats import (
     FORMATS,
@@ -30,11 +31,11 @@ from streamcodec.formats import (
     write_tiktoken,
 )
 from streamcodec.formats.gpt2 import token_to_unicode
-from streamcodec.formats.huggingface import huggingface_json, with_gaps
+from streamcodec.formats.huggingface import huggingface_json
 from streamcodec.formats.merges import merge_pairs, unreachable_tokens
+from streamcodec.formats.split_gaps import with_gaps
 from streamcodec.formats.tiktoken_file import write_tiktoken_bytes
 from streamcodec.vocab import CL100K_PATTERN, GPT2_PATTERN, VocabularyError, check_vocabulary
-from tests import corpus
 
 BYTES_ONLY = {bytes([b]): b for b in range(256)}
 TOY = BYTES_ONLY | {b"ab": 256, b"abc": 257}
@@ -346,9 +347,17 @@ def test_tokens_hugging_face_would_treat_differently_are_refused(tmp_path: Path)
 
 def test_formats_doctests() -> None:
     from streamcodec import formats
-    from streamcodec.formats import gpt2, huggingface, jsondoc, merges, minbpe, oniguruma
+    from streamcodec.formats import (
+        gpt2,
+        huggingface,
+        jsondoc,
+        merges,
+        minbpe,
+        oniguruma,
+        split_gaps,
+    )
 
-    for module in [formats, gpt2, huggingface, jsondoc, merges, minbpe, oniguruma]:
+    for module in [formats, gpt2, huggingface, jsondoc, merges, minbpe, oniguruma, split_gaps]:
         result = doctest.testmod(module)
         assert result.attempted > 0 and result.failed == 0, module.__name__
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from streamcodec import Encoding
 from streamcodec.formats import load_vocabulary, save_vocabulary
-from streamcodec.formats.huggingface import with_gaps
+from streamcodec.formats.split_gaps import with_gaps
 from streamcodec.vocab import PATTERNS, Vocabulary
 
 tokenizers = pytest.importorskip("tokenizers")

@@ -32,7 +32,7 @@ from typing import Any
 
 import streamcodec
 from streamcodec.cli import count, decode, encode, explain, train, verify
-from streamcodec.stream import InvalidUTF8Error
+from streamcodec.text.unicode import InvalidUTF8Error
 
 __all__ = ["main"]
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from streamcodec.cli.idformats import FORMATS, WRITERS
-from streamcodec.cli.inputs import Recorder, lines, source, word_blocks
+from streamcodec.cli.inputs import Recorder, source, word_blocks
 from streamcodec.cli.options import (
     add_input_and_encoding,
     add_text_options,
@@ -26,8 +26,9 @@ from streamcodec.cli.options import (
 )
 from streamcodec.cli.output import output
 from streamcodec.cli.progress import Progress, progress
-from streamcodec.encoding import DisallowedSpecialTokenError, Encoding
-from streamcodec.stream import text_chunks
+from streamcodec.encoding import Encoding
+from streamcodec.stream.sources import line_blocks, text_chunks
+from streamcodec.text.specials import DisallowedSpecialTokenError
 
 __all__ = ["add"]
 
@@ -87,7 +88,8 @@ def _write_jsonl(
     options = policy(args, enc)
     errors = options.pop("errors")
     count = 0
-    for line in lines(text_chunks(src, errors=errors, progress=update)):
+    blocks = line_blocks(text_chunks(src, errors=errors, progress=update))
+    for line in (line for block in blocks for line in block.removesuffix("\n").split("\n")):
         try:
             ids = enc.encode(line, **options)
         except DisallowedSpecialTokenError as exc:

@@ -14,7 +14,7 @@ from typing import Any
 from streamcodec.audit import Explanation, explain_piece
 from streamcodec.cli.options import add_encoding, build_encoding
 from streamcodec.encoding import Encoding
-from streamcodec.pretokenize import Pretokenizer
+from streamcodec.text.pretokenize import Pretokenizer
 from streamcodec.vocab import GPT2_PATTERN
 
 __all__ = ["add"]

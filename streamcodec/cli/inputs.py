@@ -10,16 +10,16 @@ from __future__ import annotations
 import argparse
 import contextlib
 import errno
+import functools
 import os
 import stat
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
 from streamcodec.cli.progress import Progress
-from streamcodec.stream import text_chunks
-from streamcodec.wordbpe import line_blocks
+from streamcodec.stream.sources import CHUNK_SIZE, line_blocks, read_blocks, text_chunks
 
 __all__ = [
     "Recorder",
@@ -27,7 +27,6 @@ __all__ = [
     "blocks",
     "find_bytes",
     "is_regular_file",
-    "lines",
     "shown_name",
     "source",
     "word_blocks",
@@ -78,8 +77,7 @@ class Recorder:
         return block
 
     def __iter__(self) -> Iterator[bytes]:
-        while block := self.read(1 << 20):
-            yield block
+        return iter(functools.partial(self.read, CHUNK_SIZE), b"")
 
     def find(self, needle: bytes) -> int | None:
         """The offset in the stream of the first ``needle`` among the bytes kept."""
@@ -104,10 +102,10 @@ def binary_input(path: str) -> Iterator[BinaryIO]:
             yield f
 
 
-def blocks(path: str, progress: Progress | None, size: int = 1 << 20) -> Iterator[bytes]:
+def blocks(path: str, progress: Progress | None, size: int = CHUNK_SIZE) -> Iterator[bytes]:
     """The bytes of ``path`` in blocks, each counted by ``progress``."""
     with binary_input(path) as f:
-        while block := f.read(size):
+        for block in read_blocks(f, size=size):
             if progress is not None:
                 progress(len(block))
             yield block
@@ -135,21 +133,3 @@ def word_blocks(args: argparse.Namespace, progress: Progress | None) -> Iterator
     """The input text in blocks of whole lines (word mode works line by line)."""
     errors = getattr(args, "errors", "strict")
     return line_blocks(text_chunks(source(args), errors=errors, progress=progress))
-
-
-def lines(chunks: Iterable[str]) -> Iterator[str]:
-    """The lines of streamed text, without their ``\\n``.
-
-    >>> list(lines(["a\\nb", "c\\n", "d"]))
-    ['a', 'bc', 'd']
-    """
-    pending: list[str] = []
-    for chunk in chunks:
-        *complete, rest = chunk.split("\n")
-        if complete:
-            yield "".join([*pending, complete[0]])
-            yield from complete[1:]
-            pending = []
-        pending.append(rest)
-    if any(pending):
-        yield "".join(pending)

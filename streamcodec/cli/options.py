@@ -15,9 +15,10 @@ from typing import Any
 
 from streamcodec.cli.inputs import Recorder, find_bytes
 from streamcodec.cli.progress import Progress
-from streamcodec.encoding import DisallowedSpecialTokenError, Encoding
+from streamcodec.encoding import Encoding
 from streamcodec.formats import detect_format, load_vocabulary, read_huggingface
 from streamcodec.registry import available_offline, get_encoding, list_encoding_names
+from streamcodec.text.specials import DisallowedSpecialTokenError
 from streamcodec.vocab import BYTE_MODE_PATTERN, Vocabulary, VocabularyError, resolve_pattern
 from streamcodec.wordbpe import WordBPE, read_codes
 

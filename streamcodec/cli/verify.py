@@ -15,7 +15,7 @@ from typing import Any
 from streamcodec.audit import Audit, audit_text
 from streamcodec.cli.inputs import source
 from streamcodec.cli.options import add_input_and_encoding, build_encoding
-from streamcodec.stream import text_chunks
+from streamcodec.stream.sources import text_chunks
 
 __all__ = ["add"]
 

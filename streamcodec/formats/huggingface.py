@@ -48,6 +48,7 @@ from streamcodec.formats.gpt2 import token_to_unicode, unicode_to_token, unicode
 from streamcodec.formats.jsondoc import check_unique, is_id, parse_json
 from streamcodec.formats.merges import splits, unreachable_tokens
 from streamcodec.formats.oniguruma import from_oniguruma, to_oniguruma
+from streamcodec.formats.split_gaps import with_gaps
 from streamcodec.vocab import (
     GPT2_PATTERN,
     PATTERNS,
@@ -60,7 +61,6 @@ __all__ = [
     "huggingface_json",
     "parse_huggingface",
     "read_huggingface",
-    "with_gaps",
     "write_huggingface",
 ]
 
@@ -327,26 +327,6 @@ def _split_pattern(reader: _Reader, step: Mapping[str, Any], where: str) -> str:
         raise reader.fail(f"{where}.pattern", f'expected {{"Regex": ...}}, got {_shown(pattern)}')
     text: str = pattern["Regex"]
     return with_gaps(_named_oniguruma().get(text) or from_oniguruma(text))
-
-
-def with_gaps(pattern: str) -> str:
-    """``pattern``, whose matches are pieces, made to match the text between matches too: each
-    gap is one piece, as in Hugging Face's ``Split`` (``Isolated``), where tiktoken drops it.
-
-    >>> regex.findall(with_gaps(r"\\w+"), "hello, world\\n")
-    ['hello', ', ', 'world', '\\n']
-
-    The named patterns leave no gap and are kept as they are; so is a pattern already made so.
-    """
-    inner = (len(pattern) - len(_GAPS.format(""))) // 2
-    if pattern in PATTERNS.values() or _GAPS.format(pattern[3 : 3 + inner]) == pattern:
-        return pattern
-    return _GAPS.format(pattern)
-
-
-# A match of the pattern, else the longest run of characters at none of which it matches.
-# ``[\s\S]``, not ``(?s:.)``: Oniguruma (Hugging Face's engine) has no ``s`` flag.
-_GAPS = r"(?:{0})|(?:(?!(?:{0}))[\s\S])+"
 
 
 def read_huggingface(
