@@ -60,6 +60,8 @@ def run(args: argparse.Namespace) -> int:
             for block in word_blocks(args, update):
                 out.write(bpe.apply(block).encode("utf-8", "surrogateescape"))
         return 0
+    if args.format == "jsonl" and args.jobs > 1:
+        raise ValueError("-f jsonl encodes line by line in one process: leave out --jobs")
     enc = build_encoding(args)
     src = source(args)
     count = 0

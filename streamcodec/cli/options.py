@@ -145,7 +145,7 @@ def add_text_options(command: argparse.ArgumentParser) -> None:
         "--jobs",
         type=positive_int,
         default=1,
-        help="worker processes for a file (default 1; not jsonl)",
+        help="worker processes for a regular file (default 1; not with -f jsonl)",
     )
 
 
