@@ -138,6 +138,17 @@ def test_errors_name_the_users_path_not_a_temporary_file(src: Path, tmp_path: Pa
     assert b".tmp" not in done.stderr and sorted(os.listdir(folder)) == []
 
 
+def test_a_full_disk_names_the_users_path(src: Path, tmp_path: Path) -> None:
+    full = tmp_path / "full"  # a /dev/full of our own: every write fails with ENOSPC
+    try:
+        os.mknod(full, stat.S_IFCHR | 0o666, os.makedev(1, 7))
+    except PermissionError:
+        pytest.skip("making a device node needs root")
+    done = run("encode", str(src), "-o", str(full))
+    assert done.returncode == 1
+    assert done.stderr.decode() == f"streamcodec: error: {full}: No space left on device\n"
+
+
 def test_a_missing_folder_is_refused_by_every_command(src: Path, tmp_path: Path) -> None:
     ids = tmp_path / "ids.txt"
     ids.write_bytes(ids_text(IDS))
