@@ -173,11 +173,23 @@ def _children(pid: int) -> list[int]:
     found = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
-            with open(f"/proc/{entry}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except (FileNotFoundError, ProcessLookupError):
+                continue  # it ended while we looked
             if int(fields[1]) == pid:
                 found.append(int(entry))
     return found
+
+
+def _alive(pid: int) -> bool:
+    """Running: a zombie has ended (only its parent, maybe not init in a container, reaps it)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
 
 
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc to find the workers")
@@ -206,7 +218,29 @@ def test_a_signal_leaves_the_folder_as_it_was(tmp_path: Path, signum: int, jobs:
     after = {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.name != "big.txt"}
     assert after == before
     time.sleep(0.5)
-    assert not [pid for pid in workers if Path(f"/proc/{pid}").exists()]
+    assert not [pid for pid in workers if _alive(pid)]
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="PR_SET_PDEATHSIG is Linux's")
+def test_workers_die_with_a_killed_parent(tmp_path: Path) -> None:
+    big = tmp_path / "big.txt"
+    big.write_text(samples()["prose"] * 60, encoding="utf-8")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamcodec", "count", str(big), "--jobs", "2"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 60
+    while len(_children(proc.pid)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    workers = _children(proc.pid)
+    proc.kill()  # SIGKILL: the parent cannot end its pool
+    proc.wait(timeout=60)
+    deadline = time.monotonic() + 30
+    while [pid for pid in workers if _alive(pid)] and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(workers) >= 2
+    assert not [pid for pid in workers if _alive(pid)]
 
 
 # ---------------------------------------------------------------------- inputs
