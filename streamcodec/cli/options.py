@@ -42,7 +42,9 @@ DEFAULT_ENCODING = "cl100k_base"
 
 def add_input_and_encoding(command: argparse.ArgumentParser) -> None:
     """The input, the encoding (by name or from a file) and ``--mode``."""
-    command.add_argument("input", help="input file, or - for standard input")
+    command.add_argument(
+        "input", help="input file (a FIFO, <(cmd), /dev/stdin too), or - for standard input"
+    )
     add_encoding(command)
     command.add_argument(
         "--vocab",
