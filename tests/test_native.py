@@ -259,3 +259,21 @@ def test_memory_stays_flat_over_many_calls() -> None:
     calls(30_000)
     gc.collect()
     assert _rss_bytes() - before < 8_000_000
+
+
+def test_the_command_line_names_the_backend_and_refuses_a_bad_one(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    def run(*args: str, backend: str) -> subprocess.CompletedProcess[str]:
+        env = os.environ | {native.BACKEND_ENV: backend}
+        command = [sys.executable, "-m", "streamcodec", *args]
+        return subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
+
+    assert f"(backend: {streamcodec.backend()})" in run("--version", backend="auto").stdout
+    assert "(backend: python)" in run("--version", backend="python").stdout
+    (tmp_path / "t.txt").write_text("hello")
+    refused = run("count", str(tmp_path / "t.txt"), backend="rust")
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr
+    assert "STREAMCODEC_BACKEND=rust" in refused.stderr
