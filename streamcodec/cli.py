@@ -653,6 +653,19 @@ def _add_explain(commands: Any) -> None:
         help="a toy vocabulary instead: the 256 bytes, then these comma-separated tokens in "
         "rank order (e.g. to,ke,ken,token), with the gpt2 pattern",
     )
+    explain.add_argument(
+        "--html",
+        metavar="OUT.html",
+        help="write a self-contained page instead: the tokens coloured, ids and bytes on hover, "
+        "the merges of a piece beside longest-match (click a token to choose its piece)",
+    )
+    explain.add_argument(
+        "--piece",
+        type=int,
+        metavar="N",
+        help="--html: the piece traced first, by index (default: the first where longest-match "
+        "differs)",
+    )
     explain.set_defaults(run=_run_explain, vocab=None, pattern=None, mode="bytelevel")
 
 
@@ -699,6 +712,15 @@ def _verify_report(path: str, audit: Audit, n_tokens: int, unreachable: list[byt
 
 def _run_explain(args: argparse.Namespace) -> int:
     enc = _toy_encoding(args.tokens) if args.tokens else _encoding(args)
+    if args.html:
+        page = enc.explain_html(args.text, piece=args.piece, disallowed_special=())
+        with atomic_output(args.html) as f:
+            f.write(page.encode("utf-8"))
+        tokens = len(enc.encode_ordinary(args.text))
+        print(f"wrote {args.html}: {tokens} tokens; open it in a browser", file=sys.stderr)
+        return 0
+    if args.piece is not None:
+        raise ValueError("--piece chooses the piece of an --html page: add --html OUT.html")
     ranks = enc.mergeable_ranks
     longest = max(map(len, ranks))
     for piece in enc._pretokenizer.pieces(args.text):

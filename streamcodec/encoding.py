@@ -327,6 +327,29 @@ class Encoding:
         """The bytes of every mergeable token, sorted."""
         return sorted(self._mergeable_ranks)
 
+    def explain_html(
+        self,
+        text: str,
+        *,
+        piece: int | None = None,
+        allowed_special: AllowedSpecial = frozenset(),
+        disallowed_special: DisallowedSpecial = "all",
+    ) -> str:
+        """A self-contained HTML page showing the tokens of ``text`` and the merges of a piece.
+
+        See :func:`streamcodec.explain_html.explain_html`; ``piece`` is the index of the piece
+        traced first. Special tokens follow :meth:`encode`'s policy.
+        """
+        from streamcodec.explain_html import explain_html
+
+        return explain_html(
+            self,
+            text,
+            piece=piece,
+            allowed_special=allowed_special,
+            disallowed_special=disallowed_special,
+        )
+
     # ------------------------------------------------------------------ streaming
     # Text and ids in chunks, in bounded memory: see streamcodec/stream.py and docs/streaming.md.
 
