@@ -38,7 +38,7 @@ from streamcodec.stream import text_chunks
 from streamcodec.vocab import BYTE_MODE_PATTERN, resolve_pattern
 from streamcodec.wordbpe import WordBPE, line_blocks, read_codes, remove_separators
 
-__all__ = ["main"]
+__all__ = ["build_parser", "main"]
 
 Progress = Callable[[int], object]
 FORMATS = ["ids", "jsonl", "u32", "npy"]
@@ -47,7 +47,7 @@ NPY_PREAMBLE = 128  # bytes before the data of a .npy we write: room for any len
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
-    args = _parser().parse_args(argv)
+    args = build_parser().parse_args(argv)
     command: Callable[[argparse.Namespace], int] = args.run
     try:
         return command(args)
@@ -74,7 +74,8 @@ def _message(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def _parser() -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of every command (the docs render the CLI reference from it)."""
     parser = argparse.ArgumentParser(
         prog="streamcodec", description="Exact, streaming byte-level BPE (tiktoken-compatible)."
     )
