@@ -35,6 +35,8 @@ from streamcodec.pretokenize import Pretokenizer
 from streamcodec.vocab import BYTE_MODE_PATTERN
 
 if TYPE_CHECKING:
+    from streamcodec.budget import Window
+    from streamcodec.offsets import Unit
     from streamcodec.stream import Policy, StreamDecoder, StreamEncoder
 
 __all__ = ["DisallowedSpecialTokenError", "Encoding"]
@@ -171,6 +173,53 @@ class Encoding:
         b'caf\\xe9'
         """
         return self._encode_ordinary(data.decode("utf-8", "surrogateescape"), "surrogateescape")
+
+    def encode_with_offsets(
+        self,
+        text: str,
+        *,
+        allowed_special: AllowedSpecial = frozenset(),
+        disallowed_special: DisallowedSpecial = "all",
+        unit: Unit = "char",
+    ) -> tuple[list[int], list[int]]:
+        """The ids of ``text`` (as :meth:`encode`) and where each token starts in ``text``.
+
+        An offset is the index of the character in which the token's first byte lies, so a
+        token that starts inside a character gets that character's index (the rule of
+        :meth:`decode_with_offsets`), and ``text[offsets[i]:offsets[i + 1]]`` is the text of
+        the tokens from ``i`` up to ``i + 1``. With ``unit="byte"`` the offsets are into
+        ``text.encode("utf-8")`` (a lone surrogate counts as U+FFFD, as ``encode`` reads it).
+
+        >>> enc.encode_with_offsets("hi 🦙")  # doctest: +SKIP
+        ([6151, 11410, 99, 247], [0, 2, 3, 3])
+        """
+        from streamcodec.offsets import OffsetCounter, input_positions
+
+        ids = self.encode(
+            text, allowed_special=allowed_special, disallowed_special=disallowed_special
+        )
+        offsets = OffsetCounter(unit).offsets(self.decode_tokens_bytes(ids))
+        positions = input_positions(text) if unit == "char" else None
+        return ids, offsets if positions is None else [positions[i] for i in offsets]
+
+    def truncate(
+        self,
+        text: str,
+        max_tokens: int,
+        *,
+        allowed_special: AllowedSpecial = frozenset(),
+        disallowed_special: DisallowedSpecial = "all",
+    ) -> str:
+        """The longest prefix of ``text``, ending between characters, whose encoding is the
+        first ids of ``encode(text)``, at most ``max_tokens`` of them.
+
+        >>> enc.truncate("hello world, again", 2)  # doctest: +SKIP
+        'hello world'
+        """
+        from streamcodec.budget import truncate
+
+        policy = self._stream_policy(allowed_special, disallowed_special, "strict")
+        return truncate(self, text, max_tokens, policy)
 
     def encode_batch(
         self,
@@ -432,12 +481,82 @@ class Encoding:
         disallowed_special: DisallowedSpecial = "all",
         errors: str = "strict",
         jobs: int = 1,
-    ) -> int:
-        """The number of ids :meth:`iter_encode` yields for ``source``, in bounded memory."""
-        from streamcodec.stream import count_source
+        limit: int | None = None,
+    ) -> int | None:
+        """The number of ids :meth:`iter_encode` yields for ``source``, in bounded memory.
 
+        With ``limit``, None as soon as the count passes it: the rest of the source is not
+        read. (Only ``limit=None`` never returns None.)
+        """
         policy = self._stream_policy(allowed_special, disallowed_special, errors)
-        return count_source(self, source, policy, jobs=jobs)
+        if limit is None:
+            from streamcodec.stream import count_source
+
+            return count_source(self, source, policy, jobs=jobs)
+        from streamcodec.budget import count_up_to
+        from streamcodec.stream import encode_source
+
+        return count_up_to(encode_source(self, source, policy, jobs=jobs), limit)
+
+    def iter_encode_with_offsets(
+        self,
+        source: Source,
+        *,
+        allowed_special: AllowedSpecial = frozenset(),
+        disallowed_special: DisallowedSpecial = "all",
+        errors: str = "strict",
+        unit: Unit = "char",
+    ) -> Iterator[tuple[int, int]]:
+        """Like :meth:`iter_encode`, each id with the absolute offset where its token starts.
+
+        Offsets follow :meth:`encode_with_offsets`, counted in the text the source decodes to
+        (invalid UTF-8 under ``errors="replace"`` is one U+FFFD; a lone surrogate in a ``str``
+        is one U+FFFD, a surrogate pair one character). With ``unit="byte"`` they are offsets
+        into the UTF-8 of that text: the input's own bytes when it is valid UTF-8 or
+        ``errors="surrogateescape"`` (which character offsets do not allow).
+        """
+        from streamcodec.offsets import OffsetCounter
+
+        if unit == "char" and errors == "surrogateescape":
+            raise ValueError("errors='surrogateescape' keeps invalid bytes: use unit='byte'")
+        counter = OffsetCounter(unit)
+        for ids in self.iter_encode_chunks(
+            source,
+            allowed_special=allowed_special,
+            disallowed_special=disallowed_special,
+            errors=errors,
+        ):
+            yield from zip(ids, counter.offsets(self.decode_tokens_bytes(ids)), strict=True)
+
+    def split(
+        self,
+        source: Source,
+        max_tokens: int,
+        *,
+        overlap: int = 0,
+        allowed_special: AllowedSpecial = frozenset(),
+        disallowed_special: DisallowedSpecial = "all",
+        errors: str = "strict",
+        progress: Callable[[int], object] | None = None,
+    ) -> Iterator[Window]:
+        """Cut ``source`` into consecutive windows of at most ``max_tokens`` tokens each.
+
+        Yields :class:`~streamcodec.budget.Window` ``(text, ids, start)``, reading the source
+        in bounded memory. Cuts fall between tokens, never inside a character; each window's
+        ``text`` encodes on its own to exactly its ``ids``. With ``overlap=0`` the texts joined
+        are the input and the ids joined are ``encode`` of it; with ``overlap`` each window
+        starts up to that many tokens before the previous one ends (``start`` says where).
+        ``errors`` is ``"strict"`` or ``"replace"`` (windows are text); see
+        :mod:`streamcodec.budget` for where the cuts are chosen.
+        """
+        from streamcodec.budget import split
+        from streamcodec.stream import text_chunks
+
+        if errors == "surrogateescape":
+            raise ValueError("split gives text: errors must be 'strict' or 'replace'")
+        policy = self._stream_policy(allowed_special, disallowed_special, errors)
+        chunks = text_chunks(source, errors=errors, progress=progress)
+        return split(self, chunks, max_tokens, overlap=overlap, policy=policy)
 
     def _stream_policy(
         self, allowed_special: AllowedSpecial, disallowed_special: DisallowedSpecial, errors: str

@@ -1,0 +1,81 @@
+"""Where each token starts in the input: character offsets (or UTF-8 byte offsets) of ids.
+
+A token's character offset is the index of the character in which its first byte lies, so a
+token that starts inside a character (the second of the three tokens of an emoji) gets that
+character's offset: the rule of tiktoken's ``decode_with_offsets``. Counting is done on the
+token bytes: every byte that is not a UTF-8 continuation byte (``0b10xxxxxx``) starts a
+character.
+
+    >>> counter = OffsetCounter("char")
+    >>> counter.offsets([b"hi", b" \\xf0\\x9f", b"\\xa6\\x99", b"!"])
+    [0, 2, 3, 4]
+    >>> OffsetCounter("byte").offsets([b"hi", b" \\xf0\\x9f", b"\\xa6\\x99", b"!"])
+    [0, 2, 5, 7]
+
+The counter keeps its position between calls, so a stream of ids gets absolute offsets.
+``encode`` turns a lone surrogate into U+FFFD and a surrogate pair into the one character it
+stands for; :func:`input_positions` maps offsets in that text back to the caller's string.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Literal
+
+__all__ = ["OffsetCounter", "Unit", "input_positions"]
+
+Unit = Literal["char", "byte"]
+_CONTINUATION = bytes(range(0x80, 0xC0))
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class OffsetCounter:
+    """Offsets of consecutive tokens, in ``unit`` (``"char"`` or ``"byte"``), from ``start``.
+
+    Character offsets need the bytes to be UTF-8 (text that ``encode`` read, or bytes decoded
+    with ``errors="strict"`` or ``"replace"``).
+    """
+
+    def __init__(self, unit: Unit = "char", start: int = 0) -> None:
+        if unit not in ("char", "byte"):
+            raise ValueError(f"unit must be 'char' or 'byte', not {unit!r}")
+        self._chars = unit == "char"
+        self.position = start  # the offset after the last token counted
+
+    def offsets(self, data: Sequence[bytes]) -> list[int]:
+        """The offset of each token of ``data`` (the bytes of consecutive tokens)."""
+        out: list[int] = []
+        position = self.position
+        if self._chars:
+            for token in data:
+                # A token starting with a continuation byte starts inside the last character.
+                out.append(position - (0x80 <= token[0] < 0xC0))
+                position += len(token.translate(None, _CONTINUATION))
+        else:
+            for token in data:
+                out.append(position)
+                position += len(token)
+        self.position = position
+        return out
+
+
+def input_positions(text: str) -> list[int] | None:
+    """For each character ``encode`` sees in ``text``, its index in ``text``; plus ``len(text)``.
+
+    None when ``text`` holds no surrogate (the two are the same). A surrogate pair is one
+    character to ``encode`` and two in ``text``; a lone surrogate is one in both (U+FFFD).
+
+    >>> input_positions("a\\ud83d\\ude00b")
+    [0, 1, 3, 4]
+    """
+    if not _SURROGATE.search(text):
+        return None
+    positions: list[int] = []
+    i = 0
+    while i < len(text):
+        positions.append(i)
+        pair = "\ud800" <= text[i] <= "\udbff" and "\udc00" <= text[i + 1 : i + 2] <= "\udfff"
+        i += 2 if pair else 1
+    positions.append(len(text))
+    return positions
