@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from fuzz.strategies import SPECIALS, texts
 from streamcodec import Encoding
 from streamcodec.budget import Window
-from streamcodec.encoding import replace_lone_surrogates
+from streamcodec.text.unicode import replace_lone_surrogates
 from tests.conftest import tiktoken_twin
 
 examples = settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
