@@ -330,8 +330,11 @@ class Encoding:
             raise KeyError(str(token)) from None
 
     def decode_tokens_bytes(self, tokens: Sequence[int]) -> list[bytes]:
-        """The bytes of each token, for showing a tokenization."""
-        return [self.decode_single_token_bytes(token) for token in tokens]
+        """The bytes of each token, for showing a tokenization (and for offsets)."""
+        try:
+            return list(map(self._decoder.__getitem__, tokens))  # one C loop
+        except KeyError as exc:
+            raise KeyError(str(exc.args[0])) from None
 
     def decode_with_offsets(self, tokens: Sequence[int]) -> tuple[str, list[int]]:
         """Decode to text and the character offset at which each token starts.

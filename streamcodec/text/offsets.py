@@ -21,12 +21,27 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from itertools import accumulate
+from operator import itemgetter, sub
 from typing import Literal
 
 __all__ = ["OffsetCounter", "Unit", "input_positions"]
 
 Unit = Literal["char", "byte"]
 _CONTINUATION = bytes(range(0x80, 0xC0))
+_INSIDE = bytes(0x80 <= b < 0xC0 for b in range(256))  # 1 for a continuation byte
+
+
+class _CharCounts(dict[bytes, int]):
+    """Token bytes -> the characters that start in them (bytes that are not continuation
+    bytes); filled on first sight, so it holds at most the vocabulary."""
+
+    def __missing__(self, token: bytes) -> int:
+        count = self[token] = len(token.translate(None, _CONTINUATION))
+        return count
+
+
+_CHARS = _CharCounts()
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -44,20 +59,17 @@ class OffsetCounter:
         self.position = start  # the offset after the last token counted
 
     def offsets(self, data: Sequence[bytes]) -> list[int]:
-        """The offset of each token of ``data`` (the bytes of consecutive tokens)."""
-        out: list[int] = []
-        position = self.position
-        if self._chars:
-            for token in data:
-                # A token starting with a continuation byte starts inside the last character.
-                out.append(position - (0x80 <= token[0] < 0xC0))
-                position += len(token.translate(None, _CONTINUATION))
-        else:
-            for token in data:
-                out.append(position)
-                position += len(token)
-        self.position = position
-        return out
+        """The offset of each token of ``data`` (the bytes of consecutive tokens).
+
+        (The loops run in C: ``map`` and ``accumulate`` over the tokens.)
+        """
+        sizes = map(_CHARS.__getitem__ if self._chars else len, data)
+        starts = list(accumulate(sizes, initial=self.position))
+        self.position = starts.pop()
+        if not self._chars:
+            return starts
+        # A token starting with a continuation byte starts inside the character before.
+        return list(map(sub, starts, map(_INSIDE.__getitem__, map(itemgetter(0), data))))
 
 
 def input_positions(text: str) -> list[int] | None:
