@@ -7,6 +7,7 @@ the stream variants under adversarial chunking (cut anywhere, also inside a char
 
 from __future__ import annotations
 
+import functools
 import io
 import itertools
 from collections.abc import Iterator
@@ -16,10 +17,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import streamcodec
 from fuzz.strategies import SPECIALS, texts
 from streamcodec import Encoding
 from streamcodec.budget import Window
 from streamcodec.text.unicode import replace_lone_surrogates
+from streamcodec.vocab import BYTE_MODE_PATTERN
 from tests.conftest import tiktoken_twin
 
 examples = settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
@@ -230,6 +233,33 @@ def test_split_with_overlap(
         assert covered - overlap <= first <= covered < first + len(w.ids)
         covered = first + len(w.ids)
     assert covered == len(ids)
+
+
+@functools.cache
+def other_cuts(pattern: str) -> Encoding:
+    """cl100k's ranks with another pattern: the stream finds its cuts otherwise."""
+    base = streamcodec.get_encoding("cl100k_base")
+    return Encoding(
+        f"cl100k-{pattern}",
+        pat_str=pattern,
+        mergeable_ranks=base.mergeable_ranks,
+        special_tokens=base.special_tokens,
+    )
+
+
+@examples
+@given(
+    pattern=st.sampled_from([BYTE_MODE_PATTERN, r"\S+|\s+", r"[^\n]+|\n"]),
+    text=any_text,
+    max_tokens=st.integers(4, 12),
+    positions=cuts,
+)
+def test_split_with_unproven_patterns_and_byte_mode(
+    pattern: str, text: str, max_tokens: int, positions: list[int]
+) -> None:
+    enc = other_cuts(pattern)
+    windows = list(enc.split(chunked(text, positions), max_tokens, allowed_special="all"))
+    check_windows(enc, text, windows, max_tokens)
 
 
 def test_split_a_file_with_long_pieces(real_encoding: Encoding, tmp_path: Path) -> None:
