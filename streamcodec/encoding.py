@@ -22,44 +22,39 @@ Special tokens in untrusted text are refused by default, as tiktoken does: ``enc
 from __future__ import annotations
 
 import functools
-import os
-import pathlib
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
-from collections.abc import Set as AbstractSet
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeVar
 
 from streamcodec.ordinary import DEFAULT_CACHE_SIZE, OrdinaryEncoder
-from streamcodec.stream.decoder import StreamDecoder
-from streamcodec.stream.encoder import Policy, StreamEncoder, encode_source
-from streamcodec.stream.parallel import count_file_parts, encode_file_parts, splits
+from streamcodec.stream.methods import StreamMethods
 from streamcodec.stream.sources import Source
+from streamcodec.text.offsets import OffsetCounter, Unit, input_positions, starts_inside_character
 from streamcodec.text.specials import (
+    AllowedSpecial,
+    DisallowedSpecial,
     DisallowedSpecialTokenError,
     allowed_special_matches,
-    raise_disallowed_special_token,
+    refuse_disallowed,
+    special_policy,
     special_token_regex,
 )
 from streamcodec.text.unicode import replace_lone_surrogates
 
-if TYPE_CHECKING:
-    from streamcodec.budget import Window
-    from streamcodec.text.offsets import Unit
-
 __all__ = ["DisallowedSpecialTokenError", "Encoding", "Source"]
 
-AllowedSpecial = Literal["all"] | AbstractSet[str]
-DisallowedSpecial = Literal["all"] | Collection[str]
 #: How a registered encoding rebuilds itself when unpickled: a function and its arguments.
 Recipe = tuple[Callable[..., "Encoding"], tuple[Any, ...]]
 
 
-class Encoding:
+class Encoding(StreamMethods):
     """A byte-level BPE encoding: mergeable ranks, special tokens and a pre-tokenizer pattern.
 
     The constructor and the public methods are those of ``tiktoken.Encoding``, so code written
     for tiktoken runs unchanged after swapping the import. One option is added, keyword-only:
-    ``cache_size``, the number of distinct chunks and pieces whose ids are kept (least recently
-    used first out; 0 turns the cache off). See :mod:`streamcodec.ordinary`.
+    ``cache_size``, the number of distinct words and pieces whose ids are kept (least recently
+    used first out; 0 turns the cache off). See :mod:`streamcodec.ordinary`. The streaming
+    methods (sources of any size, in bounded memory) come from
+    :class:`~streamcodec.stream.methods.StreamMethods`.
     """
 
     def __init__(
@@ -194,15 +189,14 @@ class Encoding:
 
         An offset is the index of the character in which the token's first byte lies, so a
         token that starts inside a character gets that character's index (the rule of
-        :meth:`decode_with_offsets`), and ``text[offsets[i]:offsets[i + 1]]`` is the text of
-        the tokens from ``i`` up to ``i + 1``. With ``unit="byte"`` the offsets are into
-        ``text.encode("utf-8")`` (a lone surrogate counts as U+FFFD, as ``encode`` reads it).
+        :meth:`decode_with_offsets`), and ``text[offsets[i]:offsets[j]]`` is the text of tokens
+        ``i`` to ``j`` when both start between characters. With ``unit="byte"`` the offsets are
+        into ``text.encode("utf-8")`` (a lone surrogate counts as U+FFFD, as ``encode`` reads
+        it). See :mod:`streamcodec.text.offsets`.
 
         >>> enc.encode_with_offsets("hi 🦙")  # doctest: +SKIP
         ([6151, 11410, 99, 247], [0, 2, 3, 3])
         """
-        from streamcodec.text.offsets import OffsetCounter, input_positions
-
         ids = self.encode(
             text, allowed_special=allowed_special, disallowed_special=disallowed_special
         )
@@ -219,15 +213,25 @@ class Encoding:
         disallowed_special: DisallowedSpecial = "all",
     ) -> str:
         """The longest prefix of ``text``, ending between characters, whose encoding is the
-        first ids of ``encode(text)``, at most ``max_tokens`` of them.
+        first ids of ``encode(text)``, at most ``max_tokens`` of them (boundaries are tried
+        from the budget down: a prefix ending inside a piece may encode to other tokens).
 
         >>> enc.truncate("hello world, again", 2)  # doctest: +SKIP
         'hello world'
         """
-        from streamcodec.budget import truncate
-
-        policy = self._stream_policy(allowed_special, disallowed_special, "strict")
-        return truncate(self, text, max_tokens, policy)
+        if max_tokens < 0:
+            raise ValueError(f"max_tokens must be 0 or more, not {max_tokens}")
+        policy = {"allowed_special": allowed_special, "disallowed_special": disallowed_special}
+        ids, offsets = self.encode_with_offsets(text, **policy)  # type: ignore[arg-type]
+        if len(ids) <= max_tokens:
+            return text
+        for k in range(max_tokens, 0, -1):
+            if starts_inside_character(self._decoder[ids[k]]):
+                continue
+            prefix = text[: offsets[k]]
+            if self.encode(prefix, **policy) == ids[:k]:  # type: ignore[arg-type]
+                return prefix
+        return ""
 
     def encode_batch(
         self,
@@ -268,21 +272,13 @@ class Encoding:
     ) -> frozenset[str]:
         """Resolve the caller's special-token policy; raise if ``text`` breaks it."""
         allowed, disallowed = self._special_policy(allowed_special, disallowed_special)
-        if disallowed and (match := special_token_regex(disallowed).search(text)):
-            raise_disallowed_special_token(match.group())
+        refuse_disallowed(text, disallowed)
         return allowed
 
     def _special_policy(
         self, allowed_special: AllowedSpecial, disallowed_special: DisallowedSpecial
     ) -> tuple[frozenset[str], frozenset[str]]:
-        """The special tokens to encode as such, and those whose presence is an error."""
-        allowed = frozenset(self._special_tokens if allowed_special == "all" else allowed_special)
-        disallowed = (
-            frozenset(self._special_tokens) - allowed
-            if disallowed_special == "all"
-            else frozenset(disallowed_special)
-        )
-        return allowed, disallowed
+        return special_policy(self._special_tokens, allowed_special, disallowed_special)
 
     def _encode(self, text: str, allowed: frozenset[str]) -> list[int]:
         """Encode ``text`` with the special tokens in ``allowed``, as tiktoken does.
@@ -376,202 +372,12 @@ class Encoding:
         allowed_special: AllowedSpecial = frozenset(),
         disallowed_special: DisallowedSpecial = "all",
     ) -> str:
-        """A self-contained HTML page showing the tokens of ``text`` and the merges of a piece.
+        """A self-contained HTML page showing the tokens of ``text`` and the merges of a piece
+        (:func:`streamcodec.explain.html.explain_html`; special tokens as in :meth:`encode`)."""
+        from streamcodec.explain.html import explain_html
 
-        See :func:`streamcodec.explain_html.explain_html`; ``piece`` is the index of the piece
-        traced first. Special tokens follow :meth:`encode`'s policy.
-        """
-        from streamcodec.explain_html import explain_html
-
-        return explain_html(
-            self,
-            text,
-            piece=piece,
-            allowed_special=allowed_special,
-            disallowed_special=disallowed_special,
-        )
-
-    # ------------------------------------------------------------------ streaming
-    # Text and ids in chunks, in bounded memory: see streamcodec/stream/ and docs/streaming.md.
-
-    def stream_encoder(
-        self,
-        *,
-        allowed_special: AllowedSpecial = frozenset(),
-        disallowed_special: DisallowedSpecial = "all",
-    ) -> StreamEncoder:
-        """A :class:`~streamcodec.stream.StreamEncoder`: ``feed(text)`` returns the final ids.
-
-        Concatenated, the ids of every ``feed`` and of ``close`` equal :meth:`encode` of the
-        whole text, with the same special-token policy.
-        """
-        allowed, disallowed = self._special_policy(allowed_special, disallowed_special)
-        return StreamEncoder(self, allowed=allowed, disallowed=disallowed)
-
-    def stream_decoder(self, *, errors: str = "replace") -> StreamDecoder:
-        """A :class:`~streamcodec.stream.StreamDecoder`: ``feed(ids)`` returns complete text."""
-        return StreamDecoder(self, errors=errors)
-
-    def iter_encode(
-        self,
-        source: Source,
-        *,
-        allowed_special: AllowedSpecial = frozenset(),
-        disallowed_special: DisallowedSpecial = "all",
-        errors: str = "strict",
-    ) -> Iterator[int]:
-        """Yield the ids of ``source``, reading it in chunks: memory stays bounded.
-
-        ``source`` is text (a ``str``), a path (an ``os.PathLike`` such as ``pathlib.Path``: a
-        ``str`` is always text), ``bytes``, a text or binary file object, or an iterable of
-        ``str`` or ``bytes`` chunks. Bytes are UTF-8, decoded with ``errors``: ``"strict"``
-        raises :class:`~streamcodec.stream.InvalidUTF8Error` with the byte offset, ``"replace"``
-        encodes the text with U+FFFD as ``encode`` would, ``"surrogateescape"`` is lossless
-        (``decode_bytes`` of the ids gives back the input bytes, as :meth:`encode_bytes`).
-
-        >>> list(enc.iter_encode(io.BytesIO(b"hello world")))  # doctest: +SKIP
-        [15339, 1917]
-        """
-        for ids in self.iter_encode_chunks(
-            source,
-            allowed_special=allowed_special,
-            disallowed_special=disallowed_special,
-            errors=errors,
-        ):
-            yield from ids
-
-    def iter_encode_chunks(
-        self,
-        source: Source,
-        *,
-        allowed_special: AllowedSpecial = frozenset(),
-        disallowed_special: DisallowedSpecial = "all",
-        errors: str = "strict",
-        jobs: int = 1,
-        progress: Callable[[int], object] | None = None,
-    ) -> Iterator[list[int]]:
-        """Like :meth:`iter_encode`, a list of ids per chunk read (faster to consume).
-
-        With ``jobs > 1`` the source must be a path: it is split at safe cuts and the parts are
-        encoded in ``jobs`` worker processes, with the same ids in the same order.
-        ``progress`` is called with each count of input bytes consumed.
-        """
-        policy = self._stream_policy(allowed_special, disallowed_special, errors)
-        if splits(source, self, jobs):
-            return encode_file_parts(self, source, policy, jobs=jobs, progress=progress)
-        return encode_source(self, source, policy, progress=progress)
-
-    def count_tokens(
-        self,
-        source: Source,
-        *,
-        allowed_special: AllowedSpecial = frozenset(),
-        disallowed_special: DisallowedSpecial = "all",
-        errors: str = "strict",
-        jobs: int = 1,
-        limit: int | None = None,
-    ) -> int | None:
-        """The number of ids :meth:`iter_encode` yields for ``source``, in bounded memory.
-
-        With ``limit``, None as soon as the count passes it: the rest of the source is not
-        read. (Only ``limit=None`` never returns None.)
-        """
-        policy = self._stream_policy(allowed_special, disallowed_special, errors)
-        if limit is not None:
-            from streamcodec.budget import count_up_to
-
-            if splits(source, self, jobs):
-                return count_up_to(encode_file_parts(self, source, policy, jobs=jobs), limit)
-            return count_up_to(encode_source(self, source, policy), limit)
-        if splits(source, self, jobs):
-            return count_file_parts(self, source, policy, jobs=jobs)
-        return sum(map(len, encode_source(self, source, policy)))
-
-    def iter_encode_with_offsets(
-        self,
-        source: Source,
-        *,
-        allowed_special: AllowedSpecial = frozenset(),
-        disallowed_special: DisallowedSpecial = "all",
-        errors: str = "strict",
-        unit: Unit = "char",
-    ) -> Iterator[tuple[int, int]]:
-        """Like :meth:`iter_encode`, each id with the absolute offset where its token starts.
-
-        Offsets follow :meth:`encode_with_offsets`, counted in the text the source decodes to
-        (invalid UTF-8 under ``errors="replace"`` is one U+FFFD; a lone surrogate in a ``str``
-        is one U+FFFD, a surrogate pair one character). With ``unit="byte"`` they are offsets
-        into the UTF-8 of that text: the input's own bytes when it is valid UTF-8 or
-        ``errors="surrogateescape"`` (which character offsets do not allow).
-        """
-        from streamcodec.text.offsets import OffsetCounter
-
-        if unit == "char" and errors == "surrogateescape":
-            raise ValueError("errors='surrogateescape' keeps invalid bytes: use unit='byte'")
-        counter = OffsetCounter(unit)
-        for ids in self.iter_encode_chunks(
-            source,
-            allowed_special=allowed_special,
-            disallowed_special=disallowed_special,
-            errors=errors,
-        ):
-            yield from zip(ids, counter.offsets(self.decode_tokens_bytes(ids)), strict=True)
-
-    def split(
-        self,
-        source: Source,
-        max_tokens: int,
-        *,
-        overlap: int = 0,
-        allowed_special: AllowedSpecial = frozenset(),
-        disallowed_special: DisallowedSpecial = "all",
-        errors: str = "strict",
-        progress: Callable[[int], object] | None = None,
-    ) -> Iterator[Window]:
-        """Cut ``source`` into consecutive windows of at most ``max_tokens`` tokens each.
-
-        Yields :class:`~streamcodec.budget.Window` ``(text, ids, start)``, reading the source
-        in bounded memory. Cuts fall between tokens, never inside a character; each window's
-        ``text`` encodes on its own to exactly its ``ids``. With ``overlap=0`` the texts joined
-        are the input and the ids joined are ``encode`` of it; with ``overlap`` each window
-        starts up to that many tokens before the previous one ends (``start`` says where).
-        ``errors`` is ``"strict"`` or ``"replace"`` (windows are text); see
-        :mod:`streamcodec.budget` for where the cuts are chosen.
-        """
-        from streamcodec.budget import split
-        from streamcodec.stream import text_chunks
-
-        if errors == "surrogateescape":
-            raise ValueError("split gives text: errors must be 'strict' or 'replace'")
-        policy = self._stream_policy(allowed_special, disallowed_special, errors)
-        chunks = text_chunks(source, errors=errors, progress=progress)
-        return split(self, chunks, max_tokens, overlap=overlap, policy=policy)
-
-    def _stream_policy(
-        self, allowed_special: AllowedSpecial, disallowed_special: DisallowedSpecial, errors: str
-    ) -> Policy:
-        return Policy(*self._special_policy(allowed_special, disallowed_special), errors)
-
-    def encode_file(
-        self,
-        path: str | os.PathLike[str],
-        *,
-        allowed_special: AllowedSpecial = frozenset(),
-        disallowed_special: DisallowedSpecial = "all",
-        errors: str = "strict",
-        jobs: int = 1,
-    ) -> list[int]:
-        """The ids of the UTF-8 file at ``path`` (a ``str`` here is a path), using ``jobs``."""
-        ids: list[int] = []
-        for chunk in self.iter_encode_chunks(
-            pathlib.Path(path),
-            allowed_special=allowed_special,
-            disallowed_special=disallowed_special,
-            errors=errors,
-            jobs=jobs,
-        ):
-            ids += chunk
-        return ids
+        policy = {"allowed_special": allowed_special, "disallowed_special": disallowed_special}
+        return explain_html(self, text, piece=piece, **policy)  # type: ignore[arg-type]
 
     # ------------------------------------------------------------------ pickling
 

@@ -20,10 +20,9 @@ from hypothesis import strategies as st
 import streamcodec
 from fuzz.strategies import SPECIALS, texts
 from streamcodec import Encoding
-from streamcodec.budget import Window
+from streamcodec.stream.windows import Window
 from streamcodec.text.unicode import replace_lone_surrogates
 from streamcodec.vocab import BYTE_MODE_PATTERN
-from tests.conftest import tiktoken_twin
 
 examples = settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
 cuts = st.lists(st.integers(min_value=0, max_value=5_000), max_size=10)
@@ -72,11 +71,10 @@ def test_byte_offsets(real_encoding: Encoding, text: str) -> None:
 
 @examples
 @given(text=valid_text)
-def test_char_offsets_equal_tiktoken_decode_with_offsets(
-    real_encoding: Encoding, text: str
-) -> None:
-    ids, offsets = real_encoding.encode_with_offsets(text, disallowed_special=())
-    assert tiktoken_twin(real_encoding).decode_with_offsets(ids) == (text, offsets)
+def test_char_offsets_equal_tiktoken_decode_with_offsets(real_pair, text: str) -> None:  # type: ignore[no-untyped-def]
+    enc, twin = real_pair
+    ids, offsets = enc.encode_with_offsets(text, disallowed_special=())
+    assert twin.decode_with_offsets(ids) == (text, offsets)
 
 
 @examples

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 import streamcodec
 from streamcodec import Encoding
 from streamcodec.cli import main
-from streamcodec.explain_html import MAX_TRACE_BYTES, explain_html
+from streamcodec.explain.html import MAX_TRACE_BYTES, explain_html
 from streamcodec.reference import merge_steps
 from streamcodec.vocab import GPT2_PATTERN
 

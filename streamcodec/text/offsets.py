@@ -25,7 +25,7 @@ from itertools import accumulate
 from operator import itemgetter, sub
 from typing import Literal
 
-__all__ = ["OffsetCounter", "Unit", "input_positions"]
+__all__ = ["OffsetCounter", "Unit", "input_positions", "starts_inside_character"]
 
 Unit = Literal["char", "byte"]
 _CONTINUATION = bytes(range(0x80, 0xC0))
@@ -91,3 +91,8 @@ def input_positions(text: str) -> list[int] | None:
         i += 2 if pair else 1
     positions.append(len(text))
     return positions
+
+
+def starts_inside_character(token: bytes) -> bool:
+    """Whether ``token`` starts with a UTF-8 continuation byte (inside a character)."""
+    return 0x80 <= token[0] < 0xC0

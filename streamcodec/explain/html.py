@@ -26,24 +26,47 @@ import dataclasses
 import hashlib
 import html
 import unicodedata
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from itertools import accumulate
-from typing import TYPE_CHECKING, Literal
+from typing import Literal, Protocol
 
 import regex
 
-from streamcodec.audit import Explanation, explain_piece
+from streamcodec.explain.trace import Explanation, explain_piece
 from streamcodec.reference import longest_match
 
-if TYPE_CHECKING:
-    from streamcodec.encoding import Encoding
-
-__all__ = ["MAX_TRACE_BYTES", "explain_html"]
+__all__ = ["MAX_TRACE_BYTES", "Encoding", "explain_html"]
 
 MAX_TRACE_BYTES = 96  # longer pieces show their result, not every merge (the trace is quadratic)
 _COLOURS = 6
 _VISIBLE = {" ": "·", "\t": "→", "\r": "␍", "\n": "↵"}
+
+
+class Encoding(Protocol):
+    """What the page needs of an encoding (:class:`streamcodec.Encoding` is one)."""
+
+    name: str
+
+    @property
+    def pat_str(self) -> str: ...
+
+    @property
+    def mergeable_ranks(self) -> dict[bytes, int]: ...
+
+    def encode(
+        self,
+        text: str,
+        *,
+        allowed_special: Literal["all"] | AbstractSet[str] = ...,
+        disallowed_special: Literal["all"] | Collection[str] = ...,
+    ) -> list[int]: ...
+
+    def is_special_token(self, token: int) -> bool: ...
+
+    def decode_single_token_bytes(self, token: int) -> bytes: ...
+
+    def decode_tokens_bytes(self, tokens: Sequence[int]) -> list[bytes]: ...
 
 
 @dataclasses.dataclass(frozen=True)

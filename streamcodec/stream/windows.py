@@ -1,39 +1,43 @@
-"""Token budgets: count up to a limit, truncate to a budget, split a stream into windows.
+"""Windows: a source cut into consecutive texts of at most ``max_tokens`` tokens, each exact.
 
-All three are exact against ``encode``: a count is the length of the ids, a truncated text
-encodes to the first ids of the whole, and a window encoded on its own gives exactly its ids.
+What ``Encoding.split`` yields: ``Window(text, ids, start)``. Each window's text encodes on its
+own to exactly its ids, and (without overlap) the windows join to the text and its ids.
 
     >>> import streamcodec
     >>> enc = streamcodec.get_encoding("cl100k_base")
-    >>> enc.truncate("hello world, again", 2)
-    'hello world'
     >>> [(w.text, w.ids, w.start) for w in enc.split("hello world, again", 2)]
     [('hello world', [15339, 1917], 0), (', again', [11, 1578], 11)]
 
 **Where a window ends.** The text is fed to a stream encoder in slices; the end of the text each
-``feed`` settles is a *safe cut* (``docs/streaming.md``), where the ids on both sides do not
-depend on the other side. A window ends at the last safe cut within its budget if one lies in
-its last quarter; otherwise at the last token boundary (never inside a character) whose window,
-encoded on its own, gives exactly the ids it holds (tried from the largest down; a piece
+``feed`` settles is a *safe cut* (:mod:`streamcodec.stream.cuts`), where the ids on both sides
+do not depend on the other side. A window ends at the last safe cut within its budget if one
+lies in its last quarter; otherwise at the last token boundary (never inside a character) whose
+window, encoded on its own, gives exactly the ids it holds (tried from the largest down; a piece
 longer than the budget is cut between its tokens). Either way each window is checked by
-encoding it alone (a warm cache makes that cheap), so the property always holds; if none of
-the last :data:`MAX_TRIES` boundaries passes, ``split`` raises instead of giving a window that
-does not.
+encoding it alone with a fresh stream encoder (a warm cache makes that cheap), so the property
+always holds; if none of the last :data:`MAX_TRIES` boundaries passes, ``split`` raises instead
+of giving a window that does not.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, NamedTuple
+from collections.abc import Iterable, Iterator, Sequence
+from typing import NamedTuple, Protocol
 
-if TYPE_CHECKING:
-    from streamcodec.encoding import Encoding
-    from streamcodec.stream import Policy
+from streamcodec.stream.encoder import Encodes, Policy
+from streamcodec.text.offsets import starts_inside_character
 
-__all__ = ["MAX_TRIES", "Window", "count_up_to", "split", "truncate"]
+__all__ = ["MAX_TRIES", "Window", "Windowable", "split"]
 
 MAX_TRIES = 32  # boundaries tried for one window before split gives up
+
+
+class Windowable(Encodes, Protocol):
+    """What windows need of an encoding (:class:`streamcodec.Encoding` is one)."""
+
+    def decode_tokens_bytes(self, tokens: Sequence[int]) -> list[bytes]:
+        """The bytes of each token."""
 
 
 class Window(NamedTuple):
@@ -44,49 +48,15 @@ class Window(NamedTuple):
     start: int  # the character offset of ``text`` in the input (as encode reads it)
 
 
-def count_up_to(chunks: Iterator[list[int]], limit: int) -> int | None:
-    """The number of ids in ``chunks``, or None as soon as it passes ``limit`` (the rest of the
-    source is then never read)."""
-    total = 0
-    try:
-        for ids in chunks:
-            total += len(ids)
-            if total > limit:
-                return None
-    finally:
-        close = getattr(chunks, "close", None)
-        if close is not None:
-            close()
-    return total
-
-
-def truncate(enc: Encoding, text: str, max_tokens: int, policy: Policy) -> str:
-    """The longest prefix of ``text`` ending on a character boundary whose encoding is the first
-    ids of ``text``'s, at most ``max_tokens`` of them (``Encoding.truncate``)."""
-    if max_tokens < 0:
-        raise ValueError(f"max_tokens must be 0 or more, not {max_tokens}")
-    specials = {"allowed_special": policy.allowed, "disallowed_special": policy.disallowed}
-    ids, offsets = enc.encode_with_offsets(text, **specials)  # type: ignore[arg-type]
-    if len(ids) <= max_tokens:
-        return text
-    for k in range(max_tokens, 0, -1):
-        if _inside_character(enc.decode_single_token_bytes(ids[k])):
-            continue
-        prefix = text[: offsets[k]]
-        if enc.encode(prefix, allowed_special=policy.allowed, disallowed_special=()) == ids[:k]:
-            return prefix
-    return ""
-
-
 def split(
-    enc: Encoding,
+    enc: Windowable,
     chunks: Iterable[str],
     max_tokens: int,
     *,
     overlap: int,
     policy: Policy,
 ) -> Iterator[Window]:
-    """Windows of the text ``chunks`` (``Encoding.split``)."""
+    """Windows of the text ``chunks`` (``Encoding.split``), read under ``policy``."""
     if max_tokens < 1 or not 0 <= overlap < max_tokens:
         raise ValueError(
             f"need max_tokens >= 1 and 0 <= overlap < max_tokens (got {max_tokens}, {overlap})"
@@ -106,11 +76,12 @@ def split(
 class _Windows:
     """Settled tokens not yet behind a window, and the safe cuts among them."""
 
-    def __init__(self, enc: Encoding, max_tokens: int, overlap: int, policy: Policy) -> None:
+    def __init__(self, enc: Windowable, max_tokens: int, overlap: int, policy: Policy) -> None:
         self._enc = enc
         self._max = max_tokens
         self._overlap = overlap
-        self._allowed = policy.allowed
+        # Windows are checked as encode would read them alone: allowed specials, none refused.
+        self._policy = Policy(policy.allowed, frozenset(), policy.errors)
         self._ids: list[int] = []
         self._data: list[bytes] = []
         self._safe = {0}  # token indexes where a safe cut lies
@@ -173,14 +144,13 @@ class _Windows:
 
     def _boundary(self, k: int) -> bool:
         """Whether a cut before token ``k`` falls between characters."""
-        return k == len(self._ids) or not _inside_character(self._data[k])
+        return k == len(self._ids) or not starts_inside_character(self._data[k])
 
     def _window(self, a: int, k: int) -> Window | None:
         """The window of tokens ``a:k``, if it encodes alone to exactly them."""
         text = b"".join(self._data[a:k]).decode("utf-8")
-        if self._enc.encode(text, allowed_special=self._allowed, disallowed_special=()) != (
-            ids := self._ids[a:k]
-        ):
+        alone = self._policy.stream_encoder(self._enc)
+        if alone.feed(text) + alone.close() != (ids := self._ids[a:k]):
             return None
         return Window(text, ids, self._start + self._chars(a))
 
@@ -194,8 +164,3 @@ class _Windows:
         del self._ids[:a], self._data[:a]
         self._safe = {s - a for s in self._safe if s >= a}
         self._done = k - a
-
-
-def _inside_character(token: bytes) -> bool:
-    """Whether ``token`` starts with a UTF-8 continuation byte (inside a character)."""
-    return 0x80 <= token[0] < 0xC0
