@@ -1,4 +1,4 @@
-"""The command line: ``streamcodec encode | decode | count | train``, in bounded memory.
+"""The command line: ``streamcodec encode | decode | count | split | train``, in bounded memory.
 
 Only this module prints or touches the terminal. Errors from the library become one line on
 stderr and exit status 1; Ctrl-C exits with 130. Output files are written atomically (a temporary
@@ -371,6 +371,12 @@ def _add_count(commands: Any) -> None:
     count = commands.add_parser("count", help="print the number of tokens in a file")
     _add_input_and_encoding(count)
     _add_text_options(count)
+    count.add_argument(
+        "--limit",
+        type=_whole_number,
+        metavar="N",
+        help="exit 1 as soon as the count passes N, without reading further",
+    )
     count.set_defaults(run=_run_count)
 
 
@@ -378,15 +384,113 @@ def _run_count(args: argparse.Namespace) -> int:
     if args.mode == "word":
         bpe = _word_bpe(args)
         with _progress(args) as progress:
-            print(sum(len(bpe.segment_text(block)) for block in _word_blocks(args, progress)))
-        return 0
-    enc = _encoding(args)
-    source = _source(args)
-    with _progress(args) as progress:
-        chunks = enc.iter_encode_chunks(source, **_policy(args), jobs=args.jobs, progress=progress)
-        count = sum(map(len, chunks))
+            counts = (len(bpe.segment_text(block)) for block in _word_blocks(args, progress))
+            count = _up_to(counts, args.limit)
+    else:
+        enc = _encoding(args)
+        source = _source(args)
+        with _progress(args) as progress:
+            chunks = enc.iter_encode_chunks(
+                source, **_policy(args), jobs=args.jobs, progress=progress
+            )
+            count = _up_to(map(len, chunks), args.limit)
+    if count is None:
+        print(f"streamcodec: {args.input} has more than {args.limit:,} tokens", file=sys.stderr)
+        return 1
     print(count)
     return 0
+
+
+def _up_to(counts: Iterator[int], limit: int | None) -> int | None:
+    """The sum of ``counts``, or None as soon as it passes ``limit`` (the rest is not read)."""
+    total = 0
+    for n in counts:
+        total += n
+        if limit is not None and total > limit:
+            return None
+    return total
+
+
+def _whole_number(text: str) -> int:
+    if not text.isascii() or not text.isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number")
+    return int(text)
+
+
+# ---------------------------------------------------------------------- split
+
+
+def _add_split(commands: Any) -> None:
+    split = commands.add_parser(
+        "split", help="cut a file into numbered windows of at most N tokens, each exact alone"
+    )
+    _add_input_and_encoding(split)
+    _add_text_options(split)
+    split.add_argument(
+        "--max-tokens", type=_whole_number, required=True, metavar="N", help="tokens per window"
+    )
+    split.add_argument(
+        "--overlap",
+        type=_whole_number,
+        default=0,
+        metavar="K",
+        help="start each window up to K tokens before the previous one ends (default 0)",
+    )
+    split.add_argument(
+        "-o", "--output", required=True, metavar="DIR", help="a new or empty folder for them"
+    )
+    split.set_defaults(run=_run_split)
+
+
+def _run_split(args: argparse.Namespace) -> int:
+    """Write the windows as DIR/000001.txt...: into a temporary folder renamed at the end."""
+    _refuse_for_split(args)
+    target = Path(args.output)
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise FileExistsError(17, "exists and is not an empty folder", args.output)
+    enc = _encoding(args)
+    source = _source(args)
+    folder = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.absolute().parent))
+    try:
+        os.chmod(folder, 0o777 & ~_umask())  # mkdtemp's folder is owner-only
+        count = tokens = 0
+        with _progress(args) as progress:
+            windows = enc.split(
+                source, args.max_tokens, overlap=args.overlap, **_policy(args), progress=progress
+            )
+            for count, window in enumerate(windows, 1):
+                (folder / f"{count:06d}.txt").write_bytes(window.text.encode("utf-8"))
+                tokens += len(window.ids)
+        if target.exists():
+            target.rmdir()
+        folder.rename(target)
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    if not args.quiet:
+        print(
+            f"streamcodec: wrote {count:,} windows ({tokens:,} tokens) to {args.output}",
+            file=sys.stderr,
+        )
+    return 0
+
+
+def _refuse_for_split(args: argparse.Namespace) -> None:
+    """The options split cannot honour, named."""
+    if args.mode == "word":
+        raise ValueError("split cuts tokens: --mode word is not supported")
+    if args.jobs != 1:
+        raise ValueError("split reads in one process: leave out --jobs")
+    if args.errors == "surrogateescape":
+        raise ValueError("split writes text: use --errors strict or --errors replace")
+    if args.max_tokens < 1 or args.overlap >= args.max_tokens:
+        raise ValueError("need --max-tokens of at least 1 and --overlap below it")
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 # ---------------------------------------------------------------------- decode
@@ -771,6 +875,7 @@ COMMANDS: list[Callable[[Any], None]] = [
     _add_encode,
     _add_decode,
     _add_count,
+    _add_split,
     _add_train,
     _add_verify,
     _add_explain,
