@@ -63,3 +63,22 @@ def test_split_refuses_and_cleans_up(
     out = tmp_path / "never"
     assert main(["split", str(book), "--max-tokens", "100", "-o", str(out)]) == 1
     assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["book.txt", "full"]
+
+
+def test_split_overlap_and_special_tokens(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    enc = streamcodec.get_encoding("cl100k_base")
+    path = tmp_path / "chat.txt"
+    path.write_text("hello world, again and again <|endoftext|> and more", encoding="utf-8")
+    out = tmp_path / "w"
+    assert main(["split", str(path), "--max-tokens", "4", "-o", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "<|endoftext|>" in err and "--allowed-special" in err and not out.exists()
+    args = ["split", str(path), "--max-tokens", "4", "--overlap", "1", "--allowed-special", "all"]
+    assert main([*args, "-o", str(out), "-q"]) == 0
+    windows = [f.read_text(encoding="utf-8") for f in sorted(out.iterdir())]
+    assert all(len(enc.encode(w, allowed_special="all")) <= 4 for w in windows)
+    assert windows[0] == "hello world, again" and windows[1].startswith(" again")
+    assert main(["split", str(path), "--max-tokens", "4", "--overlap", "4", "-o", "x"]) == 1
+    assert "--overlap must be below --max-tokens" in capsys.readouterr().err
