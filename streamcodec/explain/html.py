@@ -36,14 +36,14 @@ import regex
 from streamcodec.explain.trace import Explanation, explain_piece
 from streamcodec.reference import longest_match
 
-__all__ = ["MAX_TRACE_BYTES", "Encoding", "explain_html"]
+__all__ = ["MAX_TRACE_BYTES", "Explainable", "explain_html"]
 
 MAX_TRACE_BYTES = 96  # longer pieces show their result, not every merge (the trace is quadratic)
 _COLOURS = 6
 _VISIBLE = {" ": "·", "\t": "→", "\r": "␍", "\n": "↵"}
 
 
-class Encoding(Protocol):
+class Explainable(Protocol):
     """What the page needs of an encoding (:class:`streamcodec.Encoding` is one)."""
 
     name: str
@@ -88,7 +88,7 @@ class _Trace:
 
 
 def explain_html(
-    enc: Encoding,
+    enc: Explainable,
     text: str,
     *,
     piece: int | None = None,
@@ -131,7 +131,7 @@ def explain_html(
 
 
 def _piece_of_each_token(
-    enc: Encoding, ids: list[int], data: list[bytes]
+    enc: Explainable, ids: list[int], data: list[bytes]
 ) -> tuple[list[int | None], list[tuple[bytes, list[int]]]]:
     """For each token the index of its piece (None for a special token); each piece's bytes
     and ids.
@@ -161,7 +161,7 @@ def _piece_of_each_token(
     return owners, pieces
 
 
-def _trace(enc: Encoding, piece: bytes, ids: list[int], longest: int) -> _Trace:
+def _trace(enc: Explainable, piece: bytes, ids: list[int], longest: int) -> _Trace:
     ranks = enc.mergeable_ranks
     if len(piece) > MAX_TRACE_BYTES:
         return _Trace(piece, ids, longest_match(piece, ranks, longest=longest), None)
@@ -194,7 +194,7 @@ def _groups(ids: list[int], data: list[bytes], traces: list[int | None]) -> Iter
         i = j
 
 
-def _group_html(group: _Group, index: int, chosen: int | None, enc: Encoding) -> str:
+def _group_html(group: _Group, index: int, chosen: int | None, enc: Explainable) -> str:
     classes = ["tok", f"c{index % _COLOURS}"]
     if len(group.ids) > 1:
         classes.append("split")
@@ -216,7 +216,7 @@ def _group_html(group: _Group, index: int, chosen: int | None, enc: Encoding) ->
     )
 
 
-def _trace_html(k: int, trace: _Trace, enc: Encoding, shown: bool) -> str:
+def _trace_html(k: int, trace: _Trace, enc: Explainable, shown: bool) -> str:
     e = trace.explanation
     decoder = enc.decode_single_token_bytes
     longest = trace.longest
