@@ -116,7 +116,7 @@ def explain_html(
     groups = list(_groups(ids, data, [None if o is None else order[o] for o in owners]))
     chars = len(b"".join(data).decode("utf-8"))
     summary = (
-        f'<p id="count"><b id="n-tokens">{len(ids)}</b> tokens · {chars} characters · '
+        f'<p id="count"><strong id="n-tokens">{len(ids)}</strong> tokens · {chars} characters · '
         f"{sum(map(len, data))} bytes · {len(pieces)} pieces · encoding "
         f"<code>{_esc(enc.name)}</code></p>"
     )
@@ -284,10 +284,7 @@ def _cuts(parts: list[bytes]) -> set[tuple[int, int]]:
 
 def _parts(parts: list[bytes]) -> str:
     """Parts as boxed spans; bytes that are not a whole character show as ``\\xNN``."""
-    return "".join(
-        f'<span class="part">{_visible(p.decode("utf-8", "backslashreplace"))}</span>'
-        for p in parts
-    )
+    return "".join(f"<b>{_visible(p.decode('utf-8', 'backslashreplace'))}</b>" for p in parts)
 
 
 def _readable(data: bytes) -> str:
@@ -299,10 +296,10 @@ def _visible(text: str) -> str:
     out = []
     for char in text:
         if char in _VISIBLE:
-            out.append(f'<span class="ws">{_VISIBLE[char]}</span>')
+            out.append(f"<i>{_VISIBLE[char]}</i>")
             out.append("<br>" if char == "\n" else "")
         elif char.isspace() or unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp"):
-            out.append(f'<span class="ws">U+{ord(char):04X}</span>')
+            out.append(f"<i>U+{ord(char):04X}</i>")
         else:
             out.append(_esc(char))
     return "".join(out)
@@ -324,13 +321,14 @@ body{font:15px/1.5 system-ui,sans-serif;margin:1.5em;color:#222}
 .split{border-style:dashed;border-color:#c00}
 .split::after{content:"×" attr(data-n);font-size:60%;color:#c00;vertical-align:super}
 .special{background:#333;color:#fff}
-.ws{color:#999}
+i{font-style:normal;color:#999}
 #info{font:13px ui-monospace,monospace;min-height:1.5em;white-space:pre-wrap;color:#444}
 .cols{display:flex;gap:2em;flex-wrap:wrap;align-items:flex-start}
 table{border-collapse:collapse;font:14px ui-monospace,monospace}
 caption{font:bold 14px system-ui,sans-serif;text-align:left;padding-bottom:.3em;white-space:nowrap}
 td{padding:2px 8px;border-bottom:1px solid #eee}
-.part{border:1px solid #aaa;background:#f7f7f7;margin-right:2px;padding:0 2px}
+.trace b{font-weight:normal;border:1px solid #aaa;background:#f7f7f7;margin-right:2px;
+  padding:0 2px}
 tr.parts{background:#ffd9d9}tr.parts td:first-child::before{content:"≠ ";color:#c00}
 tr.whole{background:#e8f0ff}
 [hidden]{display:none}
