@@ -14,7 +14,7 @@ import types
 from streamcodec.encoding import DisallowedSpecialTokenError, Encoding
 from streamcodec.pieces.native import backend
 from streamcodec.registry import get_encoding, list_encoding_names
-from streamcodec.stream import InvalidUTF8Error, StreamDecoder, StreamEncoder
+from streamcodec.stream import InvalidUTF8Error, StreamDecoder, StreamEncoder, Window
 from streamcodec.training import train
 from streamcodec.vocab import VocabularyError
 
@@ -25,6 +25,7 @@ __all__ = [
     "StreamDecoder",
     "StreamEncoder",
     "VocabularyError",
+    "Window",
     "backend",
     "get_encoding",
     "list_encoding_names",
