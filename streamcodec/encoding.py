@@ -19,6 +19,7 @@ Special tokens in untrusted text are refused by default, as tiktoken does: ``enc
 from __future__ import annotations
 
 import functools
+import operator
 import os
 import pathlib
 import re
@@ -28,6 +29,7 @@ from typing import IO, TYPE_CHECKING, Any, Literal, TypeVar, Union
 
 import regex
 
+from streamcodec import compat
 from streamcodec.bpe import PieceEncoder
 from streamcodec.bytemode import ByteMode
 from streamcodec.piececache import DEFAULT_CACHE_SIZE, CachedEncoder
@@ -35,6 +37,9 @@ from streamcodec.pretokenize import Pretokenizer
 from streamcodec.vocab import BYTE_MODE_PATTERN
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
     from streamcodec.stream import Policy, StreamDecoder, StreamEncoder
 
 __all__ = ["DisallowedSpecialTokenError", "Encoding"]
@@ -82,12 +87,17 @@ class Encoding:
                 f"{n_tokens} tokens and its largest id is {self.max_token_value}"
             )
         self._decoder: dict[int, bytes] = {rank: token for token, rank in mergeable_ranks.items()}
-        self._decoder.update((i, text.encode("utf-8")) for text, i in special_tokens.items())
-        if len(self._decoder) != n_tokens:
+        # Special tokens may share an id (o200k_harmony's do, as in tiktoken): the first decodes.
+        special_ids: dict[int, bytes] = {}
+        for text, i in special_tokens.items():
+            special_ids.setdefault(i, text.encode("utf-8"))
+        self._decoder.update(special_ids)
+        if len(self._decoder) != len(mergeable_ranks) + len(special_ids):
             raise ValueError(
-                f"encoding {name!r}: {n_tokens - len(self._decoder)} token ids are used twice "
-                "(duplicate ranks, or a special token id equal to a rank)"
+                f"encoding {name!r}: {len(mergeable_ranks) + len(special_ids) - len(self._decoder)}"
+                " token ids are used twice (duplicate ranks, or a special token id equal to a rank)"
             )
+        self._by_id = ids_table(self._decoder, self.max_token_value)
         self._special_token_values = frozenset(special_tokens.values())
         self._pretokenizer = Pretokenizer(pat_str)
         self._cache_size = cache_size
@@ -132,7 +142,9 @@ class Encoding:
         return self.max_token_value + 1
 
     def is_special_token(self, token: int) -> bool:
-        """Whether the id ``token`` is a special token's."""
+        """Whether the id ``token`` is a special token's (``TypeError`` if it is not an int)."""
+        if not isinstance(token, int):
+            raise TypeError(f"is_special_token: token must be an int, not {type(token).__name__}")
         return token in self._special_token_values
 
     # ------------------------------------------------------------------ encoding
@@ -170,7 +182,13 @@ class Encoding:
         >>> enc.decode_bytes(enc.encode_bytes(b"caf\\xe9"))  # doctest: +SKIP
         b'caf\\xe9'
         """
-        return self._encode_ordinary(data.decode("utf-8", "surrogateescape"), "surrogateescape")
+        try:
+            text = data.decode("utf-8", "surrogateescape")
+        except AttributeError:
+            raise TypeError(
+                f"encode_bytes: data must be bytes, not {type(data).__name__}"
+            ) from None
+        return self._encode_ordinary(text, "surrogateescape")
 
     def encode_batch(
         self,
@@ -193,12 +211,17 @@ class Encoding:
     def encode_single_token(self, text_or_bytes: str | bytes) -> int:
         """The id of the token whose text or bytes is exactly ``text_or_bytes`` (specials too).
 
-        Raises ``KeyError`` if there is none.
+        Raises ``KeyError`` if there is none, ``TypeError`` for an argument of another type.
         """
         if isinstance(text_or_bytes, str):
             if text_or_bytes in self._special_tokens:
                 return self._special_tokens[text_or_bytes]
             text_or_bytes = text_or_bytes.encode("utf-8")
+        elif not isinstance(text_or_bytes, bytes):
+            raise TypeError(
+                "encode_single_token: text_or_bytes must be str or bytes, not "
+                f"{type(text_or_bytes).__name__}"
+            )
         if text_or_bytes in self._mergeable_ranks:
             return self._mergeable_ranks[text_or_bytes]
         special = self._special_token_bytes.get(text_or_bytes)
@@ -218,14 +241,22 @@ class Encoding:
     def _special_policy(
         self, allowed_special: AllowedSpecial, disallowed_special: DisallowedSpecial
     ) -> tuple[frozenset[str], frozenset[str]]:
-        """The special tokens to encode as such, and those whose presence is an error."""
-        allowed = frozenset(self._special_tokens if allowed_special == "all" else allowed_special)
-        disallowed = (
-            frozenset(self._special_tokens) - allowed
-            if disallowed_special == "all"
-            else frozenset(disallowed_special)
-        )
-        return allowed, disallowed
+        """The special tokens to encode as such, and those whose presence is an error.
+
+        As in tiktoken: ``allowed_special`` is ``"all"`` or a set (anything else is a
+        ``TypeError``), and a false ``disallowed_special`` (``()``, ``None``) checks nothing.
+        """
+        if allowed_special == "all":
+            allowed = frozenset(self._special_tokens)
+        elif isinstance(allowed_special, (set, frozenset)):
+            allowed = frozenset(allowed_special)
+        else:
+            raise TypeError(
+                f'allowed_special must be "all" or a set of special tokens, not {allowed_special!r}'
+            )
+        if disallowed_special == "all":
+            return allowed, frozenset(self._special_tokens) - allowed
+        return allowed, frozenset(disallowed_special) if disallowed_special else frozenset()
 
     def _encode(self, text: str, allowed: frozenset[str]) -> list[int]:
         """Encode ``text`` with the special tokens in ``allowed``, as tiktoken does.
@@ -270,26 +301,160 @@ class Encoding:
             ]
         return self._cached.encode(text, start, end)
 
+    # ------------------------------------------------------------------ tiktoken's lesser methods
+    # Equal to tiktoken's (see streamcodec/compat.py), for code that calls them.
+
+    def encode_to_numpy(
+        self,
+        text: str,
+        *,
+        allowed_special: AllowedSpecial = frozenset(),
+        disallowed_special: DisallowedSpecial = "all",
+    ) -> npt.NDArray[np.uint32]:
+        """:meth:`encode` as a numpy array of ``uint32`` (numpy is imported on first use)."""
+        import numpy
+
+        ids = self.encode(
+            text, allowed_special=allowed_special, disallowed_special=disallowed_special
+        )
+        return numpy.array(ids, dtype=numpy.uint32)
+
+    def encode_with_unstable(
+        self,
+        text: str,
+        *,
+        allowed_special: AllowedSpecial = frozenset(),
+        disallowed_special: DisallowedSpecial = "all",
+    ) -> tuple[list[int], list[list[int]]]:
+        """The ids of ``text`` that appending text cannot change, and every id sequence that may
+        follow them (tiktoken's, "itself unstable"); see :mod:`streamcodec.compat`."""
+        allowed = self._allowed_special(allowed_special, disallowed_special, text)
+        text.encode("utf-8")  # as tiktoken: a lone surrogate raises UnicodeEncodeError here
+        tokens, count = self._with_last_piece(text, allowed)
+        return compat.encode_with_unstable(
+            tokens,
+            count,
+            decoder=self._rank_bytes,
+            sorted_tokens=self._sorted_tokens,
+            ranks=self._mergeable_ranks,
+            encode_ordinary=self.encode_ordinary,
+            merge=self._encode_piece.merge,
+        )
+
+    def _encode_bytes(self, data: bytes) -> list[int]:
+        """tiktoken's ``_encode_bytes``: valid UTF-8 as :meth:`encode_ordinary`; after invalid
+        bytes, the last piece and all the rest merged as one (lossy where :meth:`encode_bytes`
+        is not); see :func:`streamcodec.compat.encode_bytes_tiktoken`."""
+        if not isinstance(data, bytes):
+            raise TypeError(f"_encode_bytes: data must be bytes, not {type(data).__name__}")
+        try:
+            return self.encode_ordinary(data.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            valid = exc.start
+        tokens, count = self._with_last_piece(data[:valid].decode("utf-8"), frozenset())
+        return compat.encode_bytes_tiktoken(
+            data,
+            valid,
+            tokens,
+            count,
+            decoder=self._rank_bytes,
+            ranks=self._mergeable_ranks,
+            merge=self._encode_piece.merge,
+        )
+
+    def _encode_single_piece(self, text_or_bytes: str | bytes) -> list[int]:
+        """One piece's ids, without pre-tokenization and without special tokens (tiktoken's)."""
+        if isinstance(text_or_bytes, str):
+            text_or_bytes = text_or_bytes.encode("utf-8")
+        elif not isinstance(text_or_bytes, bytes):
+            raise TypeError(
+                "_encode_single_piece: text_or_bytes must be str or bytes, not "
+                f"{type(text_or_bytes).__name__}"
+            )
+        return self._encode_piece(text_or_bytes)
+
+    def _encode_only_native_bpe(self, text: str) -> list[int]:
+        """:meth:`encode_ordinary` one piece at a time, without the cache (tiktoken's)."""
+        return [
+            token
+            for piece in self._pretokenizer.pieces(text)
+            for token in self._encode_piece(piece.encode("utf-8"))
+        ]
+
+    def _with_last_piece(self, text: str, allowed: frozenset[str]) -> tuple[list[int], int]:
+        """The ids of ``text`` and how many of them its last pre-token gave (tiktoken's
+        ``last_piece_token_len``: 0 when no ordinary text follows the last special token)."""
+        start = 0
+        if allowed:
+            finder = special_token_regex(frozenset(self._special_tokens))
+            for match in allowed_special_matches(finder, text, allowed):
+                start = match.end()
+        pieces = self._pretokenizer.pieces(text, start)
+        count = len(self._encode_piece(pieces[-1].encode("utf-8"))) if pieces else 0
+        return self._encode(text, allowed), count
+
+    @functools.cached_property
+    def _rank_bytes(self) -> dict[int, bytes]:
+        """Rank -> bytes of the mergeable tokens only (tiktoken's ``decoder``)."""
+        return {rank: token for token, rank in self._mergeable_ranks.items()}
+
+    @functools.cached_property
+    def _sorted_tokens(self) -> list[bytes]:
+        return sorted(self._mergeable_ranks)
+
     # ------------------------------------------------------------------ decoding
 
     def decode_bytes(self, tokens: Sequence[int]) -> bytes:
-        """The bytes of ``tokens`` joined. Raises ``KeyError`` for an unknown id."""
-        decoder = self._decoder
+        """The bytes of ``tokens`` joined.
+
+        Raises ``KeyError`` for an unknown id, and as tiktoken ``TypeError`` for an id that is not
+        an integer (``1.0``, ``"5"``, ``None``) and ``OverflowError`` for one below 0 or from
+        2**32 on. Those checks cost nothing here: a list indexed by id refuses floats and strings
+        and holds ``None`` for ids it lacks, so only the ``min`` stands between it and a negative.
+        """
+        if type(tokens) is not list:
+            tokens = list(tokens)
         try:
-            return b"".join([decoder[token] for token in tokens])
-        except KeyError as exc:
-            raise KeyError(f"Invalid token for decoding: {exc.args[0]}") from None
+            if not tokens or min(tokens) >= 0:
+                # A None (an unused id) makes join raise TypeError: the slow path says which.
+                return b"".join(map(self._by_id.__getitem__, tokens))  # type: ignore[arg-type]
+        except (TypeError, IndexError):  # a bad id, an id the list lacks, or a sparse special
+            pass
+        return b"".join(
+            [self._token_bytes(token, f"tokens[{i}]") for i, token in enumerate(tokens)]
+        )
 
     def decode(self, tokens: Sequence[int], errors: str = "replace") -> str:
         """Decode to text; by default invalid UTF-8 becomes U+FFFD (lossy, as tiktoken)."""
         return self.decode_bytes(tokens).decode("utf-8", errors=errors)
 
     def decode_single_token_bytes(self, token: int) -> bytes:
-        """The bytes of one token (specials too). Raises ``KeyError`` for an unknown id."""
+        """The bytes of one token (specials too). Raises ``KeyError`` for an unknown id, and
+        ``TypeError`` or ``OverflowError`` for a bad one, as :meth:`decode_bytes`."""
         try:
-            return self._decoder[token]
+            if token >= 0 and (data := self._by_id[token]) is not None:
+                return data
+        except (TypeError, IndexError):
+            pass
+        try:
+            return self._token_bytes(token, "token")
         except KeyError:
-            raise KeyError(str(token)) from None
+            raise KeyError(str(token)) from None  # tiktoken's message here: the id alone
+
+    def _token_bytes(self, token: object, where: str) -> bytes:
+        """The bytes of ``token``, or tiktoken's error type with a message naming ``where``."""
+        try:
+            index = operator.index(token)  # type: ignore[arg-type]
+        except TypeError:
+            raise TypeError(
+                f"{where} is {token!r}, a {type(token).__name__}: a token id is an int"
+            ) from None
+        if not 0 <= index < 2**32:
+            raise OverflowError(f"{where} is {index}: a token id is between 0 and 2**32 - 1")
+        data = self._decoder.get(index)
+        if data is None:
+            raise KeyError(f"Invalid token for decoding: {index}")
+        return data
 
     def decode_tokens_bytes(self, tokens: Sequence[int]) -> list[bytes]:
         """The bytes of each token, for showing a tokenization."""
@@ -325,7 +490,7 @@ class Encoding:
 
     def token_byte_values(self) -> list[bytes]:
         """The bytes of every mergeable token, sorted."""
-        return sorted(self._mergeable_ranks)
+        return list(self._sorted_tokens)
 
     # ------------------------------------------------------------------ streaming
     # Text and ids in chunks, in bounded memory: see streamcodec/stream.py and docs/streaming.md.
@@ -464,6 +629,21 @@ class Encoding:
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def ids_table(decoder: dict[int, bytes], max_id: int) -> list[bytes | None]:
+    """``decoder`` as a list indexed by id, ``None`` where an id is unused (the fast decode).
+
+    A special token with a far larger id than the rest (``2**31``) is left to the dict: the list
+    stops at twice the number of tokens.
+    """
+    table: list[bytes | None] = [None] * min(max_id + 1, 2 * len(decoder) + 1024)
+    for i, data in decoder.items():
+        if i < len(table):
+            table[i] = data
+    return table
+
+
 T = TypeVar("T")
 R = TypeVar("R")
 

@@ -54,7 +54,7 @@ def read_file(blobpath: str) -> bytes:
             data: bytes = response.read()
             return data
     try:
-        import blobfile  # type: ignore[import-not-found]
+        import blobfile
     except ImportError as exc:
         raise ImportError(
             f"reading {blobpath} needs blobfile; install it with `pip install blobfile`"

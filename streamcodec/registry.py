@@ -270,7 +270,7 @@ def _names() -> dict[str, Constructor | None]:
 
 def _plugin_modules() -> list[str]:
     try:
-        import tiktoken_ext  # type: ignore[import-not-found]
+        import tiktoken_ext
     except ImportError:
         return []
     return [module.name for module in pkgutil.iter_modules(tiktoken_ext.__path__, "tiktoken_ext.")]

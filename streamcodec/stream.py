@@ -226,6 +226,8 @@ class StreamEncoder:
 
     def feed(self, text: str) -> list[int]:
         """The ids of ``text`` (and of text held from before) that are final."""
+        if not isinstance(text, str):
+            raise TypeError(f"StreamEncoder.feed: text must be str, not {type(text).__name__}")
         return self._encode(self._specials.feed(text))
 
     def close(self) -> list[int]:
