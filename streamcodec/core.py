@@ -11,7 +11,8 @@ for type hints and ``isinstance``): it is the same class as ``streamcodec.Encodi
 from __future__ import annotations
 
 from streamcodec.dropin import same_module
-from streamcodec.encoding import Encoding, raise_disallowed_special_token
+from streamcodec.encoding import Encoding
+from streamcodec.text.specials import raise_disallowed_special_token
 
 __all__ = ["Encoding", "raise_disallowed_special_token"]
 

@@ -227,7 +227,10 @@ def get_encoding(name: str) -> Encoding:
         return built
     with _lock:
         if name not in ENCODINGS:
-            ENCODINGS[name] = _build(name)
+            encoding = _build(name)
+            # Pickled (to a worker process, say) as this call: a few bytes, not the ranks.
+            encoding.recipe = (get_encoding, (name,))
+            ENCODINGS[name] = encoding
         return ENCODINGS[name]
 
 

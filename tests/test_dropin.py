@@ -244,7 +244,7 @@ def test_bad_types_are_refused_naming_the_argument(real_encoding: streamcodec.En
         (lambda: enc.decode_single_token_bytes(None), "token is None"),
         (lambda: enc.encode_single_token(15339), "text_or_bytes must be str or bytes, not int"),
         (lambda: enc.encode_bytes("str"), "data must be bytes, not str"),  # type: ignore[arg-type]
-        (lambda: enc.stream_encoder().feed(None), "text must be str, not NoneType"),  # type: ignore[arg-type]
+        (lambda: enc.stream_encoder().feed(None), r"text \(str\), not NoneType"),  # type: ignore[arg-type]
         (lambda: enc.encode("x", allowed_special=["<|endoftext|>"]), "allowed_special must be"),  # type: ignore[arg-type]
     ]:
         with pytest.raises(TypeError, match=message):
