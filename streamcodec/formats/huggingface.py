@@ -138,6 +138,14 @@ def _added_tokens(reader: _Reader, added: object) -> dict[str, int]:
             raise reader.fail(f"{path}.id", f"expected an id (an int >= 0), got {_shown(token_id)}")
         if content in specials:
             raise reader.fail(path, f"special token {content!r} appears twice")
+        for flag in ("lstrip", "rstrip", "single_word"):
+            if entry.get(flag):
+                raise reader.fail(
+                    f"{path}.{flag}",
+                    f"{content!r} takes the whitespace beside it or only whole words there "
+                    "(Hugging Face's added-token flags), which tiktoken's special tokens never "
+                    "do; unsupported, as the ids would differ",
+                )
         specials[content] = token_id
     return specials
 
