@@ -23,45 +23,39 @@ from __future__ import annotations
 
 import functools
 import operator
-import os
-import pathlib
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
-from collections.abc import Set as AbstractSet
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeVar
 
-from streamcodec import compat
+from streamcodec.compat import TiktokenMethods
 from streamcodec.ordinary import DEFAULT_CACHE_SIZE, OrdinaryEncoder
-from streamcodec.stream.decoder import StreamDecoder
-from streamcodec.stream.encoder import Policy, StreamEncoder, encode_source
-from streamcodec.stream.parallel import count_file_parts, encode_file_parts, splits
+from streamcodec.stream.methods import StreamMethods
 from streamcodec.stream.sources import Source
 from streamcodec.text.specials import (
+    AllowedSpecial,
+    DisallowedSpecial,
     DisallowedSpecialTokenError,
     allowed_special_matches,
-    raise_disallowed_special_token,
+    refuse_disallowed,
+    special_policy,
     special_token_regex,
 )
 from streamcodec.text.unicode import replace_lone_surrogates
 
-if TYPE_CHECKING:
-    import numpy as np
-    import numpy.typing as npt
-
 __all__ = ["DisallowedSpecialTokenError", "Encoding", "Source"]
 
-AllowedSpecial = Literal["all"] | AbstractSet[str]
-DisallowedSpecial = Literal["all"] | Collection[str]
 #: How a registered encoding rebuilds itself when unpickled: a function and its arguments.
 Recipe = tuple[Callable[..., "Encoding"], tuple[Any, ...]]
 
 
-class Encoding:
+class Encoding(StreamMethods, TiktokenMethods):
     """A byte-level BPE encoding: mergeable ranks, special tokens and a pre-tokenizer pattern.
 
     The constructor and the public methods are those of ``tiktoken.Encoding``, so code written
     for tiktoken runs unchanged after swapping the import. One option is added, keyword-only:
-    ``cache_size``, the number of distinct chunks and pieces whose ids are kept (least recently
-    used first out; 0 turns the cache off). See :mod:`streamcodec.ordinary`.
+    ``cache_size``, the number of distinct words and pieces whose ids are kept (least recently
+    used first out; 0 turns the cache off). See :mod:`streamcodec.ordinary`. The streaming
+    methods (sources of any size, in bounded memory) come from
+    :class:`~streamcodec.stream.methods.StreamMethods`.
     """
 
     def __init__(
@@ -241,29 +235,13 @@ class Encoding:
     ) -> frozenset[str]:
         """Resolve the caller's special-token policy; raise if ``text`` breaks it."""
         allowed, disallowed = self._special_policy(allowed_special, disallowed_special)
-        if disallowed and (match := special_token_regex(disallowed).search(text)):
-            raise_disallowed_special_token(match.group())
+        refuse_disallowed(text, disallowed)
         return allowed
 
     def _special_policy(
         self, allowed_special: AllowedSpecial, disallowed_special: DisallowedSpecial
     ) -> tuple[frozenset[str], frozenset[str]]:
-        """The special tokens to encode as such, and those whose presence is an error.
-
-        As in tiktoken: ``allowed_special`` is ``"all"`` or a set (anything else is a
-        ``TypeError``), and a false ``disallowed_special`` (``()``, ``None``) checks nothing.
-        """
-        if allowed_special == "all":
-            allowed = frozenset(self._special_tokens)
-        elif isinstance(allowed_special, (set, frozenset)):
-            allowed = frozenset(allowed_special)
-        else:
-            raise TypeError(
-                f'allowed_special must be "all" or a set of special tokens, not {allowed_special!r}'
-            )
-        if disallowed_special == "all":
-            return allowed, frozenset(self._special_tokens) - allowed
-        return allowed, frozenset(disallowed_special) if disallowed_special else frozenset()
+        return special_policy(self._special_tokens, allowed_special, disallowed_special)
 
     def _encode(self, text: str, allowed: frozenset[str]) -> list[int]:
         """Encode ``text`` with the special tokens in ``allowed``, as tiktoken does.
@@ -288,107 +266,6 @@ class Encoding:
             ids.append(self._special_tokens[match.group()])
             start = match.end()
         return ids + encode_ordinary(text, start=start)
-
-    # ------------------------------------------------------------------ tiktoken's lesser methods
-    # Equal to tiktoken's (see streamcodec/compat.py), for code that calls them.
-
-    def encode_to_numpy(
-        self,
-        text: str,
-        *,
-        allowed_special: AllowedSpecial = frozenset(),
-        disallowed_special: DisallowedSpecial = "all",
-    ) -> npt.NDArray[np.uint32]:
-        """:meth:`encode` as a numpy array of ``uint32`` (numpy is imported on first use)."""
-        import numpy
-
-        ids = self.encode(
-            text, allowed_special=allowed_special, disallowed_special=disallowed_special
-        )
-        return numpy.array(ids, dtype=numpy.uint32)
-
-    def encode_with_unstable(
-        self,
-        text: str,
-        *,
-        allowed_special: AllowedSpecial = frozenset(),
-        disallowed_special: DisallowedSpecial = "all",
-    ) -> tuple[list[int], list[list[int]]]:
-        """The ids of ``text`` that appending text cannot change, and every id sequence that may
-        follow them (tiktoken's, "itself unstable"); see :mod:`streamcodec.compat`."""
-        allowed = self._allowed_special(allowed_special, disallowed_special, text)
-        text.encode("utf-8")  # as tiktoken: a lone surrogate raises UnicodeEncodeError here
-        tokens, count = self._with_last_piece(text, allowed)
-        return compat.encode_with_unstable(
-            tokens,
-            count,
-            decoder=self._rank_bytes,
-            sorted_tokens=self._sorted_tokens,
-            ranks=self._mergeable_ranks,
-            encode_ordinary=self.encode_ordinary,
-            merge=self._ordinary.encode_piece.merge,
-        )
-
-    def _encode_bytes(self, data: bytes) -> list[int]:
-        """tiktoken's ``_encode_bytes``: valid UTF-8 as :meth:`encode_ordinary`; after invalid
-        bytes, the last piece and all the rest merged as one (lossy where :meth:`encode_bytes`
-        is not); see :func:`streamcodec.compat.encode_bytes_tiktoken`."""
-        if not isinstance(data, bytes):
-            raise TypeError(f"_encode_bytes: data must be bytes, not {type(data).__name__}")
-        try:
-            return self.encode_ordinary(data.decode("utf-8"))
-        except UnicodeDecodeError as exc:
-            valid = exc.start
-        tokens, count = self._with_last_piece(data[:valid].decode("utf-8"), frozenset())
-        return compat.encode_bytes_tiktoken(
-            data,
-            valid,
-            tokens,
-            count,
-            decoder=self._rank_bytes,
-            ranks=self._mergeable_ranks,
-            merge=self._ordinary.encode_piece.merge,
-        )
-
-    def _encode_single_piece(self, text_or_bytes: str | bytes) -> list[int]:
-        """One piece's ids, without pre-tokenization and without special tokens (tiktoken's)."""
-        if isinstance(text_or_bytes, str):
-            text_or_bytes = text_or_bytes.encode("utf-8")
-        elif not isinstance(text_or_bytes, bytes):
-            raise TypeError(
-                "_encode_single_piece: text_or_bytes must be str or bytes, not "
-                f"{type(text_or_bytes).__name__}"
-            )
-        return self._ordinary.encode_piece(text_or_bytes)
-
-    def _encode_only_native_bpe(self, text: str) -> list[int]:
-        """:meth:`encode_ordinary` one piece at a time, without the cache (tiktoken's)."""
-        return [
-            token
-            for piece in self._ordinary.pretokenizer.pieces(text)
-            for token in self._ordinary.encode_piece(piece.encode("utf-8"))
-        ]
-
-    def _with_last_piece(self, text: str, allowed: frozenset[str]) -> tuple[list[int], int]:
-        """The ids of ``text`` and how many of them its last pre-token gave (tiktoken's
-        ``last_piece_token_len``: 0 when no ordinary text follows the last special token)."""
-        start = 0
-        if allowed:
-            finder = special_token_regex(frozenset(self._special_tokens))
-            for match in allowed_special_matches(finder, text, allowed):
-                start = match.end()
-        pieces = self._ordinary.pretokenizer.pieces(text, start)
-        count = len(self._ordinary.encode_piece(pieces[-1].encode("utf-8"))) if pieces else 0
-        return self._encode(text, allowed), count
-
-    @functools.cached_property
-    def _rank_bytes(self) -> dict[int, bytes]:
-        """Rank -> bytes of the mergeable tokens only (tiktoken's ``decoder``)."""
-        return {rank: token for token, rank in self._mergeable_ranks.items()}
-
-    @functools.cached_property
-    def _sorted_tokens(self) -> list[bytes]:
-        return sorted(self._mergeable_ranks)
 
     # ------------------------------------------------------------------ decoding
 
@@ -478,118 +355,7 @@ class Encoding:
 
     def token_byte_values(self) -> list[bytes]:
         """The bytes of every mergeable token, sorted."""
-        return list(self._sorted_tokens)
-
-    # ------------------------------------------------------------------ streaming
-    # Text and ids in chunks, in bounded memory: see streamcodec/stream/ and docs/streaming.md.
-
-    def stream_encoder(
-        self,
-        *,
-        allowed_special: AllowedSpecial = frozenset(),
-        disallowed_special: DisallowedSpecial = "all",
-    ) -> StreamEncoder:
-        """A :class:`~streamcodec.stream.StreamEncoder`: ``feed(text)`` returns the final ids.
-
-        Concatenated, the ids of every ``feed`` and of ``close`` equal :meth:`encode` of the
-        whole text, with the same special-token policy.
-        """
-        allowed, disallowed = self._special_policy(allowed_special, disallowed_special)
-        return StreamEncoder(self, allowed=allowed, disallowed=disallowed)
-
-    def stream_decoder(self, *, errors: str = "replace") -> StreamDecoder:
-        """A :class:`~streamcodec.stream.StreamDecoder`: ``feed(ids)`` returns complete text."""
-        return StreamDecoder(self, errors=errors)
-
-    def iter_encode(
-        self,
-        source: Source,
-        *,
-        allowed_special: AllowedSpecial = frozenset(),
-        disallowed_special: DisallowedSpecial = "all",
-        errors: str = "strict",
-    ) -> Iterator[int]:
-        """Yield the ids of ``source``, reading it in chunks: memory stays bounded.
-
-        ``source`` is text (a ``str``), a path (an ``os.PathLike`` such as ``pathlib.Path``: a
-        ``str`` is always text), ``bytes``, a text or binary file object, or an iterable of
-        ``str`` or ``bytes`` chunks. Bytes are UTF-8, decoded with ``errors``: ``"strict"``
-        raises :class:`~streamcodec.stream.InvalidUTF8Error` with the byte offset, ``"replace"``
-        encodes the text with U+FFFD as ``encode`` would, ``"surrogateescape"`` is lossless
-        (``decode_bytes`` of the ids gives back the input bytes, as :meth:`encode_bytes`).
-
-        >>> list(enc.iter_encode(io.BytesIO(b"hello world")))  # doctest: +SKIP
-        [15339, 1917]
-        """
-        for ids in self.iter_encode_chunks(
-            source,
-            allowed_special=allowed_special,
-            disallowed_special=disallowed_special,
-            errors=errors,
-        ):
-            yield from ids
-
-    def iter_encode_chunks(
-        self,
-        source: Source,
-        *,
-        allowed_special: AllowedSpecial = frozenset(),
-        disallowed_special: DisallowedSpecial = "all",
-        errors: str = "strict",
-        jobs: int = 1,
-        progress: Callable[[int], object] | None = None,
-    ) -> Iterator[list[int]]:
-        """Like :meth:`iter_encode`, a list of ids per chunk read (faster to consume).
-
-        With ``jobs > 1`` the source must be a path: it is split at safe cuts and the parts are
-        encoded in ``jobs`` worker processes, with the same ids in the same order.
-        ``progress`` is called with each count of input bytes consumed.
-        """
-        policy = self._stream_policy(allowed_special, disallowed_special, errors)
-        if splits(source, self, jobs):
-            return encode_file_parts(self, source, policy, jobs=jobs, progress=progress)
-        return encode_source(self, source, policy, progress=progress)
-
-    def count_tokens(
-        self,
-        source: Source,
-        *,
-        allowed_special: AllowedSpecial = frozenset(),
-        disallowed_special: DisallowedSpecial = "all",
-        errors: str = "strict",
-        jobs: int = 1,
-    ) -> int:
-        """The number of ids :meth:`iter_encode` yields for ``source``, in bounded memory."""
-        policy = self._stream_policy(allowed_special, disallowed_special, errors)
-        if splits(source, self, jobs):
-            return count_file_parts(self, source, policy, jobs=jobs)
-        return sum(map(len, encode_source(self, source, policy)))
-
-    def _stream_policy(
-        self, allowed_special: AllowedSpecial, disallowed_special: DisallowedSpecial, errors: str
-    ) -> Policy:
-        return Policy(*self._special_policy(allowed_special, disallowed_special), errors)
-
-    def encode_file(
-        self,
-        path: str | os.PathLike[str],
-        *,
-        allowed_special: AllowedSpecial = frozenset(),
-        disallowed_special: DisallowedSpecial = "all",
-        errors: str = "strict",
-        jobs: int = 1,
-    ) -> list[int]:
-        """The ids of the UTF-8 file at ``path`` (a ``str`` here is a path), using ``jobs``."""
-        ids: list[int] = []
-        for chunk in self.iter_encode_chunks(
-            pathlib.Path(path),
-            allowed_special=allowed_special,
-            disallowed_special=disallowed_special,
-            errors=errors,
-            jobs=jobs,
-        ):
-            ids += chunk
-        return ids
+        return sorted(self._mergeable_ranks)
 
     # ------------------------------------------------------------------ pickling
 
