@@ -15,9 +15,11 @@ Unicode classes (``\\p{L}``, ``\\s``, ``(?i:s)``...) are written out as explicit
 and it needs no ``regex`` at all: the sets come from the Unicode 16.0 tables shipped with
 streamcodec (:mod:`streamcodec.text.unicode_classes`, tiktoken 0.14's Unicode version), so the
 pieces are tiktoken's whatever ``regex`` release is installed (``re``'s own ``\\s`` would not
-do either: it includes ``\\x1c``-``\\x1f``). Sets with astral ranges make ``re`` slower, so a
-text without astral characters uses sets cut to the Basic Multilingual Plane, and any other
-text the full sets. Patterns not known here take ``regex`` (its Unicode version), as does
+do either: it includes ``\\x1c``-``\\x1f``). Sets with astral ranges make ``re`` several
+times slower, so sets cut to the Basic Multilingual Plane serve every text whose astral
+characters (emoji...) are in no class the patterns name: a positive set never matches one, a
+negated set always does, as the full set would. Text with an astral letter, digit, mark or space
+takes the full sets. Patterns not known here take ``regex`` (its Unicode version), as does
 Python before 3.11 (no possessive quantifiers in ``re``).
 """
 
@@ -85,7 +87,7 @@ class Pretokenizer:
         if end is None:
             end = len(text)
         if self._fast_known:
-            if text.isascii() or _ASTRAL.search(text, start, end) is None:
+            if text.isascii() or _bmp_sets_apply(text, start, end):
                 return fast_pattern(self.pattern).findall(text, start, end)
             return full_pattern(self.pattern).findall(text, start, end)
         return self._regex.findall(text, start, end)
@@ -109,10 +111,23 @@ class Pretokenizer:
         return _word_pattern().findall(text, start, len(text) if end is None else end)
 
 
+def _bmp_sets_apply(text: str, start: int, end: int) -> bool:
+    """Whether the sets cut to the BMP give the pieces of ``text[start:end]``: when no astral
+    character there is in a class (emoji are in none), as a positive set never matches one and
+    a negated set always does."""
+    astral = _ASTRAL.findall(text, start, end)
+    return not astral or _astral_in_classes().search("".join(set(astral))) is None
+
+
+@functools.cache
+def _astral_in_classes() -> re.Pattern[str]:
+    return re.compile(class_set(r"[\p{L}\p{N}\p{M}\s]"))
+
+
 @functools.cache
 def fast_pattern(pattern: str) -> re.Pattern[str]:
-    """The ``re`` equivalent of a named ``pattern`` on text without astral characters (its
-    classes cut to the BMP; built on first use).
+    """The ``re`` equivalent of a named ``pattern`` on text whose astral characters are in no
+    class (its classes cut to the BMP; built on first use).
 
     >>> fast_pattern(GPT2_PATTERN).findall("it's 42")
     ['it', "'s", ' 42']
