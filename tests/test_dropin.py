@@ -392,3 +392,30 @@ def test_registered_encodings_pickle_by_name(_shared_data_dir: None) -> None:
         enc = streamcodec.get_encoding(name)
         data = pickle.dumps(enc)
         assert len(data) < 200 and pickle.loads(data) is enc
+
+
+def test_an_nfc_normalizer_is_refused_unless_the_caller_opts_in() -> None:
+    import json
+    import unicodedata
+
+    from tokenizers import Tokenizer
+
+    from streamcodec.formats.huggingface import huggingface_json, parse_huggingface
+
+    ranks = {bytes([b]): b for b in range(256)} | {"é".encode(): 256}
+    doc = huggingface_json(Vocabulary(ranks, {}, r"\S+|\s+"))
+    doc["normalizer"] = {"type": "NFC"}
+    data = json.dumps(doc).encode()
+    with pytest.raises(ValueError, match=r"normalizer: .*allow_nfc=True"):
+        parse_huggingface(data, source="tokenizer.json")
+    vocabulary = parse_huggingface(data, allow_nfc=True)
+    enc = streamcodec.Encoding(
+        "nfc", pat_str=r"\S+|\s+", mergeable_ranks=vocabulary.mergeable_ranks, special_tokens={}
+    )
+    hugging_face = Tokenizer.from_str(json.dumps(doc))
+    text = "cafe\u0301 et caf\u00e9"  # the first é decomposed
+    assert enc.encode(text) != hugging_face.encode(text).ids  # the difference the opt-in accepts
+    assert enc.encode(unicodedata.normalize("NFC", text)) == hugging_face.encode(text).ids
+    doc["normalizer"] = {"type": "Lowercase"}
+    with pytest.raises(ValueError, match="normalizer: a normalizer changes the text"):
+        parse_huggingface(json.dumps(doc).encode(), allow_nfc=True)
