@@ -17,7 +17,7 @@ import types
 from streamcodec.encoding import DisallowedSpecialTokenError, Encoding
 from streamcodec.model import encoding_for_model, encoding_name_for_model
 from streamcodec.registry import get_encoding, list_all_encoding_names, list_encoding_names
-from streamcodec.stream import InvalidUTF8Error, StreamDecoder, StreamEncoder
+from streamcodec.stream import InvalidUTF8Error, StreamDecoder, StreamEncoder, Window
 from streamcodec.training import train
 from streamcodec.vocab import VocabularyError
 
@@ -28,6 +28,7 @@ __all__ = [
     "StreamDecoder",
     "StreamEncoder",
     "VocabularyError",
+    "Window",
     "encoding_for_model",
     "encoding_name_for_model",
     "get_encoding",

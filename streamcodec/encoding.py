@@ -22,14 +22,15 @@ Special tokens in untrusted text are refused by default, as tiktoken does: ``enc
 from __future__ import annotations
 
 import functools
-import operator
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 from streamcodec.compat import TiktokenMethods
 from streamcodec.ordinary import DEFAULT_CACHE_SIZE, OrdinaryEncoder
+from streamcodec.pieces.token_bytes import TokenBytes
 from streamcodec.stream.methods import StreamMethods
 from streamcodec.stream.sources import Source
+from streamcodec.text.offsets import OffsetCounter, Unit, input_positions, starts_inside_character
 from streamcodec.text.specials import (
     AllowedSpecial,
     DisallowedSpecial,
@@ -83,18 +84,10 @@ class Encoding(StreamMethods, TiktokenMethods):
                 f"encoding {name!r}: explicit_n_vocab={explicit_n_vocab}, but the vocabulary has "
                 f"{n_tokens} tokens and its largest id is {self.max_token_value}"
             )
-        self._decoder: dict[int, bytes] = {rank: token for token, rank in mergeable_ranks.items()}
-        # Special tokens may share an id (o200k_harmony's do, as in tiktoken): the first decodes.
-        special_ids: dict[int, bytes] = {}
-        for text, i in special_tokens.items():
-            special_ids.setdefault(i, text.encode("utf-8"))
-        self._decoder.update(special_ids)
-        if len(self._decoder) != len(mergeable_ranks) + len(special_ids):
-            raise ValueError(
-                f"encoding {name!r}: {len(mergeable_ranks) + len(special_ids) - len(self._decoder)}"
-                " token ids are used twice (duplicate ranks, or a special token id equal to a rank)"
-            )
-        self._by_id = ids_table(self._decoder, self.max_token_value)
+        try:
+            self._bytes = TokenBytes(mergeable_ranks, special_tokens)
+        except ValueError as exc:
+            raise ValueError(f"encoding {name!r}: {exc}") from None
         self._special_token_values = frozenset(special_tokens.values())
         self._cache_size = cache_size
         self._ordinary = OrdinaryEncoder(pat_str, mergeable_ranks, cache_size=cache_size)
@@ -183,13 +176,65 @@ class Encoding(StreamMethods, TiktokenMethods):
         >>> enc.decode_bytes(enc.encode_bytes(b"caf\\xe9"))  # doctest: +SKIP
         b'caf\\xe9'
         """
-        try:
-            text = data.decode("utf-8", "surrogateescape")
-        except AttributeError:
-            raise TypeError(
-                f"encode_bytes: data must be bytes, not {type(data).__name__}"
-            ) from None
-        return self._ordinary.encode(text, "surrogateescape")
+        if not isinstance(data, (bytes, bytearray)):
+            raise TypeError(f"encode_bytes: data must be bytes, not {type(data).__name__}")
+        return self._ordinary.encode(data.decode("utf-8", "surrogateescape"), "surrogateescape")
+
+    def encode_with_offsets(
+        self,
+        text: str,
+        *,
+        allowed_special: AllowedSpecial = frozenset(),
+        disallowed_special: DisallowedSpecial = "all",
+        unit: Unit = "char",
+    ) -> tuple[list[int], list[int]]:
+        """The ids of ``text`` (as :meth:`encode`) and where each token starts in ``text``.
+
+        An offset is the index of the character in which the token's first byte lies, so a
+        token that starts inside a character gets that character's index (the rule of
+        :meth:`decode_with_offsets`), and ``text[offsets[i]:offsets[j]]`` is the text of tokens
+        ``i`` to ``j`` when both start between characters. With ``unit="byte"`` the offsets are
+        into ``text.encode("utf-8")`` (a lone surrogate counts as U+FFFD, as ``encode`` reads
+        it). See :mod:`streamcodec.text.offsets`.
+
+        >>> enc.encode_with_offsets("hi 🦙")  # doctest: +SKIP
+        ([6151, 11410, 99, 247], [0, 2, 3, 3])
+        """
+        ids = self.encode(
+            text, allowed_special=allowed_special, disallowed_special=disallowed_special
+        )
+        offsets = OffsetCounter(unit).offsets(self.decode_tokens_bytes(ids))
+        positions = input_positions(text) if unit == "char" else None
+        return ids, offsets if positions is None else [positions[i] for i in offsets]
+
+    def truncate(
+        self,
+        text: str,
+        max_tokens: int,
+        *,
+        allowed_special: AllowedSpecial = frozenset(),
+        disallowed_special: DisallowedSpecial = "all",
+    ) -> str:
+        """The longest prefix of ``text``, ending between characters, whose encoding is the
+        first ids of ``encode(text)``, at most ``max_tokens`` of them (boundaries are tried
+        from the budget down: a prefix ending inside a piece may encode to other tokens).
+
+        >>> enc.truncate("hello world, again", 2)  # doctest: +SKIP
+        'hello world'
+        """
+        if max_tokens < 0:
+            raise ValueError(f"max_tokens must be 0 or more, not {max_tokens}")
+        policy = {"allowed_special": allowed_special, "disallowed_special": disallowed_special}
+        ids, offsets = self.encode_with_offsets(text, **policy)  # type: ignore[arg-type]
+        if len(ids) <= max_tokens:
+            return text
+        for k in range(max_tokens, 0, -1):
+            if starts_inside_character(self._bytes.by_id[ids[k]]):
+                continue
+            prefix = text[: offsets[k]]
+            if self.encode(prefix, **policy) == ids[:k]:  # type: ignore[arg-type]
+                return prefix
+        return ""
 
     def encode_batch(
         self,
@@ -270,24 +315,10 @@ class Encoding(StreamMethods, TiktokenMethods):
     # ------------------------------------------------------------------ decoding
 
     def decode_bytes(self, tokens: Sequence[int]) -> bytes:
-        """The bytes of ``tokens`` joined.
-
-        Raises ``KeyError`` for an unknown id, and as tiktoken ``TypeError`` for an id that is not
-        an integer (``1.0``, ``"5"``, ``None``) and ``OverflowError`` for one below 0 or from
-        2**32 on. Those checks cost nothing here: a list indexed by id refuses floats and strings
-        and holds ``None`` for ids it lacks, so only the ``min`` stands between it and a negative.
-        """
-        if type(tokens) is not list:
-            tokens = list(tokens)
-        try:
-            if not tokens or min(tokens) >= 0:
-                # A None (an unused id) makes join raise TypeError: the slow path says which.
-                return b"".join(map(self._by_id.__getitem__, tokens))  # type: ignore[arg-type]
-        except (TypeError, IndexError):  # a bad id, an id the list lacks, or a sparse special
-            pass
-        return b"".join(
-            [self._token_bytes(token, f"tokens[{i}]") for i, token in enumerate(tokens)]
-        )
+        """The bytes of ``tokens`` joined. Raises ``KeyError`` for an unknown id, and as tiktoken
+        ``TypeError`` for a non-integer (``1.0``, ``"5"``, ``None``), ``OverflowError`` below 0
+        or from 2**32 (see :mod:`streamcodec.pieces.token_bytes`: the checks cost nothing)."""
+        return self._bytes.join(tokens)
 
     def decode(self, tokens: Sequence[int], errors: str = "replace") -> str:
         """Decode to text; by default invalid UTF-8 becomes U+FFFD (lossy, as tiktoken)."""
@@ -296,34 +327,11 @@ class Encoding(StreamMethods, TiktokenMethods):
     def decode_single_token_bytes(self, token: int) -> bytes:
         """The bytes of one token (specials too). Raises ``KeyError`` for an unknown id, and
         ``TypeError`` or ``OverflowError`` for a bad one, as :meth:`decode_bytes`."""
-        try:
-            if token >= 0 and (data := self._by_id[token]) is not None:
-                return data
-        except (TypeError, IndexError):
-            pass
-        try:
-            return self._token_bytes(token, "token")
-        except KeyError:
-            raise KeyError(str(token)) from None  # tiktoken's message here: the id alone
-
-    def _token_bytes(self, token: object, where: str) -> bytes:
-        """The bytes of ``token``, or tiktoken's error type with a message naming ``where``."""
-        try:
-            index = operator.index(token)  # type: ignore[arg-type]
-        except TypeError:
-            raise TypeError(
-                f"{where} is {token!r}, a {type(token).__name__}: a token id is an int"
-            ) from None
-        if not 0 <= index < 2**32:
-            raise OverflowError(f"{where} is {index}: a token id is between 0 and 2**32 - 1")
-        data = self._decoder.get(index)
-        if data is None:
-            raise KeyError(f"Invalid token for decoding: {index}")
-        return data
+        return self._bytes.one(token)
 
     def decode_tokens_bytes(self, tokens: Sequence[int]) -> list[bytes]:
-        """The bytes of each token, for showing a tokenization."""
-        return [self.decode_single_token_bytes(token) for token in tokens]
+        """The bytes of each token, for showing a tokenization (and for offsets)."""
+        return self._bytes.each(tokens)
 
     def decode_with_offsets(self, tokens: Sequence[int]) -> tuple[str, list[int]]:
         """Decode to text and the character offset at which each token starts.
@@ -357,6 +365,21 @@ class Encoding(StreamMethods, TiktokenMethods):
         """The bytes of every mergeable token, sorted."""
         return sorted(self._mergeable_ranks)
 
+    def explain_html(
+        self,
+        text: str,
+        *,
+        piece: int | None = None,
+        allowed_special: AllowedSpecial = frozenset(),
+        disallowed_special: DisallowedSpecial = "all",
+    ) -> str:
+        """A self-contained HTML page showing the tokens of ``text`` and the merges of a piece
+        (:func:`streamcodec.explain.html.explain_html`; special tokens as in :meth:`encode`)."""
+        from streamcodec.explain.html import explain_html
+
+        policy = {"allowed_special": allowed_special, "disallowed_special": disallowed_special}
+        return explain_html(self, text, piece=piece, **policy)  # type: ignore[arg-type]
+
     # ------------------------------------------------------------------ pickling
 
     def __reduce__(self) -> str | tuple[Any, ...]:
@@ -381,19 +404,6 @@ class Encoding(StreamMethods, TiktokenMethods):
     @functools.cached_property
     def _special_token_bytes(self) -> dict[bytes, int]:
         return {text.encode("utf-8"): i for text, i in self._special_tokens.items()}
-
-
-def ids_table(decoder: dict[int, bytes], max_id: int) -> list[bytes | None]:
-    """``decoder`` as a list indexed by id, ``None`` where an id is unused (the fast decode).
-
-    A special token with a far larger id than the rest (``2**31``) is left to the dict: the list
-    stops at twice the number of tokens.
-    """
-    table: list[bytes | None] = [None] * min(max_id + 1, 2 * len(decoder) + 1024)
-    for i, data in decoder.items():
-        if i < len(table):
-            table[i] = data
-    return table
 
 
 T = TypeVar("T")

@@ -1,0 +1,97 @@
+"""Ids back to token bytes, fast, with tiktoken's error types for ids that are not ids.
+
+A list indexed by id holds each token's bytes (``None`` where no token has the id), so decoding
+is one C loop, and the checks tiktoken makes cost nothing: indexing a list refuses floats and
+strings (``TypeError``), an id past the end is an ``IndexError``, an unused id a ``None``; only a
+negative id would silently index from the end, so the ``min`` of the ids is checked first. When
+anything is wrong, the ids are walked again one by one to raise the error tiktoken raises, with a
+message that says which one: ``TypeError`` for a non-integer, ``OverflowError`` below 0 or from
+2**32, ``KeyError`` for an id no token has.
+
+    >>> ids = TokenBytes({b"a": 0, b"b": 1}, {"<|end|>": 2})
+    >>> ids.join([0, 1, 2])
+    b'ab<|end|>'
+    >>> ids.join([0, 1.0])
+    Traceback (most recent call last):
+    TypeError: tokens[1] is 1.0, a float: a token id is an int
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Mapping, Sequence
+
+__all__ = ["TokenBytes"]
+
+
+class TokenBytes:
+    """The bytes of each id of ``ranks`` and ``special_tokens`` (special tokens that share an
+    id, as o200k_harmony's do, decode to the first listed)."""
+
+    def __init__(self, ranks: Mapping[bytes, int], special_tokens: Mapping[str, int]) -> None:
+        self.by_id: dict[int, bytes] = {rank: token for token, rank in ranks.items()}
+        special_ids: dict[int, bytes] = {}
+        for text, i in special_tokens.items():
+            special_ids.setdefault(i, text.encode("utf-8"))
+        self.by_id.update(special_ids)
+        if twice := len(ranks) + len(special_ids) - len(self.by_id):
+            raise ValueError(
+                f"{twice} token ids are used twice (duplicate ranks, or a special token id equal "
+                "to a rank)"
+            )
+        # A special token with a far larger id than the rest (2**31) stays in the dict only.
+        size = min(max(self.by_id, default=-1) + 1, 2 * len(self.by_id) + 1024)
+        self._table: list[bytes | None] = [None] * size
+        for i, data in self.by_id.items():
+            if i < size:
+                self._table[i] = data
+
+    def join(self, tokens: Sequence[int]) -> bytes:
+        """The bytes of ``tokens`` joined; ``KeyError("Invalid token for decoding: N")``."""
+        tokens = tokens if type(tokens) is list else list(tokens)
+        try:
+            if not tokens or min(tokens) >= 0:
+                # A None (an unused id) makes join raise TypeError: the slow path says which.
+                return b"".join(map(self._table.__getitem__, tokens))  # type: ignore[arg-type]
+        except (TypeError, IndexError):
+            pass
+        return b"".join([self._checked(token, f"tokens[{i}]") for i, token in enumerate(tokens)])
+
+    def each(self, tokens: Sequence[int]) -> list[bytes]:
+        """The bytes of each of ``tokens``; ``KeyError("N")`` for an unknown id."""
+        tokens = tokens if type(tokens) is list else list(tokens)
+        try:
+            if not tokens or min(tokens) >= 0:
+                found = list(map(self._table.__getitem__, tokens))
+                if None not in found:
+                    return found  # type: ignore[return-value]
+        except (TypeError, IndexError):
+            pass
+        return [self.one(token, f"tokens[{i}]") for i, token in enumerate(tokens)]
+
+    def one(self, token: int, where: str = "token") -> bytes:
+        """The bytes of ``token``; ``KeyError("N")`` for an unknown id."""
+        try:
+            if token >= 0 and (data := self._table[token]) is not None:
+                return data
+        except (TypeError, IndexError):
+            pass
+        try:
+            return self._checked(token, where)
+        except KeyError:
+            raise KeyError(str(token)) from None  # tiktoken's message here: the id alone
+
+    def _checked(self, token: object, where: str) -> bytes:
+        """The bytes of ``token``, or tiktoken's error type with a message naming ``where``."""
+        try:
+            index = operator.index(token)  # type: ignore[arg-type]
+        except TypeError:
+            raise TypeError(
+                f"{where} is {token!r}, a {type(token).__name__}: a token id is an int"
+            ) from None
+        if not 0 <= index < 2**32:
+            raise OverflowError(f"{where} is {index}: a token id is between 0 and 2**32 - 1")
+        data = self.by_id.get(index)
+        if data is None:
+            raise KeyError(f"Invalid token for decoding: {index}")
+        return data
