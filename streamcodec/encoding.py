@@ -322,7 +322,7 @@ class Encoding(StreamMethods, TiktokenMethods):
 
     def decode(self, tokens: Sequence[int], errors: str = "replace") -> str:
         """Decode to text; by default invalid UTF-8 becomes U+FFFD (lossy, as tiktoken)."""
-        return self.decode_bytes(tokens).decode("utf-8", errors=errors)
+        return self._bytes.join(tokens).decode("utf-8", errors=errors)
 
     def decode_single_token_bytes(self, token: int) -> bytes:
         """The bytes of one token (specials too). Raises ``KeyError`` for an unknown id, and

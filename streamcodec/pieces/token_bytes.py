@@ -1,12 +1,12 @@
 """Ids back to token bytes, fast, with tiktoken's error types for ids that are not ids.
 
-A list indexed by id holds each token's bytes (``None`` where no token has the id), so decoding
-is one C loop, and the checks tiktoken makes cost nothing: indexing a list refuses floats and
-strings (``TypeError``), an id past the end is an ``IndexError``, an unused id a ``None``; only a
-negative id would silently index from the end, so the ``min`` of the ids is checked first. When
-anything is wrong, the ids are walked again one by one to raise the error tiktoken raises, with a
-message that says which one: ``TypeError`` for a non-integer, ``OverflowError`` below 0 or from
-2**32, ``KeyError`` for an id no token has.
+Decoding is one C loop of dict lookups, which already refuses every bad id but one kind: an
+unknown id, a negative one, ``None`` or a string is a ``KeyError`` there, but ``1.0`` (or
+``Decimal(1)``) is taken for ``1``, as it hashes and compares equal. So the ``sum`` of the ids
+must also be an ``int`` (a quarter of the loop's time; a float makes it a float). When anything
+is wrong, the ids are walked again one by one to raise the error tiktoken raises, with a message
+that says which one: ``TypeError`` for a non-integer, ``OverflowError`` below 0 or from 2**32,
+``KeyError`` for an id no token has.
 
     >>> ids = TokenBytes({b"a": 0, b"b": 1}, {"<|end|>": 2})
     >>> ids.join([0, 1, 2])
@@ -39,43 +39,33 @@ class TokenBytes:
                 f"{twice} token ids are used twice (duplicate ranks, or a special token id equal "
                 "to a rank)"
             )
-        # A special token with a far larger id than the rest (2**31) stays in the dict only.
-        size = min(max(self.by_id, default=-1) + 1, 2 * len(self.by_id) + 1024)
-        self._table: list[bytes | None] = [None] * size
-        for i, data in self.by_id.items():
-            if i < size:
-                self._table[i] = data
 
     def join(self, tokens: Sequence[int]) -> bytes:
         """The bytes of ``tokens`` joined; ``KeyError("Invalid token for decoding: N")``."""
-        tokens = tokens if type(tokens) is list else list(tokens)
+        tokens = _as_list(tokens)
         try:
-            if not tokens or min(tokens) >= 0:
-                # A None (an unused id) makes join raise TypeError: the slow path says which.
-                return b"".join(map(self._table.__getitem__, tokens))  # type: ignore[arg-type]
-        except (TypeError, IndexError):
+            joined = b"".join(map(self.by_id.__getitem__, tokens))
+            if type(sum(tokens)) is int:  # no float, which the dict takes for an int
+                return joined
+        except (KeyError, TypeError):
             pass
         return b"".join([self._checked(token, f"tokens[{i}]") for i, token in enumerate(tokens)])
 
     def each(self, tokens: Sequence[int]) -> list[bytes]:
         """The bytes of each of ``tokens``; ``KeyError("N")`` for an unknown id."""
-        tokens = tokens if type(tokens) is list else list(tokens)
+        tokens = _as_list(tokens)
         try:
-            if not tokens or min(tokens) >= 0:
-                found = list(map(self._table.__getitem__, tokens))
-                if None not in found:
-                    return found  # type: ignore[return-value]
-        except (TypeError, IndexError):
+            found = list(map(self.by_id.__getitem__, tokens))
+            if type(sum(tokens)) is int:
+                return found
+        except (KeyError, TypeError):
             pass
         return [self.one(token, f"tokens[{i}]") for i, token in enumerate(tokens)]
 
     def one(self, token: int, where: str = "token") -> bytes:
         """The bytes of ``token``; ``KeyError("N")`` for an unknown id."""
-        try:
-            if token >= 0 and (data := self._table[token]) is not None:
-                return data
-        except (TypeError, IndexError):
-            pass
+        if type(token) is int and (data := self.by_id.get(token)) is not None:
+            return data
         try:
             return self._checked(token, where)
         except KeyError:
@@ -95,3 +85,11 @@ class TokenBytes:
         if data is None:
             raise KeyError(f"Invalid token for decoding: {index}")
         return data
+
+
+def _as_list(tokens: Sequence[int]) -> list[int]:
+    """``tokens`` as a list of Python ints where it can be (a numpy array's ``tolist``)."""
+    if type(tokens) is list:
+        return tokens
+    tolist = getattr(tokens, "tolist", None)
+    return tolist() if callable(tolist) else list(tokens)
