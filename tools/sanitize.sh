@@ -38,8 +38,11 @@ if [ -z "${STREAMCODEC_DATA_DIR:-}" ] && [ -d "$root/../shared/data" ]; then
 fi
 
 "$python" -c 'import streamcodec.pieces._core as c; print("sanitized core:", c.__file__)'
+# Resident memory is not checked here: ASan keeps freed memory in quarantine (it grows up to
+# 256 MB by design); benchmarks/native_memory.py checks it on a normal build.
 "$python" -m pytest -q -p no:cacheprovider tests/test_native.py \
-    tests/test_fuzz.py -k "native or backends or tiktoken or stream or reference or cache"
+    tests/test_fuzz.py -k "native or backends or tiktoken or stream or reference or cache" \
+    --deselect tests/test_native.py::test_memory_stays_flat_over_many_calls
 # Half the budget on the core's own targets, half on whole encodings through it.
 "$python" -m fuzz.campaign --seconds "$((seconds / 2))" --workers 1 --batch 10 --no-save \
     --targets native_core,real_native_core
