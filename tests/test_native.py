@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import gc
 import random
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -214,6 +216,39 @@ def test_bad_arguments_raise_never_crash() -> None:
         Core.__new__(Core).encode_pieces(["a"])
     assert core.encode_pieces([]) == [] and core.encode_piece(b"") == []
     assert core.encode_pieces(["\udcff"], errors="surrogateescape") == [255]
+
+
+def test_a_buffer_written_during_the_call_cannot_crash_the_core() -> None:
+    """Regression (review of the core): a bytearray rewritten by another thread while the GIL
+    was released made merge_piece index past its ids and crash. Only bytes are used in place
+    now; other buffers are copied first. Run in a child process: a crash must not take pytest."""
+    code = """
+import threading, time
+from streamcodec.pieces._core import Core
+ranks = {bytes([b]): b for b in range(256)}
+for t in [b"ab", b"abab", b"abababab", b"cd", b"cdcd", b"cdcdcdcd"]:
+    ranks[t] = len(ranks)
+core = Core(ranks)
+data = bytearray(b"ab" * 20000)
+stop = False
+def write():
+    i = 0
+    while not stop:
+        data[:] = b"ab" * 20000 if i % 2 else b"ax" * 20000
+        i += 1
+writer = threading.Thread(target=write)
+writer.start()
+start = time.monotonic()
+try:
+    while time.monotonic() - start < 3:
+        for encode in (core.merge_piece, core.encode_piece, core.backtrack_piece):
+            encode(data)
+finally:
+    stop = True
+    writer.join()
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
 
 
 def test_backend_choice(monkeypatch: pytest.MonkeyPatch) -> None:

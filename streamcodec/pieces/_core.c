@@ -139,7 +139,13 @@ typedef struct {
 static int buffer_reserve(piece_buffer *b, size_t extra) {
     if (b->cap - b->len >= extra) return 0;
     size_t cap = b->cap ? b->cap : 4096;
-    while (cap - b->len < extra) cap *= 2;
+    while (cap - b->len < extra) {
+        if (cap > SIZE_MAX / 2) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        cap *= 2;
+    }
     uint8_t *data = PyMem_Realloc(b->data, cap);
     if (!data) {
         PyErr_NoMemory();
@@ -157,6 +163,9 @@ static int append_utf8(piece_buffer *b, PyObject *piece, int escape) {
         PyErr_Format(PyExc_TypeError, "pieces must be str, not %.100s", Py_TYPE(piece)->tp_name);
         return -1;
     }
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(piece) < 0) return -1;
+#endif
     Py_ssize_t n = PyUnicode_GET_LENGTH(piece);
     if (PyUnicode_IS_ASCII(piece)) {
         if (buffer_reserve(b, (size_t)n) < 0) return -1;
@@ -164,8 +173,13 @@ static int append_utf8(piece_buffer *b, PyObject *piece, int escape) {
         b->len += (size_t)n;
         return 0;
     }
-    if (buffer_reserve(b, 4 * (size_t)n) < 0) return -1;
     int kind = PyUnicode_KIND(piece);
+    /* UTF-8 takes at most 2 bytes for a 1-byte kind's characters, 3 for a 2-byte kind's. */
+    size_t most = kind == PyUnicode_1BYTE_KIND ? 2 : kind == PyUnicode_2BYTE_KIND ? 3 : 4;
+    if ((size_t)n > SIZE_MAX / most || buffer_reserve(b, most * (size_t)n) < 0) {
+        if (!PyErr_Occurred()) PyErr_NoMemory();
+        return -1;
+    }
     const void *src = PyUnicode_DATA(piece);
     uint8_t *out = b->data + b->len;
     for (Py_ssize_t i = 0; i < n; i++) {
@@ -272,14 +286,26 @@ done:
     return result;
 }
 
-/* One bytes-like piece through `encode`. */
+/* One bytes-like piece through `encode`. Only bytes are immutable: another thread may write
+ * into a bytearray, memoryview or mmap while the GIL is released, and the merge reads the
+ * piece more than once, so any other buffer is copied first, with the GIL held. */
 static PyObject *encode_one(Core *self, PyObject *arg, piece_encoder encode) {
     if (core_ready(self) < 0) return NULL;
     Py_buffer view;
     if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
     size_t end = (size_t)view.len;
-    piece_buffer b = {.data = view.buf, .len = end, .cap = end, .ends = &end};
+    uint8_t *copy = NULL;
+    if (!PyBytes_CheckExact(arg)) {
+        copy = PyMem_Malloc(end ? end : 1);
+        if (!copy) {
+            PyBuffer_Release(&view);
+            return PyErr_NoMemory();
+        }
+        memcpy(copy, view.buf, end);
+    }
+    piece_buffer b = {.data = copy ? copy : view.buf, .len = end, .cap = end, .ends = &end};
     PyObject *result = encode_buffer(self, &b, 1, encode);
+    PyMem_Free(copy);
     PyBuffer_Release(&view);
     return result;
 }
