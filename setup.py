@@ -1,0 +1,35 @@
+"""Builds the optional native scanner (streamcodec.text._scan); everything else is in
+pyproject.toml. Without a working C compiler the install goes on, pure Python, with a warning."""
+
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+
+class OptionalBuildExt(build_ext):
+    """build_ext that turns a failed build into a one-line warning."""
+
+    def run(self) -> None:
+        try:
+            super().run()
+        except Exception as exc:  # no compiler, no Python headers, ...
+            self._warn(exc)
+
+    def build_extension(self, ext: Extension) -> None:
+        try:
+            super().build_extension(ext)
+        except Exception as exc:
+            self._warn(exc)
+
+    @staticmethod
+    def _warn(exc: Exception) -> None:
+        print(f"WARNING: streamcodec's native code was not built ({exc}); using pure Python.")
+
+
+scan = Extension(
+    "streamcodec.text._scan",
+    sources=["streamcodec/text/_scan.c"],
+    depends=["streamcodec/text/_scan_kind.h", "streamcodec/text/_unicode_tables.h"],
+    extra_compile_args=["-O2"],
+)
+
+setup(ext_modules=[scan], cmdclass={"build_ext": OptionalBuildExt})
