@@ -68,8 +68,13 @@ static Py_ssize_t scan_ends(int kind, const void *data, Py_ssize_t start, Py_ssi
     return count;
 }
 
-/* Parse (text, pattern, start, end), clamping start and end into [0, len(text)] as regex's
- * pos and endpos are. */
+/* An index as regex takes pos and endpos: negative ones count from the end, then clamped. */
+static Py_ssize_t clamp(Py_ssize_t index, Py_ssize_t length) {
+    if (index < 0) index += length;
+    return index < 0 ? 0 : index > length ? length : index;
+}
+
+/* Parse (text, pattern, start, end), start and end as regex's pos and endpos. */
 static int parse_args(PyObject *const *args, Py_ssize_t nargs, const char *name,
                       PyObject **text, int *pattern, Py_ssize_t *start, Py_ssize_t *end) {
     if (nargs != 4) {
@@ -97,8 +102,9 @@ static int parse_args(PyObject *const *args, Py_ssize_t nargs, const char *name,
     *end = PyLong_AsSsize_t(args[3]);
     if (*end == -1 && PyErr_Occurred()) return -1;
     Py_ssize_t length = PyUnicode_GET_LENGTH(*text);
-    *end = *end < 0 ? 0 : *end > length ? length : *end;
-    *start = *start < 0 ? 0 : *start > *end ? *end : *start;
+    *start = clamp(*start, length);
+    *end = clamp(*end, length);
+    if (*start > *end) *start = *end;
     return 0;
 }
 
