@@ -50,6 +50,7 @@ __all__ = [
     "class_texts",
     "pieces",
     "real_vocab",
+    "scanner_cases",
     "texts",
     "train_words",
     "vocabs",
@@ -288,6 +289,17 @@ def class_texts() -> st.SearchStrategy[str]:
         st.text(max_size=4),
     )
     return st.lists(fragment, max_size=10).map("".join)
+
+
+def scanner_cases() -> st.SearchStrategy[Case]:
+    """Cases for the pre-tokenizer's scanner: :func:`class_texts` and cuts (the vocabulary is
+    unused: the scanner is checked on every named pattern)."""
+    return st.builds(
+        Case,
+        st.just(Vocab()),
+        texts=st.lists(class_texts(), max_size=8).map(tuple),
+        cuts=st.lists(st.integers(0, 64), max_size=8).map(tuple),
+    )
 
 
 def texts(

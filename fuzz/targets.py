@@ -31,10 +31,12 @@ import regex
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fuzz.strategies import Case, Vocab, case, real_vocab
+from fuzz.strategies import Case, Vocab, case, real_vocab, scanner_cases
 from streamcodec.bpe import merge_piece
 from streamcodec.bytemode import ByteMode
 from streamcodec.reference import longest_match, merge_steps, rank_merge, train_naive
+from streamcodec.text.native import native_scanner
+from streamcodec.vocab import GPT2_PATTERN
 from streamcodec.wordbpe import learn_merges, learn_merges_naive
 
 __all__ = [
@@ -576,3 +578,30 @@ def _check_word_bpe(case: Case) -> Tally:
         got = learn_merges(counts, 40, min_frequency=min_frequency)
         expect_equal(case, "word counts", dict(counts), got, expected)
     return Tally(2)
+
+
+def _check_scanner(case: Case) -> Tally:
+    """The native scanner == regex's findall on text[start:end] for each named pattern; its
+    safe cuts == the stream's SAFE_CUTS searched backward."""
+    from streamcodec.stream import SAFE_CUTS
+
+    checked = 0
+    for pattern, cut in SAFE_CUTS.items():
+        scanner, compiled = native_scanner(pattern), regex.compile(pattern)
+        assert scanner is not None
+        for text in case.texts:
+            for start, end in windows(text, case.cuts):
+                expected = compiled.findall(text, start, end)
+                got = scanner.pieces(text, start, end)
+                expect_equal(case, "text", text[start:end], got, expected)
+                safe = next((p for p in range(end - 1, start - 1, -1) if cut.match(text, p)), None)
+                expect_equal(
+                    case, "cuts in", text[start:end], scanner.last_cut(text, start, end), safe
+                )
+                checked += 1
+    return Tally(checked)
+
+
+# Only where the native scanner is built (and STREAMCODEC_BACKEND is not "python").
+if native_scanner(GPT2_PATTERN) is not None:
+    target("scanner", scanner_cases())(_check_scanner)
