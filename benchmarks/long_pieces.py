@@ -19,10 +19,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import streamcodec
-from streamcodec.bpe import backtrack_piece
-from streamcodec.merge import merge_piece
-from streamcodec.trie import TokenTrie
-from streamcodec.verify import RankOrder
+from streamcodec.pieces.bpe import backtrack_piece
+from streamcodec.pieces.merge import merge_piece
+from streamcodec.pieces.rank_order import RankOrder
+from streamcodec.pieces.trie import TokenTrie
 
 LENGTHS = [16, 32, 64, 128, 256, 512, 1024]
 

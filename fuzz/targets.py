@@ -32,8 +32,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fuzz.strategies import Case, Vocab, case, real_vocab, scanner_cases
-from streamcodec.bpe import merge_piece
-from streamcodec.bytemode import ByteMode
+from streamcodec.pieces.bytemode import ByteMode
+from streamcodec.pieces.merge import merge_piece
 from streamcodec.reference import longest_match, merge_steps, rank_merge, train_naive
 from streamcodec.text.native import native_scanner
 from streamcodec.vocab import GPT2_PATTERN
@@ -359,8 +359,8 @@ def _check_huggingface(case: Case) -> Tally:
 @functools.lru_cache(maxsize=16)
 def _backtracking(vocab: Vocab) -> tuple[Any, Any]:
     """A PieceEncoder that backtracks on every piece (long_piece=1), and its token trie."""
-    from streamcodec.bpe import PieceEncoder
-    from streamcodec.trie import TokenTrie
+    from streamcodec.pieces.bpe import PieceEncoder
+    from streamcodec.pieces.trie import TokenTrie
 
     return PieceEncoder(vocab.ranks, long_piece=1), TokenTrie(vocab.ranks)
 
@@ -368,7 +368,7 @@ def _backtracking(vocab: Vocab) -> tuple[Any, Any]:
 @target("backtrack", case(max_texts=0, max_pieces=24))
 def _check_backtrack(case: Case) -> Tally:
     """bpe.backtrack_piece == rank_merge(whole_piece=False); PieceEncoder == rank_merge."""
-    from streamcodec.bpe import backtrack_piece
+    from streamcodec.pieces.bpe import backtrack_piece
 
     ranks = case.vocab.ranks
     encoder, trie = _backtracking(case.vocab)
@@ -389,7 +389,7 @@ def _check_real_backtrack(case: Case) -> Tally:
 @target("rank_order", case(max_texts=0, max_pieces=8))
 def _check_rank_order(case: Case) -> Tally:
     """verify.RankOrder: reachable tokens, splits and valid pairs == what rank_merge does."""
-    from streamcodec.verify import RankOrder
+    from streamcodec.pieces.rank_order import RankOrder
 
     ranks = case.vocab.ranks
     order = RankOrder(ranks)
@@ -449,7 +449,7 @@ def windows(text: str, cuts: Sequence[int]) -> list[tuple[int, int]]:
 def _check_pretokenize(case: Case) -> Tally:
     """Pretokenizer.pieces (the re fast path) == regex on text[start:end]; chunks cut between
     pieces."""
-    from streamcodec.pretokenize import Pretokenizer
+    from streamcodec.text.pretokenize import Pretokenizer
 
     pre = Pretokenizer(case.vocab.pattern)
     compiled = regex.compile(case.vocab.pattern)

@@ -34,9 +34,9 @@ from streamcodec.audit import Audit, Explanation, audit_text, explain_piece
 from streamcodec.encoding import DisallowedSpecialTokenError, Encoding
 from streamcodec.formats import load_vocabulary
 from streamcodec.registry import get_encoding, list_encoding_names
-from streamcodec.stream import text_chunks
+from streamcodec.stream.sources import line_blocks, text_chunks
 from streamcodec.vocab import BYTE_MODE_PATTERN, resolve_pattern
-from streamcodec.wordbpe import WordBPE, line_blocks, read_codes, remove_separators
+from streamcodec.wordbpe import WordBPE, read_codes, remove_separators
 
 __all__ = ["main"]
 
@@ -701,7 +701,7 @@ def _run_explain(args: argparse.Namespace) -> int:
     enc = _toy_encoding(args.tokens) if args.tokens else _encoding(args)
     ranks = enc.mergeable_ranks
     longest = max(map(len, ranks))
-    for piece in enc._pretokenizer.pieces(args.text):
+    for piece in enc.ordinary.pretokenizer.pieces(args.text):
         explanation = explain_piece(piece.encode("utf-8"), ranks, longest=longest)
         for line in _explain_lines(explanation, ranks):
             print(line)

@@ -1,8 +1,11 @@
 """``Encoding``: text to ids and back, a drop-in for ``tiktoken.Encoding``.
 
-The data path is: text -> special tokens split off (only those the caller allows) -> pre-tokens
-(the pattern's matches) -> pieces as UTF-8 bytes -> ids. A piece whose bytes are a token is that
-token (tiktoken's whole-piece rule); any other piece is merged by rank (:mod:`streamcodec.bpe`).
+The data path is: text -> special tokens split off (only those the caller allows,
+:mod:`streamcodec.text.specials`) -> ordinary text -> pre-tokens (the pattern's matches) ->
+pieces as UTF-8 bytes -> ids (:mod:`streamcodec.ordinary`). A piece whose bytes are a token is
+that token (tiktoken's whole-piece rule); any other piece is merged by rank
+(:mod:`streamcodec.pieces`). This module is the facade: it owns the special-token policy and
+tiktoken's API, and hands streams to :mod:`streamcodec.stream`.
 
     >>> ranks = {bytes([b]): b for b in range(256)} | {b"ab": 256}
     >>> enc = Encoding("toy", pat_str=r"\\w+|\\s+", mergeable_ranks=ranks,
@@ -21,30 +24,29 @@ from __future__ import annotations
 import functools
 import os
 import pathlib
-import re
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
-from typing import IO, TYPE_CHECKING, Any, Literal, TypeVar, Union
+from typing import Any, Literal, TypeVar
 
-import regex
+from streamcodec.ordinary import DEFAULT_CACHE_SIZE, OrdinaryEncoder
+from streamcodec.stream.decoder import StreamDecoder
+from streamcodec.stream.encoder import Policy, StreamEncoder, encode_source
+from streamcodec.stream.parallel import count_file_parts, encode_file_parts, splits
+from streamcodec.stream.sources import Source
+from streamcodec.text.specials import (
+    DisallowedSpecialTokenError,
+    allowed_special_matches,
+    raise_disallowed_special_token,
+    special_token_regex,
+)
+from streamcodec.text.unicode import replace_lone_surrogates
 
-from streamcodec.bpe import PieceEncoder
-from streamcodec.bytemode import ByteMode
-from streamcodec.piececache import DEFAULT_CACHE_SIZE, CachedEncoder
-from streamcodec.pretokenize import Pretokenizer
-from streamcodec.vocab import BYTE_MODE_PATTERN
-
-if TYPE_CHECKING:
-    from streamcodec.stream import Policy, StreamDecoder, StreamEncoder
-
-__all__ = ["DisallowedSpecialTokenError", "Encoding"]
+__all__ = ["DisallowedSpecialTokenError", "Encoding", "Source"]
 
 AllowedSpecial = Literal["all"] | AbstractSet[str]
 DisallowedSpecial = Literal["all"] | Collection[str]
-# What iter_encode reads: text, a path, bytes, a file object, or chunks of text or bytes.
-Source = Union[
-    str, "os.PathLike[str]", bytes, bytearray, memoryview, IO[str], IO[bytes], Iterable[str | bytes]
-]
+#: How a registered encoding rebuilds itself when unpickled: a function and its arguments.
+Recipe = tuple[Callable[..., "Encoding"], tuple[Any, ...]]
 
 
 class Encoding:
@@ -53,7 +55,7 @@ class Encoding:
     The constructor and the public methods are those of ``tiktoken.Encoding``, so code written
     for tiktoken runs unchanged after swapping the import. One option is added, keyword-only:
     ``cache_size``, the number of distinct chunks and pieces whose ids are kept (least recently
-    used first out; 0 turns the cache off). See :mod:`streamcodec.piececache`.
+    used first out; 0 turns the cache off). See :mod:`streamcodec.ordinary`.
     """
 
     def __init__(
@@ -89,12 +91,10 @@ class Encoding:
                 "(duplicate ranks, or a special token id equal to a rank)"
             )
         self._special_token_values = frozenset(special_tokens.values())
-        self._pretokenizer = Pretokenizer(pat_str)
         self._cache_size = cache_size
-        # No pre-tokenization: the text is one piece, merged between the cuts no token crosses.
-        self._byte_mode = ByteMode(mergeable_ranks) if pat_str == BYTE_MODE_PATTERN else None
-        self._encode_piece = self._byte_mode or PieceEncoder(mergeable_ranks)
-        self._cached = CachedEncoder(self._pretokenizer, self._encode_piece, size=cache_size)
+        self._ordinary = OrdinaryEncoder(pat_str, mergeable_ranks, cache_size=cache_size)
+        # Set by the registry: a registered encoding pickles as the call that returns it.
+        self.recipe: Recipe | None = None
 
     def __repr__(self) -> str:
         return f"<Encoding {self.name!r}>"
@@ -115,6 +115,12 @@ class Encoding:
     def pat_str(self) -> str:
         """The pre-tokenizer pattern."""
         return self._pat_str
+
+    @property
+    def ordinary(self) -> OrdinaryEncoder:
+        """The engine for ordinary text (no special tokens): pre-tokenizer, piece encoder,
+        cache; see :mod:`streamcodec.ordinary`."""
+        return self._ordinary
 
     @functools.cached_property
     def special_tokens_set(self) -> set[str]:
@@ -170,7 +176,7 @@ class Encoding:
         >>> enc.decode_bytes(enc.encode_bytes(b"caf\\xe9"))  # doctest: +SKIP
         b'caf\\xe9'
         """
-        return self._encode_ordinary(data.decode("utf-8", "surrogateescape"), "surrogateescape")
+        return self._ordinary.encode(data.decode("utf-8", "surrogateescape"), "surrogateescape")
 
     def encode_batch(
         self,
@@ -239,36 +245,17 @@ class Encoding:
             return self._encode_with_specials(replace_lone_surrogates(text), allowed)
 
     def _encode_with_specials(self, text: str, allowed: frozenset[str]) -> list[int]:
+        encode_ordinary = self._ordinary.encode
         if not allowed:
-            return self._encode_ordinary(text)
+            return encode_ordinary(text)
         ids: list[int] = []
         finder = special_token_regex(frozenset(self._special_tokens))
         start = 0
         for match in allowed_special_matches(finder, text, allowed):
-            ids += self._encode_ordinary(text, start=start, end=match.start())
+            ids += encode_ordinary(text, start=start, end=match.start())
             ids.append(self._special_tokens[match.group()])
             start = match.end()
-        return ids + self._encode_ordinary(text, start=start)
-
-    def _encode_ordinary(
-        self, text: str, errors: str = "strict", *, start: int = 0, end: int | None = None
-    ) -> list[int]:
-        """Encode ``text[start:end]`` without special tokens (the slice ends the text).
-
-        With ``errors="strict"`` a lone surrogate raises ``UnicodeEncodeError``. With another
-        ``errors`` (``encode_bytes`` passes ``"surrogateescape"``), text holding surrogates
-        skips the cache, so no cached answer depends on the mode.
-        """
-        if end is None:
-            end = len(text)
-        if errors != "strict" and _SURROGATE.search(text, start, end):
-            encode_piece = self._encode_piece
-            return [
-                token
-                for piece in self._pretokenizer.pieces(text, start, end)
-                for token in encode_piece(piece.encode("utf-8", errors))
-            ]
-        return self._cached.encode(text, start, end)
+        return ids + encode_ordinary(text, start=start)
 
     # ------------------------------------------------------------------ decoding
 
@@ -328,7 +315,7 @@ class Encoding:
         return sorted(self._mergeable_ranks)
 
     # ------------------------------------------------------------------ streaming
-    # Text and ids in chunks, in bounded memory: see streamcodec/stream.py and docs/streaming.md.
+    # Text and ids in chunks, in bounded memory: see streamcodec/stream/ and docs/streaming.md.
 
     def stream_encoder(
         self,
@@ -341,15 +328,11 @@ class Encoding:
         Concatenated, the ids of every ``feed`` and of ``close`` equal :meth:`encode` of the
         whole text, with the same special-token policy.
         """
-        from streamcodec.stream import StreamEncoder
-
         allowed, disallowed = self._special_policy(allowed_special, disallowed_special)
         return StreamEncoder(self, allowed=allowed, disallowed=disallowed)
 
     def stream_decoder(self, *, errors: str = "replace") -> StreamDecoder:
         """A :class:`~streamcodec.stream.StreamDecoder`: ``feed(ids)`` returns complete text."""
-        from streamcodec.stream import StreamDecoder
-
         return StreamDecoder(self, errors=errors)
 
     def iter_encode(
@@ -396,10 +379,10 @@ class Encoding:
         encoded in ``jobs`` worker processes, with the same ids in the same order.
         ``progress`` is called with each count of input bytes consumed.
         """
-        from streamcodec.stream import encode_source
-
         policy = self._stream_policy(allowed_special, disallowed_special, errors)
-        return encode_source(self, source, policy, jobs=jobs, progress=progress)
+        if splits(source, self, jobs):
+            return encode_file_parts(self, source, policy, jobs=jobs, progress=progress)
+        return encode_source(self, source, policy, progress=progress)
 
     def count_tokens(
         self,
@@ -411,16 +394,14 @@ class Encoding:
         jobs: int = 1,
     ) -> int:
         """The number of ids :meth:`iter_encode` yields for ``source``, in bounded memory."""
-        from streamcodec.stream import count_source
-
         policy = self._stream_policy(allowed_special, disallowed_special, errors)
-        return count_source(self, source, policy, jobs=jobs)
+        if splits(source, self, jobs):
+            return count_file_parts(self, source, policy, jobs=jobs)
+        return sum(map(len, encode_source(self, source, policy)))
 
     def _stream_policy(
         self, allowed_special: AllowedSpecial, disallowed_special: DisallowedSpecial, errors: str
     ) -> Policy:
-        from streamcodec.stream import Policy
-
         return Policy(*self._special_policy(allowed_special, disallowed_special), errors)
 
     def encode_file(
@@ -446,6 +427,13 @@ class Encoding:
 
     # ------------------------------------------------------------------ pickling
 
+    def __reduce__(self) -> str | tuple[Any, ...]:
+        # A registered encoding pickles as the call that returns it (a few dozen bytes, and
+        # a worker process that has it loaded shares it); any other by value.
+        if self.recipe is not None:
+            return self.recipe
+        return super().__reduce__()
+
     def __getstate__(self) -> object:
         return {
             "name": self.name,
@@ -463,7 +451,6 @@ class Encoding:
         return {text.encode("utf-8"): i for text, i in self._special_tokens.items()}
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -475,75 +462,3 @@ def _thread_map(function: Callable[[T], R], items: Iterable[T], num_threads: int
 
     with ThreadPoolExecutor(num_threads) as pool:
         return list(pool.map(function, items))
-
-
-@functools.lru_cache(maxsize=128)
-def special_token_regex(tokens: frozenset[str]) -> regex.Pattern[str]:
-    """A regex matching any of ``tokens``; where several start at one place, the longest.
-
-    >>> special_token_regex(frozenset({"<|a|>", "<|a|>x"})).findall("<|a|>x <|a|>")
-    ['<|a|>x', '<|a|>']
-    """
-    # Longest first, so a special token that is a prefix of another cannot hide it.
-    alternatives = sorted(tokens, key=lambda t: (-len(t), t))
-    return regex.compile("|".join(regex.escape(token) for token in alternatives))
-
-
-def allowed_special_matches(
-    finder: regex.Pattern[str], text: str, allowed: AbstractSet[str], limit: int | None = None
-) -> Iterator[regex.Match[str]]:
-    """The matches of ``finder`` (a :func:`special_token_regex`) that are ``allowed``, left to
-    right, each starting before ``limit``.
-
-    A match of a token that is not allowed is skipped one character at a time, not as a whole:
-    an allowed token may start inside it.
-
-    >>> finder = special_token_regex(frozenset({"<|a|>", "<|a|>b|>", "b|>"}))
-    >>> [m.group() for m in allowed_special_matches(finder, "<|a|>b|>", {"b|>"})]
-    ['b|>']
-    """
-    if limit is None:
-        limit = len(text)
-    match = finder.search(text)
-    while match is not None and match.start() < limit:
-        if match.group() in allowed:
-            yield match
-            match = finder.search(text, match.end())
-        else:
-            match = finder.search(text, match.start() + 1)
-
-
-def replace_lone_surrogates(text: str) -> str:
-    """``text`` with each lone surrogate made U+FFFD and each surrogate pair joined, as tiktoken.
-
-    >>> replace_lone_surrogates("a\\ud83d b\\ud83d\\ude00") == "a\\ufffd b\\U0001f600"
-    True
-    """
-    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-
-
-class DisallowedSpecialTokenError(ValueError):
-    """Text contains a special token that the caller did not allow (``.token`` says which).
-
-    A ``ValueError``, with tiktoken's message, so code written for tiktoken catches it.
-    """
-
-    def __init__(self, message: str, token: str) -> None:
-        super().__init__(message)
-        self.token = token
-
-    def __reduce__(self) -> tuple[type[DisallowedSpecialTokenError], tuple[str, str]]:
-        return type(self), (str(self), self.token)
-
-
-def raise_disallowed_special_token(token: str) -> None:
-    """Raise the ``ValueError`` tiktoken raises for a special token in untrusted text."""
-    raise DisallowedSpecialTokenError(
-        f"Encountered text corresponding to disallowed special token {token!r}.\n"
-        f"If you want this text to be encoded as a special token, "
-        f"pass it to `allowed_special`, e.g. `allowed_special={{{token!r}, ...}}`.\n"
-        f"If you want this text to be encoded as normal text, disable the check for this token "
-        f"by passing `disallowed_special=(enc.special_tokens_set - {{{token!r}}})`.\n"
-        f"To disable this check for all special tokens, pass `disallowed_special=()`.\n",
-        token,
-    )

@@ -140,19 +140,17 @@ def get_encoding(name: str) -> Encoding:
                 raise ValueError(
                     f"unknown encoding {name!r}; known: {', '.join(list_encoding_names())}"
                 )
-            _ENCODINGS[name] = Encoding(
+            encoding = Encoding(
                 spec.name,
                 pat_str=spec.pat_str,
                 mergeable_ranks=parse_tiktoken(load_vocabulary_file(spec), source=spec.filename),
                 special_tokens=dict(spec.special_tokens),
                 explicit_n_vocab=spec.explicit_n_vocab,
             )
+            # Pickled (to a worker process, say) as this call: a few bytes, not the ranks.
+            encoding.recipe = (get_encoding, (name,))
+            _ENCODINGS[name] = encoding
         return _ENCODINGS[name]
-
-
-def loaded_encoding(name: str) -> Encoding | None:
-    """The encoding :func:`get_encoding` has returned for ``name``, if it has (loads nothing)."""
-    return _ENCODINGS.get(name)
 
 
 def load_vocabulary_file(spec: EncodingSpec) -> bytes:

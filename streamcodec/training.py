@@ -22,7 +22,6 @@ The corpus is streamed: only the table of distinct pre-tokens and their counts i
 
 from __future__ import annotations
 
-import codecs
 import heapq
 import io
 import os
@@ -30,11 +29,11 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import IO
 
-import regex
-
-from streamcodec.encoding import Encoding, special_token_regex
-from streamcodec.pretokenize import Pretokenizer
-from streamcodec.stream import PROVEN_PATTERNS, SAFE_CUT
+from streamcodec.encoding import Encoding
+from streamcodec.stream.cuts import cuts_for
+from streamcodec.stream.encoder import Segment, SettledStream
+from streamcodec.stream.sources import text_chunks
+from streamcodec.text.pretokenize import Pretokenizer
 from streamcodec.vocab import resolve_pattern
 
 __all__ = ["Progress", "Source", "count_pretokens", "document_texts", "learn_ranks", "train"]
@@ -54,10 +53,6 @@ CHUNK_SIZE = 1 << 18  # bytes read at a time: the pieces of one chunk are in mem
 # the smallest (left id, right id): (left << 32 | right) - (count << 64).
 _MAX_TOKENS = 0x110000  # chr's limit
 _RIGHT = (1 << 32) - 1
-
-# The streaming encoder's safe cuts (streamcodec.stream): the pieces before one do not depend
-# on the text after it; tests/test_training.py checks counts against whole-text pre-tokenization.
-_LAST_SAFE_CUT = regex.compile(SAFE_CUT.pattern, regex.REVERSE)
 
 
 def train(
@@ -117,28 +112,38 @@ def count_pretokens(
 ) -> Counter[str]:
     """Count the pre-tokens of every document of ``source`` (see :func:`train`), streaming files.
 
-    A file is read ``chunk_size`` bytes at a time. For the named patterns the text is cut at the
-    last safe cut of what has been read (:data:`streamcodec.stream.SAFE_CUT`),
-    which gives the same pre-tokens as the whole file; text with no such place (and any file
-    under another pattern) is kept until one comes or the file ends.
+    A file is read ``chunk_size`` bytes at a time and cut as the streaming encoder cuts it
+    (:class:`streamcodec.stream.encoder.SettledStream`): around the special tokens (dropped)
+    and at safe cuts, so the pre-tokens are those of the whole file; text with no safe cut is
+    kept until one comes or the file ends.
 
     >>> count_pretokens("a b<|end|>a", pat_str="gpt2", special_tokens=["<|end|>"])
     Counter({'a': 2, ' b': 1})
     """
     pretokenizer = Pretokenizer(resolve_pattern(pat_str))
-    cuttable = pretokenizer.pattern in PROVEN_PATTERNS
-    specials = frozenset(special_tokens)
-    finder = special_token_regex(specials) if specials else None
-    longest = max(map(len, specials), default=1)
+    specials = {token: i for i, token in enumerate(dict.fromkeys(special_tokens))}
     counts: Counter[str] = Counter()
     done = 0
     for document in _documents(source):
-        for chunk in _segments(_chunks(document, chunk_size), finder, longest, cuttable):
-            counts.update(pretokenizer.pieces(chunk))
+        for text, start, end, _ in _segments(document, pretokenizer, specials, chunk_size):
+            counts.update(pretokenizer.pieces(text, start, end))
             if progress is not None:
-                done += len(chunk.encode("utf-8", "surrogatepass"))
+                done += len(text[start:end].encode("utf-8", "surrogatepass"))
                 progress("count", done, None)
     return counts
+
+
+def _segments(
+    document: Document, pretokenizer: Pretokenizer, specials: dict[str, int], chunk_size: int
+) -> Iterator[Segment]:
+    """The settled ordinary text of ``document``; special tokens are dropped."""
+    cuts = cuts_for(pretokenizer.pattern, pretokenizer.pieces)
+    stream = SettledStream(specials, cuts, allowed=frozenset(specials), disallowed=frozenset())
+    for chunk in text_chunks(document, chunk_size=chunk_size):
+        for item in stream.feed(chunk):
+            if not isinstance(item, int):
+                yield item
+    yield from (item for item in stream.close() if not isinstance(item, int))
 
 
 def document_texts(source: Source, *, chunk_size: int = CHUNK_SIZE) -> Iterator[Iterator[str]]:
@@ -149,7 +154,7 @@ def document_texts(source: Source, *, chunk_size: int = CHUNK_SIZE) -> Iterator[
     [['one'], ['two']]
     """
     for document in _documents(source):
-        yield _chunks(document, chunk_size)
+        yield text_chunks(document, chunk_size=chunk_size)
 
 
 def _documents(source: Source) -> Iterator[Document]:
@@ -157,73 +162,6 @@ def _documents(source: Source) -> Iterator[Document]:
         yield source  # type: ignore[misc]  # a file object that is not an io.IOBase
     else:
         yield from source
-
-
-def _chunks(document: Document, chunk_size: int) -> Iterator[str]:
-    """The text of one document, in pieces of about ``chunk_size``."""
-    if isinstance(document, str):
-        yield document
-    elif isinstance(document, os.PathLike):
-        with open(document, "rb") as f:
-            yield from _read(f, os.fspath(document), chunk_size)
-    else:
-        yield from _read(document, str(getattr(document, "name", "<file>")), chunk_size)
-
-
-def _read(f: IO[str] | IO[bytes], name: str, chunk_size: int) -> Iterator[str]:
-    """Read ``f`` in chunks; bytes are decoded as UTF-8, an error names the byte offset."""
-    decoder = codecs.getincrementaldecoder("utf-8")()
-    offset = 0  # bytes read before this chunk
-    while data := f.read(chunk_size):
-        if isinstance(data, str):
-            yield data
-            continue
-        try:
-            yield decoder.decode(data)
-        except UnicodeDecodeError as exc:
-            at = offset - len(decoder.getstate()[0]) + exc.start
-            raise ValueError(f"{name}: invalid UTF-8 at byte offset {at}") from None
-        offset += len(data)
-    if pending := len(decoder.getstate()[0]):
-        raise ValueError(f"{name}: invalid UTF-8 at byte offset {offset - pending}: truncated")
-
-
-def _segments(
-    chunks: Iterable[str], finder: regex.Pattern[str] | None, longest: int, cuttable: bool
-) -> Iterator[str]:
-    """Cut the text of a document into parts that pre-tokenize independently.
-
-    Cuts go around special tokens (dropped) and, when ``cuttable``, at safe places. A special
-    token or cut is only taken once ``longest - 1`` characters follow it, so that more text
-    could not change it. Text without a cut is kept; it is searched only where it is new, and
-    joined only when the new text doubles it, so a long stretch without one costs linear time.
-    """
-    text = ""
-    checked = 0  # text[:checked] holds no cut and no start of a special token
-    pending: list[str] = []
-    waiting = 0
-    for chunk in chunks:
-        pending.append(chunk)
-        waiting += len(chunk)
-        if waiting < len(text):
-            continue
-        text += "".join(pending)
-        pending, waiting = [], 0
-        start = 0
-        limit = max(0, len(text) - longest + 1)  # a negative endpos would count from the end
-        if finder is not None:
-            for match in finder.finditer(text, checked):
-                if match.start() >= limit:
-                    break
-                yield text[start : match.start()]
-                start = match.end()
-        if cuttable and (cut := _LAST_SAFE_CUT.search(text, max(start, checked), limit)):
-            yield text[start : cut.start()]
-            start = cut.start()
-        text = text[start:]
-        checked = max(0, limit - start)
-    text += "".join(pending)
-    yield from finder.split(text) if finder is not None else [text]
 
 
 def learn_ranks(

@@ -52,7 +52,7 @@ O200K_PATTERN = "|".join(
 # No pre-tokenization (minbpe's BasicTokenizer): the whole text, newlines included, is one piece,
 # so merges may cross spaces and lines. Its name is "bytes" (see resolve_pattern), but it is
 # deliberately not in PATTERNS: the trainer's and the stream's line-based safe cuts assume the
-# named patterns there; byte mode has its own (streamcodec.bytemode).
+# named patterns there; byte mode has its own (streamcodec.pieces.bytemode).
 BYTE_MODE_PATTERN = r"(?s).+"
 
 PATTERNS: dict[str, str] = {

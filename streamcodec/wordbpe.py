@@ -37,7 +37,7 @@ import itertools
 import os
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from streamcodec.atomicfile import atomic_output
@@ -51,7 +51,6 @@ __all__ = [
     "format_codes",
     "learn_merges",
     "learn_merges_naive",
-    "line_blocks",
     "merge_pair",
     "parse_codes",
     "read_codes",
@@ -96,28 +95,6 @@ def count_words(text: str | Iterable[str]) -> Counter[str]:
 def _count_lines(text: str, counts: Counter[str]) -> None:
     for line in text.splitlines(keepends=True):
         counts.update(word for word in line.strip(_STRIP).split(" ") if word)
-
-
-def line_blocks(chunks: Iterable[str]) -> Iterator[str]:
-    """Streamed text in blocks of whole lines: each block but the last ends with LF.
-
-    Line-based work (:meth:`WordBPE.apply`, :func:`remove_separators`) gives the same result on
-    the blocks as on the whole text, and only the longest line is held at once.
-
-    >>> list(line_blocks(["a\\nb", "c", "\\r\\nd"]))
-    ['a\\n', 'bc\\r\\n', 'd']
-    """
-    held: list[str] = []
-    for chunk in chunks:
-        cut = chunk.rfind("\n") + 1
-        if not cut:
-            held.append(chunk)
-            continue
-        yield "".join([*held, chunk[:cut]])
-        held = [chunk[cut:]]
-    rest = "".join(held)
-    if rest:
-        yield rest
 
 
 def remove_separators(text: str, *, separator: str = "@@") -> str:

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import streamcodec
 from streamcodec import Encoding
-from streamcodec.bytemode import ByteMode
+from streamcodec.pieces.bytemode import ByteMode
 from streamcodec.reference import merge_steps, rank_merge, train_naive
 from streamcodec.vocab import BYTE_MODE_PATTERN, GPT2_PATTERN
 from tests.corpus import samples

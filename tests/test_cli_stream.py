@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 import streamcodec
-from streamcodec import cli, parallel
+from streamcodec import cli
 from streamcodec.formats import write_tiktoken
+from streamcodec.stream import parallel
 from streamcodec.vocab import GPT2_PATTERN
 from tests.corpus import samples
 

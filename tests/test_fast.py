@@ -20,13 +20,13 @@ from hypothesis import strategies as st
 
 import streamcodec
 from streamcodec import Encoding
-from streamcodec.bpe import PieceEncoder, backtrack_piece
-from streamcodec.merge import merge_parts, merge_piece
-from streamcodec.piececache import MAX_KEY_LENGTH, LruIds
-from streamcodec.pretokenize import Pretokenizer, _fast_applies, fast_pattern
+from streamcodec.pieces.bpe import PieceEncoder, backtrack_piece
+from streamcodec.pieces.cache import MAX_KEY_LENGTH, LruIds
+from streamcodec.pieces.merge import merge_parts, merge_piece
+from streamcodec.pieces.rank_order import RankOrder
+from streamcodec.pieces.trie import TokenTrie
 from streamcodec.reference import merge_steps, rank_merge
-from streamcodec.trie import TokenTrie
-from streamcodec.verify import RankOrder
+from streamcodec.text.pretokenize import Pretokenizer, _fast_applies, fast_pattern
 from streamcodec.vocab import PATTERNS
 from tests.corpus import samples
 
@@ -154,7 +154,7 @@ def test_encoding_with_caches_equals_rank_merge_per_piece(
     for _ in range(2):  # cold, then warm
         assert enc.encode_ordinary(text) == expected
         assert enc.encode_ordinary(text + " ab") == enc.encode_ordinary(text + " ab")
-    assert len(enc._cached._cache) <= cache_size
+    assert len(enc.ordinary._cache) <= cache_size
 
 
 LONG_PIECES = [
@@ -181,7 +181,7 @@ def test_backtracking_equals_merge_loop_on_real_pieces(real_encoding: Encoding) 
     ranks = real_encoding.mergeable_ranks
     encode = PieceEncoder(ranks, long_piece=2)
     text = "".join(samples().values())
-    pieces = sorted({p.encode() for p in real_encoding._pretokenizer.pieces(text)}, key=len)
+    pieces = sorted({p.encode() for p in real_encoding.ordinary.pretokenizer.pieces(text)}, key=len)
     for piece in pieces[-400:] + pieces[::50]:
         expected = [ranks[piece]] if piece in ranks else merge_piece(piece, ranks)
         assert encode(piece) == expected, piece
@@ -282,8 +282,8 @@ def test_cache_size_is_an_option_that_survives_pickling() -> None:
     assert small.encode_ordinary("one two three four five six seven") == base.encode_ordinary(
         "one two three four five six seven"
     )
-    assert len(small._cached._cache) <= 5
-    assert pickle.loads(pickle.dumps(small))._cached._cache.size == 5
+    assert len(small.ordinary._cache) <= 5
+    assert pickle.loads(pickle.dumps(small)).ordinary._cache.size == 5
     with pytest.raises(ValueError, match="cache size"):
         Encoding("bad", cache_size=-1, **kwargs)  # type: ignore[arg-type]
 
@@ -374,7 +374,7 @@ def test_fragments_equal_tiktoken_through_warm_caches(real_pair, parts: list[str
     assert ours.encode_ordinary(text) == theirs.encode_ordinary(text)
     start = data.draw(st.integers(0, len(text)))
     end = data.draw(st.integers(start, len(text)))
-    assert ours._encode_ordinary(text, start=start, end=end) == theirs.encode_ordinary(
+    assert ours.ordinary.encode(text, start=start, end=end) == theirs.encode_ordinary(
         text[start:end]
     )
 

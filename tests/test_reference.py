@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from streamcodec.bpe import merge_piece
+from streamcodec.pieces.merge import merge_piece
 from streamcodec.reference import longest_match, merge_steps, rank_merge
 
 BYTES = {bytes([b]): b for b in range(256)}

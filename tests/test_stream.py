@@ -11,6 +11,7 @@ import functools
 import io
 import itertools
 import pathlib
+import pickle
 from typing import TypeVar
 
 import pytest
@@ -96,7 +97,7 @@ cuts = st.lists(st.integers(min_value=0, max_value=10_000), max_size=12)
 
 def assert_safe_cuts_final(enc: Encoding, head: str, tail: str) -> None:
     """The rule itself: pieces of head + tail before a safe cut in head are head[:cut]'s."""
-    pieces = enc._pretokenizer.pieces
+    pieces = enc.ordinary.pretokenizer.pieces
     whole = pieces(head + tail)
     for match in SAFE_CUTS[enc.pat_str].finditer(head, 1):
         cut = match.start()
@@ -300,7 +301,7 @@ def test_replace_and_lossless_modes(data: bytes, cuts: list[int]) -> None:
 
 
 def test_jobs_give_the_same_ids(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from streamcodec import parallel
+    from streamcodec.stream import parallel
 
     monkeypatch.setattr(parallel, "PART_BYTES", 3_000)
     enc = cl100k()
@@ -339,7 +340,7 @@ def test_progress_counts_every_byte(tmp_path: pathlib.Path) -> None:
 
 
 def test_split_points_avoid_special_tokens(tmp_path: pathlib.Path) -> None:
-    from streamcodec.parallel import split_points
+    from streamcodec.stream.parallel import split_points
 
     enc = with_pattern("spaced", GPT2_PATTERN)
     enc._special_tokens = {"a b": 100_276}  # a special token with a space inside
@@ -379,15 +380,17 @@ def test_stream_decoder_waits_for_the_last_byte_and_strict_raises() -> None:
         stream.close()
 
 
-def test_workers_get_a_loaded_named_encoding_by_name_and_others_whole() -> None:
-    from streamcodec.parallel import _reference
-
+def test_registered_encodings_pickle_by_name_and_others_whole() -> None:
+    """Workers get the encoding pickled: a registered one as the call that returns it."""
     enc = cl100k()
-    assert _reference(enc) == "cl100k_base"
+    data = pickle.dumps(enc)
+    assert len(data) < 200
+    assert pickle.loads(data) is enc
     twin = Encoding(
         "cl100k_base",
         pat_str=enc.pat_str,
         mergeable_ranks=enc.mergeable_ranks,
         special_tokens=enc.special_tokens,
     )
-    assert _reference(twin) is twin
+    copy = pickle.loads(pickle.dumps(twin))
+    assert copy is not enc and copy.encode("hello world") == enc.encode("hello world")

@@ -12,8 +12,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from streamcodec.formats import load_vocabulary, read_tiktoken, save_vocabulary
-from streamcodec.pretokenize import Pretokenizer
 from streamcodec.reference import rank_merge, train_naive
+from streamcodec.text.pretokenize import Pretokenizer
 from streamcodec.training import count_pretokens, train
 from streamcodec.vocab import PATTERNS, Vocabulary
 from tests.conftest import tiktoken_twin
@@ -118,10 +118,12 @@ def test_invalid_utf8_names_the_byte_offset(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"bad.txt: invalid UTF-8 at byte offset 15"):
         count_pretokens(path, pat_str="gpt2", chunk_size=4)
     # A character begun in one chunk and broken in the next is reported where it began.
-    with pytest.raises(ValueError, match=r"<file>: invalid UTF-8 at byte offset 2$"):
+    with pytest.raises(ValueError, match=r"<file>: invalid UTF-8 at byte offset 2 "):
         count_pretokens(io.BytesIO(b"ab\xe2\x82xcd"), pat_str="gpt2", chunk_size=3)
     path.write_bytes(b"abc\xe2\x82")  # the file ends inside a character
-    with pytest.raises(ValueError, match=r"invalid UTF-8 at byte offset 3: truncated"):
+    with pytest.raises(
+        ValueError, match=r"invalid UTF-8 at byte offset 3 \(unexpected end of data"
+    ):
         count_pretokens(path, pat_str="gpt2", chunk_size=4)
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from streamcodec.verify import RankOrder
+from streamcodec.pieces.rank_order import RankOrder
 from streamcodec.vocab import VocabularyError
 
 __all__ = ["merge_pairs", "splits", "unreachable_tokens"]
@@ -44,11 +44,11 @@ def merge_pairs(
 ) -> dict[bytes, tuple[bytes, bytes]]:
     """The pair every multi-byte token is built from, keyed by token, in rank order.
 
-    For a reachable token this is its split (:meth:`streamcodec.verify.RankOrder.split`), the
-    last merge of ``rank_merge(token, ranks, whole_piece=False)``. An unreachable token has no
-    such pair; it gets the split into two tokens whose later part is earliest. Raises
-    :class:`VocabularyError` for a token that is not two tokens joined, since no merge list can
-    describe it.
+    For a reachable token this is its split
+    (:meth:`streamcodec.pieces.rank_order.RankOrder.split`), the last merge of
+    ``rank_merge(token, ranks, whole_piece=False)``. An unreachable token has no such pair; it
+    gets the split into two tokens whose later part is earliest. Raises :class:`VocabularyError`
+    for a token that is not two tokens joined, since no merge list can describe it.
     """
     order = RankOrder(ranks)
     pairs: dict[bytes, tuple[bytes, bytes]] = {}
@@ -71,6 +71,6 @@ def merge_pairs(
 
 def unreachable_tokens(ranks: Mapping[bytes, int]) -> list[bytes]:
     """The tokens that rank-merging their own bytes does not produce, in rank order (the bytes
-    of :meth:`streamcodec.verify.RankOrder.unreachable_tokens`)."""
+    of :meth:`streamcodec.pieces.rank_order.RankOrder.unreachable_tokens`)."""
     order = RankOrder(ranks)
     return [order.token_bytes(token) for token in order.unreachable_tokens()]

@@ -1,11 +1,11 @@
 """Parallel encoding of one file: cut it at safe cuts, encode the parts in worker processes.
 
-The file is split into parts of about ``PART_BYTES``, each ending at a safe cut (the rules of
-:mod:`streamcodec.stream`) that no special token straddles. Encoding text in two parts at a safe
-cut gives the ids of the whole, so the ids of the parts, in order, are exactly one job's. Workers
-get the encoding once: by name when it is a registered one (a forked worker finds it loaded),
-else pickled. Ids come back as packed ``uint32``; at most ``2 * jobs`` parts are in flight, so
-memory stays bounded however large the file.
+The file is split into parts of about ``PART_BYTES``, each ending at a safe cut (rules 1 to 5
+of :mod:`streamcodec.stream.cuts`) that no special token straddles. Encoding text in two parts
+at a safe cut gives the ids of the whole, so the ids of the parts, in order, are exactly one
+job's. Workers get the encoding once, pickled: a registered encoding pickles as its name (a
+forked worker finds it loaded), any other by value. Ids come back as packed ``uint32``; at most
+``2 * jobs`` parts are in flight, so memory stays bounded however large the file.
 """
 
 from __future__ import annotations
@@ -15,24 +15,34 @@ import multiprocessing
 import os
 from array import array
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import Any, BinaryIO, TypeGuard
 
-from streamcodec.stream import SAFE_CUT, Policy, decode_utf8, encode_text_chunks
+from streamcodec.stream.cuts import PROVEN_PATTERNS, SAFE_CUT
+from streamcodec.stream.encoder import Encodes, Policy, encode_text_chunks
+from streamcodec.stream.sources import Source, read_blocks
+from streamcodec.text.specials import special_token_regex, straddles
+from streamcodec.text.unicode import decode_utf8
 
-if TYPE_CHECKING:
-    from streamcodec.encoding import Encoding
-
-__all__ = ["count_file_parts", "encode_file_parts", "split_points"]
+__all__ = ["count_file_parts", "encode_file_parts", "split_points", "splits"]
 
 PART_BYTES = 4 << 20
 WINDOW = 1 << 16  # bytes searched for a safe cut near each split target
-BLOCK = 1 << 20
 
 Task = tuple[str, int, int, Policy]  # path, start and end offsets, policy
 
 
+def splits(source: Source, encoding: Encodes, jobs: int) -> TypeGuard[os.PathLike[str]]:
+    """Whether to split ``source`` across ``jobs`` processes: only a file, and only with a pattern
+    whose safe cuts are proven (any other pattern is encoded in one process)."""
+    if jobs <= 1:
+        return False
+    if not isinstance(source, os.PathLike):
+        raise ValueError(f"jobs={jobs} needs a file path (os.PathLike) to split the work")
+    return encoding.ordinary.pattern in PROVEN_PATTERNS
+
+
 def encode_file_parts(
-    encoding: Encoding,
+    encoding: Encodes,
     path: os.PathLike[str],
     policy: Policy,
     *,
@@ -45,14 +55,14 @@ def encode_file_parts(
 
 
 def count_file_parts(
-    encoding: Encoding, path: os.PathLike[str], policy: Policy, *, jobs: int
+    encoding: Encodes, path: os.PathLike[str], policy: Policy, *, jobs: int
 ) -> int:
     """The number of ids of the file, counted by ``jobs`` worker processes."""
     return sum(_run(encoding, path, policy, _count_part, jobs, None))
 
 
 def split_points(
-    path: str | os.PathLike[str], encoding: Encoding, *, part_bytes: int | None = None
+    path: str | os.PathLike[str], encoding: Encodes, *, part_bytes: int | None = None
 ) -> Iterator[int]:
     """Byte offsets, from 0 to the file size, that are safe cuts a part's length apart.
 
@@ -64,12 +74,12 @@ def split_points(
     """
     part_bytes = part_bytes or PART_BYTES
     size = os.path.getsize(path)
-    longest = max(map(len, encoding.special_tokens), default=0)
+    specials = frozenset(encoding.special_tokens)
     yield 0
     with open(path, "rb") as f:
         target = part_bytes
         while target < size:
-            cut = _safe_cut_after(f, target, encoding.special_tokens, longest)
+            cut = _safe_cut_after(f, target, specials)
             if cut is None:
                 target += WINDOW // 2  # a long run without a cut: look further on
             else:
@@ -78,8 +88,10 @@ def split_points(
     yield size
 
 
-def _safe_cut_after(f: BinaryIO, offset: int, specials: dict[str, int], longest: int) -> int | None:
+def _safe_cut_after(f: BinaryIO, offset: int, specials: frozenset[str]) -> int | None:
     """The first safe cut in the window at ``offset`` that no special token straddles."""
+    longest = max(map(len, specials), default=0)
+    finder = special_token_regex(specials) if specials else None
     f.seek(offset)
     data = f.read(WINDOW)
     skip = 0
@@ -90,18 +102,13 @@ def _safe_cut_after(f: BinaryIO, offset: int, specials: dict[str, int], longest:
     end = len(text) if len(data) < WINDOW else len(text) - longest
     for match in SAFE_CUT.finditer(text, max(1, longest), end):
         cut = match.start()
-        if not any(_straddles(text, token, cut) for token in specials):
+        if finder is None or not straddles(finder, text, cut, longest):
             return offset + skip + len(text[:cut].encode("utf-8", "surrogateescape"))
     return None
 
 
-def _straddles(text: str, token: str, cut: int) -> bool:
-    found = text.find(token, max(0, cut - len(token) + 1), cut + len(token) - 1)
-    return 0 <= found < cut
-
-
 def _run(
-    encoding: Encoding,
+    encoding: Encodes,
     path: os.PathLike[str],
     policy: Policy,
     work: Callable[[Task], Any],
@@ -112,7 +119,7 @@ def _run(
     start = next(points)
     name = os.fspath(path)
     in_flight: collections.deque[tuple[int, Any]] = collections.deque()
-    with multiprocessing.Pool(jobs, _init_worker, (_reference(encoding),)) as pool:
+    with multiprocessing.Pool(jobs, _init_worker, (encoding,)) as pool:
         for end in points:
             task: Task = (name, start, end, policy)
             in_flight.append((end - start, pool.apply_async(work, (task,))))
@@ -131,24 +138,12 @@ def _result(in_flight: collections.deque[tuple[int, Any]], progress: Any) -> Any
     return result
 
 
-def _reference(encoding: Encoding) -> str | Encoding:
-    """The encoding's registered name if ``get_encoding`` returned it, else the encoding."""
-    from streamcodec.registry import loaded_encoding
-
-    # Asking get_encoding could load a vocabulary just to find it is another object.
-    return encoding.name if loaded_encoding(encoding.name) is encoding else encoding
+_worker_encoding: Encodes | None = None
 
 
-_worker_encoding: Encoding | None = None
-
-
-def _init_worker(reference: str | Encoding) -> None:
+def _init_worker(encoding: Encodes) -> None:
     global _worker_encoding
-    if isinstance(reference, str):
-        from streamcodec.registry import get_encoding
-
-        reference = get_encoding(reference)
-    _worker_encoding = reference
+    _worker_encoding = encoding
 
 
 def _part_ids(task: Task) -> Iterator[list[int]]:
@@ -156,17 +151,9 @@ def _part_ids(task: Task) -> Iterator[list[int]]:
     assert _worker_encoding is not None
     with open(path, "rb") as f:
         f.seek(start)
-        texts = decode_utf8(_blocks(f, end - start), errors=policy.errors, name=path, offset=start)
+        blocks = read_blocks(f, limit=end - start)
+        texts = decode_utf8(blocks, errors=policy.errors, name=path, offset=start)
         yield from encode_text_chunks(policy.stream_encoder(_worker_encoding), texts)
-
-
-def _blocks(f: BinaryIO, size: int) -> Iterator[bytes]:
-    while size > 0:
-        block = f.read(min(BLOCK, size))
-        if not block:
-            return
-        size -= len(block)
-        yield block
 
 
 def _encode_part(task: Task) -> bytes:

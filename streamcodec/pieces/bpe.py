@@ -1,10 +1,10 @@
 """Pieces to ids: the merge loop for short pieces, a backtracking search for long ones.
 
 Both must equal :func:`streamcodec.reference.rank_merge`. The merge loop
-(:func:`streamcodec.merge.merge_piece`) is quadratic in the piece length, which is fine for the
-short pieces of real text and hopeless for a megabyte of ``"a"``. Long pieces take the
+(:func:`streamcodec.pieces.merge.merge_piece`) is quadratic in the piece length, which is fine
+for the short pieces of real text and hopeless for a megabyte of ``"a"``. Long pieces take the
 backtracking encoder (after GitHub's ``bpe`` crate): walk the piece left to right taking the
-longest token that forms a valid pair with the previous one (:mod:`streamcodec.verify`); when
+longest token that forms a valid pair with the previous one (:mod:`.rank_order`); when
 no candidate fits, step back and try the previous position's next shorter candidate. The merge
 result is the only sequence of reachable tokens whose adjacent pairs are all valid, so the
 search finds it; and the tokens before a position are determined by the position alone, so a
@@ -22,11 +22,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from streamcodec.merge import merge_piece
-from streamcodec.trie import TokenTrie
-from streamcodec.verify import RankOrder
+from streamcodec.pieces.merge import merge_piece
+from streamcodec.pieces.rank_order import RankOrder
+from streamcodec.pieces.trie import TokenTrie
 
-__all__ = ["LONG_PIECE", "PieceEncoder", "backtrack_piece", "merge_piece"]
+__all__ = ["LONG_PIECE", "PieceEncoder", "backtrack_piece"]
 
 # Pieces of at least this many bytes take the backtracking encoder: from here on the merge loop's
 # quadratic cost dominates on repetitive pieces (measured on cl100k_base: docs/performance.md).

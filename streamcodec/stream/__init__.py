@@ -1,0 +1,32 @@
+"""Streaming: chunks -> safe cuts -> ids, and ids -> text, in memory that does not grow.
+
+- :mod:`.sources`: any source as text chunks (the one block reader), lines;
+- :mod:`.cuts`: where text can be cut without changing its pieces (the safe-cut rules);
+- :mod:`.encoder`: :class:`StreamEncoder`, special tokens split off, settled text encoded;
+- :mod:`.decoder`: :class:`StreamDecoder`;
+- :mod:`.parallel`: one file split at safe cuts and encoded by worker processes.
+
+This package takes what it needs of an encoding through small protocols (:class:`.Encodes`,
+:class:`.decoder.DecodesBytes`): it never imports :mod:`streamcodec.encoding` or the registry.
+"""
+
+from streamcodec.stream.cuts import PROVEN_PATTERNS, SAFE_CUT, SAFE_CUTS
+from streamcodec.stream.decoder import StreamDecoder
+from streamcodec.stream.encoder import Encodes, Policy, StreamEncoder, encode_text_chunks
+from streamcodec.stream.sources import CHUNK_SIZE, text_chunks
+from streamcodec.text.unicode import InvalidUTF8Error, decode_utf8
+
+__all__ = [
+    "CHUNK_SIZE",
+    "PROVEN_PATTERNS",
+    "SAFE_CUT",
+    "SAFE_CUTS",
+    "Encodes",
+    "InvalidUTF8Error",
+    "Policy",
+    "StreamDecoder",
+    "StreamEncoder",
+    "decode_utf8",
+    "encode_text_chunks",
+    "text_chunks",
+]

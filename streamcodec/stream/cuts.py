@@ -1,0 +1,184 @@
+"""Safe cuts: where streamed text can be cut so that the pieces before the cut are final.
+
+A cut at position ``p`` of the text seen so far is *safe* when the pieces of any longer text
+that end at or before ``p`` are the pieces of the text before ``p`` read as a whole text. The
+stream encodes everything before its last safe cut and holds the rest. The rules and their proof
+are written once, in docs/streaming.md ("Where the text is cut, and why it is safe"); each
+strategy here names the rules it applies.
+
+    >>> from streamcodec.vocab import CL100K_PATTERN
+    >>> cuts = ProvenCuts(CL100K_PATTERN)
+    >>> cuts.find([], 0, "Hello world")  # rule 1: before the space
+    5
+
+Three strategies, behind the :class:`Cuts` protocol:
+
+- :class:`ProvenCuts`, the named patterns (gpt2/r50k/p50k, cl100k_base, o200k_base): rules 1 to
+  6, from the characters either side of the cut;
+- :class:`PatternCuts`, any other pattern: the pattern's own piece boundaries, with a wide
+  margin, checked by cutting there;
+- :class:`ByteModeCuts`, byte mode (no pre-tokenizer): between two bytes no token joins.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol
+
+import regex
+
+from streamcodec.pieces import ByteMode
+from streamcodec.vocab import CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN
+
+__all__ = [
+    "LAST_SAFE_CUT",
+    "PROVEN_PATTERNS",
+    "SAFE_CUT",
+    "SAFE_CUTS",
+    "ByteModeCuts",
+    "Cuts",
+    "PatternCuts",
+    "ProvenCuts",
+    "cuts_for",
+]
+
+# The character y just after a safe cut, with x before it in the lookbehind (rules 1 to 5).
+_SAFE_CUT = (
+    r"(?<=\S)[^\S\r\n]"  # rule 1
+    r"|(?<=[\p{L}\p{N}])[\r\n]"  # rule 2
+    r"|(?<=\p{L})[^\p{L}\p{M}\s'\ud800-\udfff]"  # rule 3
+    r"|(?<=\p{N})[^\p{N}\s\ud800-\udfff]"  # rule 4
+    r"|(?<=\S[\r\n])[^\s/]"  # rule 5
+)
+#: Rules 1 to 5: safe for every named pattern.
+SAFE_CUT = regex.compile(_SAFE_CUT)
+#: The same, searched backwards from the end: the last safe cut first.
+LAST_SAFE_CUT = regex.compile(_SAFE_CUT, regex.REVERSE)
+# Rule 6, for the patterns with a newline alternative (not GPT-2's).
+_SAFE_CUT_CRLF = _SAFE_CUT + r"|(?<=\S\r\n)[^\s/]"
+#: The safe cuts of each named pattern.
+SAFE_CUTS = {
+    pattern: regex.compile(_SAFE_CUT if pattern == GPT2_PATTERN else _SAFE_CUT_CRLF)
+    for pattern in (GPT2_PATTERN, CL100K_PATTERN, O200K_PATTERN)
+}
+#: The patterns the rules are proven for.
+PROVEN_PATTERNS = frozenset(SAFE_CUTS)
+_LAST_SAFE_CUTS = {
+    pattern: regex.compile(cut.pattern, regex.REVERSE) for pattern, cut in SAFE_CUTS.items()
+}
+# For other patterns: the end of a whitespace run, searched backwards.
+_LAST_WORD_START = regex.compile(r"(?<=\s)\S", regex.REVERSE)
+
+
+class Cuts(Protocol):
+    """A way to find safe cuts in text that arrives in chunks."""
+
+    #: Text before the held text that the pieces after a cut may look at (lookbehinds).
+    context: str
+
+    def find(self, held: list[str], size: int, text: str) -> int | None:
+        """The last safe cut in ``held + text`` (``size`` characters are held, with no safe cut
+        in them), as an offset there; None if there is none."""
+
+    def settled(self, text: str, end: int) -> None:
+        """``text[:end]`` has been encoded: remember what the next cut needs of it."""
+
+
+class ProvenCuts:
+    """The named patterns: rules 1 to 6 (rule 6 not for GPT-2's pattern)."""
+
+    context = ""  # these patterns look neither behind nor at the start of the text
+
+    def __init__(self, pattern: str) -> None:
+        self._cut = SAFE_CUTS[pattern]
+        self._last_cut = _LAST_SAFE_CUTS[pattern]
+
+    def settled(self, text: str, end: int) -> None:
+        """Nothing to remember."""
+
+    def find(self, held: list[str], size: int, text: str) -> int | None:
+        """Only cuts before a character of ``text`` are new."""
+        match = self._last_cut.search(text, 1)
+        if match is not None:
+            return size + match.start()
+        # A cut just before text: the lookbehinds need up to three characters of held text
+        # (fewer when the last held chunk is shorter: a missed cut only delays the ids).
+        before = held[-1][-3:] if held else ""
+        if before and self._cut.match(before + text[0], len(before)):
+            return size
+        return None
+
+
+class ByteModeCuts:
+    """Byte mode (no pre-tokenizer, the text is one piece): cut where no token can cross
+    (:meth:`streamcodec.pieces.ByteMode.last_cut`)."""
+
+    context = ""  # the parts merge independently: nothing before a cut matters after it
+
+    def __init__(self, mode: ByteMode) -> None:
+        self._mode = mode
+
+    def settled(self, text: str, end: int) -> None:
+        """Nothing to remember."""
+
+    def find(self, held: list[str], size: int, text: str) -> int | None:
+        """Only the cut before the first character of ``text`` and those inside it are new."""
+        before = held[-1][-1:] if held else ""
+        k = self._mode.last_cut(before + text)
+        return size - len(before) + k if k else None
+
+
+class PatternCuts:
+    """Patterns without a proof: the pattern's own boundaries, with a wide margin, checked.
+
+    Assumes only that a match never examines text beyond the first whitespace to
+    non-whitespace transition after its end plus ``MARGIN`` characters, and looks behind at
+    most ``CONTEXT`` characters (docs/streaming.md, "Other patterns").
+    """
+
+    MARGIN = 32  # characters after the end of a whitespace run
+    HOLD = 2  # pieces held back
+    CONTEXT = 64  # characters kept before the held text, for lookbehinds
+
+    def __init__(self, pieces: Callable[[str, int, int], list[str]]) -> None:
+        self._pieces = pieces
+        self.context = ""
+        self._next_try = 0  # try again once this much text is held (keeps the work linear)
+
+    def settled(self, text: str, end: int) -> None:
+        """Keep the end of ``text[:end]`` as context for the text after it."""
+        self.context = (self.context + text[max(0, end - self.CONTEXT) : end])[-self.CONTEXT :]
+
+    def find(self, held: list[str], size: int, text: str) -> int | None:
+        """Searched only when the held text has doubled since the last try: linear work."""
+        whole_size = size + len(text)
+        if whole_size < self._next_try:
+            return None
+        cut = self._find("".join([self.context, *held, text]), len(self.context))
+        self._next_try = 0 if cut is not None else 2 * whole_size
+        return cut
+
+    def _find(self, text: str, start: int) -> int | None:
+        word = _LAST_WORD_START.search(text, start, len(text) - self.MARGIN)
+        if word is None:
+            return None
+        pieces = self._pieces(text, start, len(text))
+        ends = [start]
+        for piece in pieces:
+            ends.append(ends[-1] + len(piece))
+        count = next((i for i in range(len(ends) - 1, 0, -1) if ends[i] <= word.start()), 0)
+        count = min(count, len(pieces) - self.HOLD)
+        if count <= 0 or self._pieces(text, start, ends[count]) != pieces[:count]:
+            return None
+        return ends[count] - start
+
+
+def cuts_for(
+    pattern: str, pieces: Callable[[str, int, int], list[str]], byte_mode: ByteMode | None = None
+) -> Cuts:
+    """The strategy for ``pattern``, whose pre-tokenizer is ``pieces(text, start, end)``."""
+    if byte_mode is not None:
+        return ByteModeCuts(byte_mode)
+    if pattern in PROVEN_PATTERNS:
+        return ProvenCuts(pattern)
+    return PatternCuts(pieces)

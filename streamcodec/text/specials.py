@@ -1,0 +1,162 @@
+"""Special tokens: find them in text, refuse the disallowed ones, split a stream around them.
+
+Special tokens (``<|endoftext|>``...) are matched as literal text before pre-tokenization, and
+only where the caller allows them: text from users may contain them, and encoding such text as
+the special id would let it inject control tokens (tiktoken refuses it too). Where several
+tokens start at one place, the longest wins.
+
+    >>> splitter = SpecialSplitter({"<|end|>": 9}, allowed=frozenset({"<|end|>"}),
+    ...                            disallowed=frozenset())
+    >>> splitter.feed("a<|en") + splitter.feed("d|>b") + splitter.close()
+    ['a', '', 9, '', 'b']
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator
+from collections.abc import Set as AbstractSet
+from typing import NoReturn
+
+import regex
+
+__all__ = [
+    "DisallowedSpecialTokenError",
+    "SpecialSplitter",
+    "allowed_special_matches",
+    "raise_disallowed_special_token",
+    "special_token_regex",
+    "straddles",
+]
+
+
+@functools.lru_cache(maxsize=128)
+def special_token_regex(tokens: frozenset[str]) -> regex.Pattern[str]:
+    """A regex matching any of ``tokens``; where several start at one place, the longest.
+
+    >>> special_token_regex(frozenset({"<|a|>", "<|a|>x"})).findall("<|a|>x <|a|>")
+    ['<|a|>x', '<|a|>']
+    """
+    # Longest first, so a special token that is a prefix of another cannot hide it.
+    alternatives = sorted(tokens, key=lambda t: (-len(t), t))
+    return regex.compile("|".join(regex.escape(token) for token in alternatives))
+
+
+def allowed_special_matches(
+    finder: regex.Pattern[str], text: str, allowed: AbstractSet[str], limit: int | None = None
+) -> Iterator[regex.Match[str]]:
+    """The matches of ``finder`` (a :func:`special_token_regex`) that are ``allowed``, left to
+    right, each starting before ``limit``.
+
+    A match of a token that is not allowed is skipped one character at a time, not as a whole:
+    an allowed token may start inside it.
+
+    >>> finder = special_token_regex(frozenset({"<|a|>", "<|a|>b|>", "b|>"}))
+    >>> [m.group() for m in allowed_special_matches(finder, "<|a|>b|>", {"b|>"})]
+    ['b|>']
+    """
+    if limit is None:
+        limit = len(text)
+    match = finder.search(text)
+    while match is not None and match.start() < limit:
+        if match.group() in allowed:
+            yield match
+            match = finder.search(text, match.end())
+        else:
+            match = finder.search(text, match.start() + 1)
+
+
+def straddles(finder: regex.Pattern[str], text: str, cut: int, longest: int) -> bool:
+    """Whether an occurrence of a special token (``finder``, its longest ``longest``
+    characters) starts before ``cut`` and ends after it.
+
+    >>> straddles(special_token_regex(frozenset({"<|a|>"})), "x<|a|>", 3, 5)
+    True
+    """
+    start = max(0, cut - longest + 1)
+    spans = finder.finditer(text, start, cut + longest - 1, overlapped=True)
+    return any(match.start() < cut < match.end() for match in spans)
+
+
+class DisallowedSpecialTokenError(ValueError):
+    """Text contains a special token that the caller did not allow (``.token`` says which).
+
+    A ``ValueError``, with tiktoken's message, so code written for tiktoken catches it.
+    """
+
+    def __init__(self, message: str, token: str) -> None:
+        super().__init__(message)
+        self.token = token
+
+    def __reduce__(self) -> tuple[type[DisallowedSpecialTokenError], tuple[str, str]]:
+        return type(self), (str(self), self.token)
+
+
+def raise_disallowed_special_token(token: str) -> NoReturn:
+    """Raise the ``ValueError`` tiktoken raises for a special token in untrusted text."""
+    raise DisallowedSpecialTokenError(
+        f"Encountered text corresponding to disallowed special token {token!r}.\n"
+        f"If you want this text to be encoded as a special token, "
+        f"pass it to `allowed_special`, e.g. `allowed_special={{{token!r}, ...}}`.\n"
+        f"If you want this text to be encoded as normal text, disable the check for this token "
+        f"by passing `disallowed_special=(enc.special_tokens_set - {{{token!r}}})`.\n"
+        f"To disable this check for all special tokens, pass `disallowed_special=()`.\n",
+        token,
+    )
+
+
+class SpecialSplitter:
+    """Split streamed text into ordinary text and allowed special tokens (as their ids).
+
+    Finds special tokens as encoding the whole text does (:func:`allowed_special_matches`): a
+    match at ``q`` is final once ``longest`` characters from ``q`` have been seen, so the last
+    ``longest - 1`` characters are held until the next feed. A disallowed token raises
+    :class:`DisallowedSpecialTokenError` from the feed that completes it.
+    """
+
+    def __init__(
+        self,
+        special_tokens: dict[str, int],
+        *,
+        allowed: frozenset[str],
+        disallowed: frozenset[str],
+    ) -> None:
+        self._ids = special_tokens
+        self._allowed = allowed
+        self._finder = special_token_regex(frozenset(special_tokens)) if allowed else None
+        self._hold = max(map(len, special_tokens), default=1) - 1 if allowed else 0
+        self._refused = special_token_regex(disallowed) if disallowed else None
+        self._refused_tail = max(map(len, disallowed), default=1) - 1
+        self.held = ""  # may be the start of a special token
+        self._checked = ""  # the end of the text already searched for disallowed tokens
+
+    def feed(self, text: str, *, final: bool = False) -> list[str | int]:
+        """Ordinary text (``str``) and allowed special tokens (their ids), in order."""
+        self._refuse_disallowed(text)
+        if self._finder is None:
+            return [text]
+        text = self.held + text
+        limit = len(text) if final else len(text) - self._hold
+        parts: list[str | int] = []
+        start = 0
+        for match in allowed_special_matches(self._finder, text, self._allowed, limit):
+            parts += [text[start : match.start()], self._ids[match.group()]]
+            start = match.end()
+        keep = max(start, limit)
+        parts.append(text[start:keep])
+        self.held = text[keep:]
+        return parts
+
+    def close(self) -> list[str | int]:
+        """The parts of the held text: the stream ends here."""
+        return self.feed("", final=True)
+
+    def _refuse_disallowed(self, text: str) -> None:
+        if self._refused is None or not text:
+            return
+        tail = self._refused_tail
+        # The border region first: a token split across feeds is found there.
+        for region in (self._checked + text[:tail], text):
+            if match := self._refused.search(region):
+                raise_disallowed_special_token(match.group())
+        self._checked = (self._checked + text[-tail:])[-tail:] if tail else ""
