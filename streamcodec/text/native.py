@@ -44,6 +44,12 @@ class NativeScanner:
         pieces: list[str] = self._scan.pieces(text, self.number, start, end)
         return pieces
 
+    def chunks(self, text: str, start: int, end: int) -> list[str]:
+        """``text[start:end]`` cut before each space that follows a non-space character: equal
+        to ``Pretokenizer.chunks`` (its ``re`` path) for every named pattern."""
+        chunks: list[str] = self._scan.chunks(text, self.number, start, end)
+        return chunks
+
     def last_cut(self, text: str, lo: int, hi: int) -> int | None:
         """The last ``p`` in ``[lo, hi)`` where a stream may cut before ``text[p]``, looking back
         into ``text[:p]``: the last match of ``streamcodec.stream.SAFE_CUTS[pattern]`` there

@@ -19,6 +19,10 @@ left out: a positive set never matches one, a negated set always does. That is e
 ``regex``'s answer for astral symbols and emoji, which belong to no class the patterns name; a
 text holding an astral letter, digit, mark or space takes ``regex``. Patterns not known here
 take ``regex`` too, as does Python before 3.11 (no possessive quantifiers in ``re``).
+
+**The native path** comes first when it is built: the named patterns are cut, and chunked, in
+C by :mod:`streamcodec.text.native`, equal to ``regex`` on every code point (astral ones
+included); the ``re`` path is then the fallback (``STREAMCODEC_BACKEND=python``, no compiler).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ import sys
 
 import regex
 
+from streamcodec.text.native import native_scanner
 from streamcodec.vocab import CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN
 
 __all__ = ["Pretokenizer", "fast_pattern"]
@@ -80,11 +85,14 @@ class Pretokenizer:
         self.pattern = pattern
         self._known = pattern in _TEMPLATES
         self._fast_known = self._known and sys.version_info >= (3, 11)
+        self._native = native_scanner(pattern)  # the C scanner, for the named patterns
 
     def pieces(self, text: str, start: int = 0, end: int | None = None) -> list[str]:
         """The pieces of ``text[start:end]``; the slice ends the text for ``$`` and lookaheads."""
         if end is None:
             end = len(text)
+        if self._native is not None:
+            return self._native.pieces(text, start, end)
         if self._fast_known and _fast_applies(text, start, end):
             return fast_pattern(self.pattern).findall(text, start, end)
         return self._regex.findall(text, start, end)
@@ -104,6 +112,8 @@ class Pretokenizer:
         """
         if not self._known:
             return None
+        if self._native is not None:
+            return self._native.chunks(text, start, len(text) if end is None else end)
         return _chunk_pattern().findall(text, start, len(text) if end is None else end)
 
 
