@@ -1,6 +1,6 @@
 """Word-level BPE: streamcodec against subword-nmt 0.3.8, in the same run, on the same text.
 
-Prints, for each corpus of tests/corpus.py, the seconds to learn N merges and to apply them, for
+Prints, for each corpus of fuzz/corpus.py, the seconds to learn N merges and to apply them, for
 both, and whether the outputs are identical. Run from the repository root:
 
     python benchmarks/bench_wordbpe.py [--merges 2000] [--repeat 3]
@@ -22,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from subword_nmt import apply_bpe, learn_bpe
 
+from fuzz.corpus import samples
 from streamcodec.wordbpe import (
     WordBPE,
     count_words,
@@ -29,7 +30,6 @@ from streamcodec.wordbpe import (
     learn_merges,
     parse_codes,
 )
-from tests.corpus import samples
 
 
 def median_seconds(run: Callable[[], object], repeat: int) -> tuple[float, object]:

@@ -5,7 +5,7 @@
 Load time: the median time to construct an ``Encoding`` from ranks already in memory (both
 libraries get the same dict), then the time of the first ``encode_ordinary`` call (streamcodec
 builds its fast pattern then). Memory: each library runs in a fresh process that loads the
-ranks, constructs the encoding and encodes the corpus of ``tests/corpus.py`` (filling
+ranks, constructs the encoding and encodes the corpus of ``fuzz/corpus.py`` (filling
 streamcodec's caches); the figures are the resident set size added to that process by the
 encoding (Linux only). tiktoken allocates in Rust, where ``tracemalloc`` cannot see, hence RSS.
 """
@@ -32,7 +32,7 @@ _CHILD = """
 import gc, os, sys
 sys.path.insert(0, {root!r})
 import streamcodec, tiktoken
-from tests.corpus import samples
+from fuzz.corpus import samples
 texts = list(samples().values())
 ranks = dict(streamcodec.get_encoding({name!r}).mergeable_ranks)
 pat, special = streamcodec.get_encoding({name!r}).pat_str, {{}}

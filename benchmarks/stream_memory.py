@@ -1,6 +1,6 @@
 """Peak memory of ``streamcodec count`` on a 1 GB file, and throughput against tiktoken.
 
-Generates real text (tests/corpus.py, repeated) in a temporary folder, then runs, each in its own
+Generates real text (fuzz/corpus.py, repeated) in a temporary folder, then runs, each in its own
 process so that its peak RSS can be read from ``wait4``:
 
 - ``streamcodec count BIG`` (target: peak RSS under 150 MB for 1 GB; tiktoken would hold the whole
@@ -25,7 +25,7 @@ from typing import NamedTuple
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.corpus import samples  # noqa: E402
+from fuzz.corpus import samples  # noqa: E402
 
 TIKTOKEN_WHOLE = """
 import sys, tiktoken, streamcodec

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import streamcodec
-from tests.corpus import samples
+from fuzz.corpus import samples
 
 
 def corpus_text(megabytes: float) -> str:

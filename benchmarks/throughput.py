@@ -8,7 +8,7 @@ faster), the median of ``--runs`` runs. "cold" builds a fresh
 the caches filled by a first run; "warm after cold" repeats the warm runs after the cold ones
 (see ``measure`` for why they differ). Times are CPU time of this process (the machine this was
 written on is shared, and CPU time is steadier than wall time there). The inputs: English prose,
-Python source and multilingual text from ``tests/corpus.py``, then pathological pieces: 1 MB of
+Python source and multilingual text from ``fuzz/corpus.py``, then pathological pieces: 1 MB of
 ``"a"``, 1 MB of spaces, 1 MB of random digits, and 4 MB of ``"a"`` to show the time is linear.
 """
 
@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import tiktoken
 
 import streamcodec
-from tests.corpus import samples
+from fuzz.corpus import samples
 
 
 def inputs(quick: bool) -> dict[str, str]:

@@ -83,7 +83,7 @@ def _bytes_to_unicode() -> list[str]:
 
 
 def write_corpus(label: str, path: Path) -> None:
-    from tests.corpus import english_prose, mixed
+    from fuzz.corpus import english_prose, mixed
 
     text = english_prose(1_000_000) if label == "prose" else mixed(12_000_000)
     path.write_text(text, encoding="utf-8", newline="")

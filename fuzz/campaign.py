@@ -215,7 +215,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     _print_summary(summary, names, time.monotonic() - start)
     pieces, differing, examples = corpus_divergence("cl100k_base")
     print(
-        f"real text (tests/corpus.py), cl100k_base: longest-match differs on {differing:,} of "
+        f"real text (fuzz/corpus.py), cl100k_base: longest-match differs on {differing:,} of "
         f"{pieces:,} distinct pre-tokens ({differing / pieces:.2%}), e.g. {list(examples[:5])}"
     )
     for failure in summary.failures:

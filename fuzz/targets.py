@@ -249,10 +249,10 @@ def _check_longest_match(case: Case) -> Tally:
 
 @functools.cache
 def corpus_divergence(name: str = "cl100k_base") -> tuple[int, int, tuple[str, ...]]:
-    """On the distinct pre-tokens of real text (tests/corpus.py), how often longest-match
+    """On the distinct pre-tokens of real text (fuzz/corpus.py), how often longest-match
     differs from rank-merge under the genuine encoding ``name``: (pieces, differing, examples).
     """
-    from tests.corpus import samples
+    from fuzz.corpus import samples
 
     vocab = real_vocab(name)
     ranks, longest = vocab.ranks, vocab.longest_token
@@ -447,7 +447,7 @@ def windows(text: str, cuts: Sequence[int]) -> list[tuple[int, int]]:
 
 @target("pretokenize", case(surrogates=True, cuts=True))
 def _check_pretokenize(case: Case) -> Tally:
-    """Pretokenizer.pieces (the re fast path) == regex on text[start:end]; chunks cut between
+    """Pretokenizer.pieces (the re fast path) == regex on text[start:end]; words cut between
     pieces."""
     from streamcodec.text.pretokenize import Pretokenizer
 
@@ -458,9 +458,9 @@ def _check_pretokenize(case: Case) -> Tally:
         for start, end in windows(text, case.cuts):
             expected = compiled.findall(text[start:end])
             expect_equal(case, "text", text[start:end], pre.pieces(text, start, end), expected)
-            chunks = pre.chunks(text, start, end)
-            if chunks is not None:
-                joined = ("".join(chunks), [p for c in chunks for p in compiled.findall(c)])
+            words = pre.words(text, start, end)
+            if words is not None:
+                joined = ("".join(words), [p for w in words for p in compiled.findall(w)])
                 expect_equal(case, "text", text[start:end], joined, (text[start:end], expected))
             checked += 1
     return Tally(checked)

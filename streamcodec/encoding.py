@@ -22,40 +22,38 @@ Special tokens in untrusted text are refused by default, as tiktoken does: ``enc
 from __future__ import annotations
 
 import functools
-import os
-import pathlib
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
-from collections.abc import Set as AbstractSet
-from typing import Any, Literal, TypeVar
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeVar
 
 from streamcodec.ordinary import DEFAULT_CACHE_SIZE, OrdinaryEncoder
-from streamcodec.stream.decoder import StreamDecoder
-from streamcodec.stream.encoder import Policy, StreamEncoder, encode_source
-from streamcodec.stream.parallel import count_file_parts, encode_file_parts, splits
+from streamcodec.stream.methods import StreamMethods
 from streamcodec.stream.sources import Source
 from streamcodec.text.specials import (
+    AllowedSpecial,
+    DisallowedSpecial,
     DisallowedSpecialTokenError,
     allowed_special_matches,
-    raise_disallowed_special_token,
+    refuse_disallowed,
+    special_policy,
     special_token_regex,
 )
 from streamcodec.text.unicode import replace_lone_surrogates
 
 __all__ = ["DisallowedSpecialTokenError", "Encoding", "Source"]
 
-AllowedSpecial = Literal["all"] | AbstractSet[str]
-DisallowedSpecial = Literal["all"] | Collection[str]
 #: How a registered encoding rebuilds itself when unpickled: a function and its arguments.
 Recipe = tuple[Callable[..., "Encoding"], tuple[Any, ...]]
 
 
-class Encoding:
+class Encoding(StreamMethods):
     """A byte-level BPE encoding: mergeable ranks, special tokens and a pre-tokenizer pattern.
 
     The constructor and the public methods are those of ``tiktoken.Encoding``, so code written
     for tiktoken runs unchanged after swapping the import. One option is added, keyword-only:
-    ``cache_size``, the number of distinct chunks and pieces whose ids are kept (least recently
-    used first out; 0 turns the cache off). See :mod:`streamcodec.ordinary`.
+    ``cache_size``, the number of distinct words and pieces whose ids are kept (least recently
+    used first out; 0 turns the cache off). See :mod:`streamcodec.ordinary`. The streaming
+    methods (sources of any size, in bounded memory) come from
+    :class:`~streamcodec.stream.methods.StreamMethods`.
     """
 
     def __init__(
@@ -217,21 +215,13 @@ class Encoding:
     ) -> frozenset[str]:
         """Resolve the caller's special-token policy; raise if ``text`` breaks it."""
         allowed, disallowed = self._special_policy(allowed_special, disallowed_special)
-        if disallowed and (match := special_token_regex(disallowed).search(text)):
-            raise_disallowed_special_token(match.group())
+        refuse_disallowed(text, disallowed)
         return allowed
 
     def _special_policy(
         self, allowed_special: AllowedSpecial, disallowed_special: DisallowedSpecial
     ) -> tuple[frozenset[str], frozenset[str]]:
-        """The special tokens to encode as such, and those whose presence is an error."""
-        allowed = frozenset(self._special_tokens if allowed_special == "all" else allowed_special)
-        disallowed = (
-            frozenset(self._special_tokens) - allowed
-            if disallowed_special == "all"
-            else frozenset(disallowed_special)
-        )
-        return allowed, disallowed
+        return special_policy(self._special_tokens, allowed_special, disallowed_special)
 
     def _encode(self, text: str, allowed: frozenset[str]) -> list[int]:
         """Encode ``text`` with the special tokens in ``allowed``, as tiktoken does.
@@ -313,117 +303,6 @@ class Encoding:
     def token_byte_values(self) -> list[bytes]:
         """The bytes of every mergeable token, sorted."""
         return sorted(self._mergeable_ranks)
-
-    # ------------------------------------------------------------------ streaming
-    # Text and ids in chunks, in bounded memory: see streamcodec/stream/ and docs/streaming.md.
-
-    def stream_encoder(
-        self,
-        *,
-        allowed_special: AllowedSpecial = frozenset(),
-        disallowed_special: DisallowedSpecial = "all",
-    ) -> StreamEncoder:
-        """A :class:`~streamcodec.stream.StreamEncoder`: ``feed(text)`` returns the final ids.
-
-        Concatenated, the ids of every ``feed`` and of ``close`` equal :meth:`encode` of the
-        whole text, with the same special-token policy.
-        """
-        allowed, disallowed = self._special_policy(allowed_special, disallowed_special)
-        return StreamEncoder(self, allowed=allowed, disallowed=disallowed)
-
-    def stream_decoder(self, *, errors: str = "replace") -> StreamDecoder:
-        """A :class:`~streamcodec.stream.StreamDecoder`: ``feed(ids)`` returns complete text."""
-        return StreamDecoder(self, errors=errors)
-
-    def iter_encode(
-        self,
-        source: Source,
-        *,
-        allowed_special: AllowedSpecial = frozenset(),
-        disallowed_special: DisallowedSpecial = "all",
-        errors: str = "strict",
-    ) -> Iterator[int]:
-        """Yield the ids of ``source``, reading it in chunks: memory stays bounded.
-
-        ``source`` is text (a ``str``), a path (an ``os.PathLike`` such as ``pathlib.Path``: a
-        ``str`` is always text), ``bytes``, a text or binary file object, or an iterable of
-        ``str`` or ``bytes`` chunks. Bytes are UTF-8, decoded with ``errors``: ``"strict"``
-        raises :class:`~streamcodec.stream.InvalidUTF8Error` with the byte offset, ``"replace"``
-        encodes the text with U+FFFD as ``encode`` would, ``"surrogateescape"`` is lossless
-        (``decode_bytes`` of the ids gives back the input bytes, as :meth:`encode_bytes`).
-
-        >>> list(enc.iter_encode(io.BytesIO(b"hello world")))  # doctest: +SKIP
-        [15339, 1917]
-        """
-        for ids in self.iter_encode_chunks(
-            source,
-            allowed_special=allowed_special,
-            disallowed_special=disallowed_special,
-            errors=errors,
-        ):
-            yield from ids
-
-    def iter_encode_chunks(
-        self,
-        source: Source,
-        *,
-        allowed_special: AllowedSpecial = frozenset(),
-        disallowed_special: DisallowedSpecial = "all",
-        errors: str = "strict",
-        jobs: int = 1,
-        progress: Callable[[int], object] | None = None,
-    ) -> Iterator[list[int]]:
-        """Like :meth:`iter_encode`, a list of ids per chunk read (faster to consume).
-
-        With ``jobs > 1`` the source must be a path: it is split at safe cuts and the parts are
-        encoded in ``jobs`` worker processes, with the same ids in the same order.
-        ``progress`` is called with each count of input bytes consumed.
-        """
-        policy = self._stream_policy(allowed_special, disallowed_special, errors)
-        if splits(source, self, jobs):
-            return encode_file_parts(self, source, policy, jobs=jobs, progress=progress)
-        return encode_source(self, source, policy, progress=progress)
-
-    def count_tokens(
-        self,
-        source: Source,
-        *,
-        allowed_special: AllowedSpecial = frozenset(),
-        disallowed_special: DisallowedSpecial = "all",
-        errors: str = "strict",
-        jobs: int = 1,
-    ) -> int:
-        """The number of ids :meth:`iter_encode` yields for ``source``, in bounded memory."""
-        policy = self._stream_policy(allowed_special, disallowed_special, errors)
-        if splits(source, self, jobs):
-            return count_file_parts(self, source, policy, jobs=jobs)
-        return sum(map(len, encode_source(self, source, policy)))
-
-    def _stream_policy(
-        self, allowed_special: AllowedSpecial, disallowed_special: DisallowedSpecial, errors: str
-    ) -> Policy:
-        return Policy(*self._special_policy(allowed_special, disallowed_special), errors)
-
-    def encode_file(
-        self,
-        path: str | os.PathLike[str],
-        *,
-        allowed_special: AllowedSpecial = frozenset(),
-        disallowed_special: DisallowedSpecial = "all",
-        errors: str = "strict",
-        jobs: int = 1,
-    ) -> list[int]:
-        """The ids of the UTF-8 file at ``path`` (a ``str`` here is a path), using ``jobs``."""
-        ids: list[int] = []
-        for chunk in self.iter_encode_chunks(
-            pathlib.Path(path),
-            allowed_special=allowed_special,
-            disallowed_special=disallowed_special,
-            errors=errors,
-            jobs=jobs,
-        ):
-            ids += chunk
-        return ids
 
     # ------------------------------------------------------------------ pickling
 

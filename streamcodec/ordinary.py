@@ -13,12 +13,12 @@ merged by :class:`~streamcodec.pieces.ByteMode`.
 
 Real text repeats itself, so ids are cached (:class:`~streamcodec.pieces.cache.LruIds`). The
 biggest remaining cost is cutting text into pieces with the pattern, so for the named patterns
-the text is first cut into *chunks*, much faster (:meth:`Pretokenizer.chunks`): each chunk ends
+the text is first cut into *words*, much faster (:meth:`Pretokenizer.words`): each word ends
 where the pattern must end a piece whatever follows, so its ids do not depend on its neighbours,
-and whole chunks are cached too. One cache holds chunks and pieces alike: a string has the same
-ids whether it is a chunk or a piece. Missing chunks are cut into pieces together, in one pass,
-and the pieces' ids come from the same cache. When the cache knows no chunk of a text and the
-text repeats few of its chunks, cutting it straight into pieces is cheaper.
+and whole words are cached too. One cache holds words and pieces alike: a string has the same
+ids whether it is a word or a piece. Missing words are cut into pieces together, in one pass,
+and the pieces' ids come from the same cache. When the cache knows no word of a text and the
+text repeats few of its words, cutting it straight into pieces is cheaper.
 
 Keys are only stored when they are valid UTF-8: text with lone surrogates under
 ``errors="surrogateescape"`` skips the cache, so no cached answer depends on the mode.
@@ -39,7 +39,7 @@ __all__ = ["DEFAULT_CACHE_SIZE", "OrdinaryEncoder"]
 
 
 class OrdinaryEncoder:
-    """Ordinary text to ids with ``pattern`` and ``ranks``, caching up to ``cache_size`` chunks
+    """Ordinary text to ids with ``pattern`` and ``ranks``, caching up to ``cache_size`` words
     and pieces (0: no cache)."""
 
     def __init__(
@@ -81,11 +81,11 @@ class OrdinaryEncoder:
                 for piece in self.pretokenizer.pieces(text, start, end)
                 for token in self.encode_piece(piece.encode("utf-8", errors))
             ]
-        chunks = self.pretokenizer.chunks(text, start, end)
-        if chunks is not None and len(chunks) > 1 and self._cache.size:
-            first, last = chunks[0], chunks[-1]
+        words = self.pretokenizer.words(text, start, end)
+        if words is not None and len(words) > 1 and self._cache.size:
+            first, last = words[0], words[-1]
             ids = self._cache.flat(
-                chunks, lambda missing: self._new_chunks(missing, first, last), give_up=0.1
+                words, lambda missing: self._new_words(missing, first, last), give_up=0.1
             )
             if ids is not None:
                 return ids
@@ -104,27 +104,27 @@ class OrdinaryEncoder:
                 ids[i] = tuple(encode_piece(data[i]))
         return list(zip(pieces, ids, strict=True))
 
-    def _new_chunks(self, chunks: list[str], first: str, last: str) -> list[tuple[str, Ids]]:
-        """Cut all ``chunks`` into pieces in one pass. Chunks are cut independently, so joined
-        they give the same pieces, provided the text's first chunk (which may lack the leading
-        space) comes first and its last chunk (which may end in whitespace) comes last."""
-        if first in chunks:
-            chunks.remove(first)
-            chunks.insert(0, first)
-        # (If first == last, and there are other chunks, it starts with a space and ends with
+    def _new_words(self, words: list[str], first: str, last: str) -> list[tuple[str, Ids]]:
+        """Cut all ``words`` into pieces in one pass. Words are cut independently, so joined
+        they give the same pieces, provided the text's first word (which may lack the leading
+        space) comes first and its last word (which may end in whitespace) comes last."""
+        if first in words:
+            words.remove(first)
+            words.insert(0, first)
+        # (If first == last, and there are other words, it starts with a space and ends with
         # something else, so it may go anywhere.)
-        if last != first and last in chunks:
-            chunks.remove(last)
-            chunks.append(last)
-        pieces = self.pretokenizer.pieces("".join(chunks))
+        if last != first and last in words:
+            words.remove(last)
+            words.append(last)
+        pieces = self.pretokenizer.pieces("".join(words))
         ids = self._cache.each(pieces, self._new_pieces)
-        # Chunk ends are piece ends: find each one's piece, then its token, then slice the ids.
+        # Word ends are piece ends: find each one's piece, then its token, then slice the ids.
         piece_at = dict(zip(accumulate(map(len, pieces)), range(1, len(pieces) + 1), strict=True))
         token_at = [0, *accumulate(map(len, ids))]
         ends = [
             0,
-            *map(token_at.__getitem__, map(piece_at.__getitem__, accumulate(map(len, chunks)))),
+            *map(token_at.__getitem__, map(piece_at.__getitem__, accumulate(map(len, words)))),
         ]
         flat = tuple(chain.from_iterable(ids))
         slices = map(slice, ends, ends[1:])
-        return list(zip(chunks, map(flat.__getitem__, slices), strict=True))
+        return list(zip(words, map(flat.__getitem__, slices), strict=True))

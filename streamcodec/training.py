@@ -36,16 +36,16 @@ from streamcodec.stream.sources import text_chunks
 from streamcodec.text.pretokenize import Pretokenizer
 from streamcodec.vocab import resolve_pattern
 
-__all__ = ["Progress", "Source", "count_pretokens", "document_texts", "learn_ranks", "train"]
+__all__ = ["Corpus", "Progress", "count_pretokens", "document_texts", "learn_ranks", "train"]
 
 Document = str | os.PathLike[str] | IO[str] | IO[bytes]
 #: A str (one document), a path, a file object (text or binary UTF-8), or an iterable of those.
-Source = Document | Iterable[Document]
+Corpus = Document | Iterable[Document]
 #: ``progress(stage, done, total)``: stage ``"count"`` reports the UTF-8 bytes of text counted so
 #: far (total None); stage ``"merge"`` the merges done out of ``total``.
 Progress = Callable[[str, int, int | None], None]
 
-CHUNK_SIZE = 1 << 18  # bytes read at a time: the pieces of one chunk are in memory at once
+CORPUS_READ_SIZE = 1 << 18  # bytes read at a time: the pieces of so much text are held at once
 
 # A word is a str with one character per id (chr(id)), so that finding and replacing a pair
 # in it are str.find and str.replace, in C; a pair is the 2-character str. A heap entry is an
@@ -56,7 +56,7 @@ _RIGHT = (1 << 32) - 1
 
 
 def train(
-    source: Source,
+    source: Corpus,
     *,
     vocab_size: int,
     pat_str: str,
@@ -103,12 +103,12 @@ def train(
 
 
 def count_pretokens(
-    source: Source,
+    source: Corpus,
     *,
     pat_str: str,
     special_tokens: Iterable[str] = (),
     progress: Progress | None = None,
-    chunk_size: int = CHUNK_SIZE,
+    chunk_size: int = CORPUS_READ_SIZE,
 ) -> Counter[str]:
     """Count the pre-tokens of every document of ``source`` (see :func:`train`), streaming files.
 
@@ -146,7 +146,9 @@ def _segments(
     yield from (item for item in stream.close() if not isinstance(item, int))
 
 
-def document_texts(source: Source, *, chunk_size: int = CHUNK_SIZE) -> Iterator[Iterator[str]]:
+def document_texts(
+    source: Corpus, *, chunk_size: int = CORPUS_READ_SIZE
+) -> Iterator[Iterator[str]]:
     """The text of each document of ``source``, in chunks (files are read ``chunk_size`` bytes
     at a time and decoded as UTF-8; an error names the file and the byte offset).
 
@@ -157,7 +159,7 @@ def document_texts(source: Source, *, chunk_size: int = CHUNK_SIZE) -> Iterator[
         yield text_chunks(document, chunk_size=chunk_size)
 
 
-def _documents(source: Source) -> Iterator[Document]:
+def _documents(source: Corpus) -> Iterator[Document]:
     if isinstance(source, (str, os.PathLike, io.IOBase)) or hasattr(source, "read"):
         yield source  # type: ignore[misc]  # a file object that is not an io.IOBase
     else:

@@ -12,11 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import streamcodec
+from fuzz.corpus import samples
 from streamcodec import Encoding
 from streamcodec.pieces.bytemode import ByteMode
 from streamcodec.reference import merge_steps, rank_merge, train_naive
 from streamcodec.vocab import BYTE_MODE_PATTERN, GPT2_PATTERN
-from tests.corpus import samples
 
 BYTES = {bytes([b]): b for b in range(256)}
 # The article's table: Z = aa (256), Y = ab (257), X = ZY (258).

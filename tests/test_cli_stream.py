@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 import streamcodec
+from fuzz.corpus import samples
 from streamcodec import cli
 from streamcodec.formats import write_tiktoken
 from streamcodec.stream import parallel
 from streamcodec.vocab import GPT2_PATTERN
-from tests.corpus import samples
 
 TEXT = "Hello, streaming world!\nIt's 2024 <|endoftext|> done.\n\n  naïve café 😀\n"
 

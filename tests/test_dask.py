@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import streamcodec
-from tests.corpus import samples
+from fuzz.corpus import samples
 
 pytest.importorskip("dask.bag")
 distributed = pytest.importorskip("distributed")

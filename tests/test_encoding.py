@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import streamcodec
+from fuzz.corpus import samples
 from streamcodec import Encoding
-from tests.corpus import samples
 
 TRICKY = [
     "",

@@ -19,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import streamcodec
+from fuzz.corpus import samples
 from streamcodec import Encoding
 from streamcodec.pieces.bpe import PieceEncoder, backtrack_piece
 from streamcodec.pieces.cache import MAX_KEY_LENGTH, LruIds
@@ -28,7 +29,6 @@ from streamcodec.pieces.trie import TokenTrie
 from streamcodec.reference import merge_steps, rank_merge
 from streamcodec.text.pretokenize import Pretokenizer, _fast_applies, fast_pattern
 from streamcodec.vocab import PATTERNS
-from tests.corpus import samples
 
 ALPHABET = b"ab c"
 FAST_RE = sys.version_info >= (3, 11)
@@ -211,11 +211,11 @@ def test_fast_pretokenizer_equals_regex(pattern: str, text: str, data: st.DataOb
         assert fast_pattern(pattern).findall(text, start, end) == expected
     pretokenizer = Pretokenizer(pattern)
     assert pretokenizer.pieces(text, start, end) == expected
-    chunks = pretokenizer.chunks(text, start, end)
-    assert chunks is not None
-    assert "".join(chunks) == text[start:end]
-    assert [p for chunk in chunks for p in regex.findall(pattern, chunk)] == expected
-    # A piece is cut into itself, so one cache can hold chunks and pieces.
+    words = pretokenizer.words(text, start, end)
+    assert words is not None
+    assert "".join(words) == text[start:end]
+    assert [p for word in words for p in regex.findall(pattern, word)] == expected
+    # A piece is cut into itself, so one cache can hold words and pieces.
     assert all(regex.findall(pattern, piece) == [piece] for piece in expected)
 
 
@@ -223,7 +223,7 @@ def test_fast_path_is_taken_and_refused_when_it_must_be() -> None:
     assert _fast_applies("plain ascii", 0, 11)
     assert _fast_applies("emoji 🙂 and é", 0, 12)
     assert not _fast_applies("math 𝐀", 0, 6)  # an astral letter
-    assert Pretokenizer(r"\w+").chunks("a b") is None
+    assert Pretokenizer(r"\w+").words("a b") is None
 
 
 @pytest.mark.skipif(not FAST_RE, reason="re has possessive quantifiers from Python 3.11")

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import streamcodec
+from fuzz import corpus
 from streamcodec import Encoding
 from streamcodec.formats import (
     FORMATS,
@@ -31,7 +32,6 @@ from streamcodec.formats.gpt2 import token_to_unicode
 from streamcodec.formats.huggingface import huggingface_json
 from streamcodec.formats.merges import merge_pairs, unreachable_tokens
 from streamcodec.vocab import CL100K_PATTERN, GPT2_PATTERN, VocabularyError, check_vocabulary
-from tests import corpus
 
 BYTES_ONLY = {bytes([b]): b for b in range(256)}
 TOY = BYTES_ONLY | {b"ab": 256, b"abc": 257}

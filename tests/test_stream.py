@@ -19,10 +19,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import streamcodec
+from fuzz.corpus import samples
 from streamcodec import Encoding
 from streamcodec.stream import SAFE_CUTS, InvalidUTF8Error
 from streamcodec.vocab import GPT2_PATTERN
-from tests.corpus import samples
 
 # Characters around which the patterns look ahead, glue or split.
 ALPHABET = [

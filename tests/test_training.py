@@ -11,13 +11,13 @@ import regex
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from fuzz.corpus import english_prose, multilingual, python_source
 from streamcodec.formats import load_vocabulary, read_tiktoken, save_vocabulary
 from streamcodec.reference import rank_merge, train_naive
 from streamcodec.text.pretokenize import Pretokenizer
 from streamcodec.training import count_pretokens, train
 from streamcodec.vocab import PATTERNS, Vocabulary
 from tests.conftest import tiktoken_twin
-from tests.corpus import english_prose, multilingual, python_source
 
 SPECIALS = ["<|end|>", "<|x|>"]
 

@@ -16,6 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from fuzz.corpus import samples
 from streamcodec import wordbpe
 from streamcodec.wordbpe import (
     WordBPE,
@@ -29,7 +30,6 @@ from streamcodec.wordbpe import (
     train_word_bpe,
     write_codes,
 )
-from tests.corpus import samples
 
 subword_nmt = pytest.importorskip("subword_nmt")
 from subword_nmt import apply_bpe, learn_bpe  # noqa: E402

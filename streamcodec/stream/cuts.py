@@ -32,7 +32,6 @@ from streamcodec.text.native import native_scanner
 from streamcodec.vocab import CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN
 
 __all__ = [
-    "LAST_SAFE_CUT",
     "PROVEN_PATTERNS",
     "SAFE_CUT",
     "SAFE_CUTS",
@@ -53,8 +52,6 @@ _SAFE_CUT = (
 )
 #: Rules 1 to 5: safe for every named pattern.
 SAFE_CUT = regex.compile(_SAFE_CUT)
-#: The same, searched backwards from the end: the last safe cut first.
-LAST_SAFE_CUT = regex.compile(_SAFE_CUT, regex.REVERSE)
 # Rule 6, for the patterns with a newline alternative (not GPT-2's).
 _SAFE_CUT_CRLF = _SAFE_CUT + r"|(?<=\S\r\n)[^\s/]"
 #: The safe cuts of each named pattern.
@@ -64,6 +61,7 @@ SAFE_CUTS = {
 }
 #: The patterns the rules are proven for.
 PROVEN_PATTERNS = frozenset(SAFE_CUTS)
+# The same, searched backwards from the end: the last safe cut first.
 _LAST_SAFE_CUTS = {
     pattern: regex.compile(cut.pattern, regex.REVERSE) for pattern, cut in SAFE_CUTS.items()
 }

@@ -97,24 +97,25 @@ class Pretokenizer:
             return fast_pattern(self.pattern).findall(text, start, end)
         return self._regex.findall(text, start, end)
 
-    def chunks(self, text: str, start: int = 0, end: int | None = None) -> list[str] | None:
+    def words(self, text: str, start: int = 0, end: int | None = None) -> list[str] | None:
         """``text[start:end]`` cut where every named pattern must end a piece, whatever follows:
-        before each space that follows a non-space character. ``None`` for other patterns.
+        before each space that follows a non-space character: *words*, each with the spaces
+        before it. ``None`` for other patterns.
 
         Each of the patterns puts a space only at the start of a piece or inside a run of
         whitespace, and looks past a non-space character only to see whether a letter, digit,
         apostrophe, newline or ``/`` follows, or the end: a space answers as the end does.
-        So the pieces of the chunks, each cut on its own, are the pieces of the text.
+        So the pieces of the words, each cut on its own, are the pieces of the text.
 
         >>> from streamcodec.vocab import CL100K_PATTERN
-        >>> Pretokenizer(CL100K_PATTERN).chunks("Hi there,  you\\n you")
+        >>> Pretokenizer(CL100K_PATTERN).words("Hi there,  you\\n you")
         ['Hi', ' there,', '  you\\n you']
         """
         if not self._known:
             return None
         if self._native is not None:
             return self._native.chunks(text, start, len(text) if end is None else end)
-        return _chunk_pattern().findall(text, start, len(text) if end is None else end)
+        return _word_pattern().findall(text, start, len(text) if end is None else end)
 
 
 def _fast_applies(text: str, start: int, end: int) -> bool:
@@ -136,8 +137,8 @@ def fast_pattern(pattern: str) -> re.Pattern[str]:
 
 
 @functools.cache
-def _chunk_pattern() -> re.Pattern[str]:
-    # A chunk: any character, then anything but a space, or a space after whitespace.
+def _word_pattern() -> re.Pattern[str]:
+    # A word: any character, then anything but a space, or a space after whitespace.
     # (No astral character is whitespace, so the BMP set is all of regex's \s.)
     whitespace = _bmp_set(r"\s")
     return re.compile(rf"[\s\S][^ ]*(?:(?<={whitespace}) [^ ]*)*")

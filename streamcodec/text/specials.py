@@ -14,20 +14,55 @@ tokens start at one place, the longest wins.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from collections.abc import Set as AbstractSet
-from typing import NoReturn
+from typing import Literal, NoReturn
 
 import regex
 
 __all__ = [
+    "AllowedSpecial",
+    "DisallowedSpecial",
     "DisallowedSpecialTokenError",
     "SpecialSplitter",
     "allowed_special_matches",
     "raise_disallowed_special_token",
+    "refuse_disallowed",
+    "special_policy",
     "special_token_regex",
     "straddles",
 ]
+
+
+#: ``allowed_special``: the special tokens to encode as such ("all", or a set of them).
+AllowedSpecial = Literal["all"] | AbstractSet[str]
+#: ``disallowed_special``: those whose presence is an error ("all": every one not allowed).
+DisallowedSpecial = Literal["all"] | Collection[str]
+
+
+def special_policy(
+    special_tokens: Collection[str],
+    allowed_special: AllowedSpecial,
+    disallowed_special: DisallowedSpecial,
+) -> tuple[frozenset[str], frozenset[str]]:
+    """The special tokens to encode as such, and those whose presence is an error.
+
+    >>> special_policy({"<|a|>", "<|b|>"}, {"<|a|>"}, "all")
+    (frozenset({'<|a|>'}), frozenset({'<|b|>'}))
+    """
+    allowed = frozenset(special_tokens if allowed_special == "all" else allowed_special)
+    disallowed = (
+        frozenset(special_tokens) - allowed
+        if disallowed_special == "all"
+        else frozenset(disallowed_special)
+    )
+    return allowed, disallowed
+
+
+def refuse_disallowed(text: str, disallowed: frozenset[str]) -> None:
+    """Raise :class:`DisallowedSpecialTokenError` if ``text`` holds one of ``disallowed``."""
+    if disallowed and (match := special_token_regex(disallowed).search(text)):
+        raise_disallowed_special_token(match.group())
 
 
 @functools.lru_cache(maxsize=128)
