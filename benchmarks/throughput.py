@@ -10,12 +10,17 @@ the caches filled by a first run; "warm after cold" repeats the warm runs after 
 written on is shared, and CPU time is steadier than wall time there). The inputs: English prose,
 Python source and multilingual text from ``fuzz/corpus.py``, then pathological pieces: 1 MB of
 ``"a"``, 1 MB of spaces, 1 MB of random digits, and 4 MB of ``"a"`` to show the time is linear.
+
+Peers: when installed (``pip install -e '.[bench]'``), quicktok and bpe-openai, the fastest exact
+encoders, are measured beside tiktoken on the same text, each built once from its bundled
+vocabulary (warm). A peer whose ids differ from tiktoken's on an input shows ``differs``.
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
+import importlib.util
 import random
 import statistics
 import sys
@@ -41,6 +46,41 @@ def inputs(quick: bool) -> dict[str, str]:
     texts["1 MB digits"] = "".join(rng.choice("0123456789") for _ in range(mb))
     texts["4 MB 'a'"] = "a" * (4 * mb)
     return texts
+
+
+def peers(name: str) -> dict[str, Callable[[str], list[int]]]:
+    """The installed peer encoders of the encoding ``name``: their ``encode_ordinary``."""
+    found: dict[str, Callable[[str], list[int]]] = {}
+    if importlib.util.find_spec("quicktok") is not None:
+        import quicktok
+
+        found["quicktok"] = quicktok.get_encoding(name).encode_ordinary
+    if importlib.util.find_spec("bpe_openai") is not None:
+        import bpe_openai
+
+        found["bpe-openai"] = bpe_openai.get_encoding(name).encode_ordinary
+    return found
+
+
+def peer_cells(
+    text: str,
+    others: dict[str, Callable[[str], list[int]]],
+    theirs_s: float,
+    expected: list[int] | None,
+    runs: int,
+) -> str:
+    """Table cells for each peer: MB/s and ratio to tiktoken, or ``differs``."""
+    size = len(text.encode("utf-8")) / 1e6
+    cells = []
+    for encode in others.values():
+        if encode(text) != expected:
+            cells.append("differs | -")
+            continue
+        seconds = statistics.median(
+            cpu_seconds(functools.partial(encode, text)) for _ in range(runs)
+        )
+        cells.append(f"{size / seconds:.1f} | {theirs_s / seconds:.2f}x")
+    return "".join(f" {cell} |" for cell in cells)
 
 
 def cpu_seconds(run: Callable[[], object]) -> float:
@@ -100,16 +140,22 @@ def main() -> None:
         mergeable_ranks=ours.mergeable_ranks,
         special_tokens=ours.special_tokens,
     )
+    others = peers(args.encoding)
     print(f"{args.encoding}, median of {args.runs} runs, CPU time, MB/s (ratio = ours / tiktoken)")
-    print("| input | MB | tiktoken | cold | ratio | warm | ratio | warm after cold | ratio |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    heads = "".join(f" {peer} | ratio |" for peer in others)
+    print(
+        f"| input | MB | tiktoken | cold | ratio | warm | ratio | warm after cold | ratio |{heads}"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|" + "---:|---:|" * len(others))
     seconds = {}
     for name, text in inputs(args.quick).items():
         size = len(text.encode("utf-8")) / 1e6
         cold, warm, theirs_s, later = measure(text, ours, theirs, args.runs)
         seconds[name] = cold
         cells = [f"{size / s:.1f} | {theirs_s / s:.2f}x" for s in (cold, warm, later)]
-        print(f"| {name} | {size:.2f} | {size / theirs_s:.1f} | {' | '.join(cells)} |")
+        expected = theirs.encode_ordinary(text) if theirs_s == theirs_s else None  # not NaN
+        row = f"| {name} | {size:.2f} | {size / theirs_s:.1f} | {' | '.join(cells)} |"
+        print(row + peer_cells(text, others, theirs_s, expected, args.runs))
     ratio = seconds["4 MB 'a'"] / seconds["1 MB 'a'"]
     print(f"linearity: 4x the 'a' input takes {ratio:.1f}x the time (cold)")
 
