@@ -63,6 +63,16 @@ def test_last_cut_equals_the_safe_cut_regexes(text: str, data: st.DataObject) ->
         assert _scanner(pattern).last_cut(text, lo, hi) == expected, (pattern, text, lo, hi)
 
 
+@settings(max_examples=300, deadline=None)
+@given(text=class_texts(), data=st.data())
+def test_words_equal_the_re_path(text: str, data: st.DataObject) -> None:
+    from streamcodec.text.pretokenize import _word_pattern
+
+    start = data.draw(st.integers(0, len(text)))
+    expected = _word_pattern().findall(text, start, len(text))
+    assert _scanner(O200K_PATTERN).words(text, start, len(text)) == expected
+
+
 @pytest.mark.parametrize("pattern", NAMED, ids=["gpt2", "cl100k", "o200k"])
 def test_every_triple_of_class_samples(pattern: str) -> None:
     samples = sorted(set(CLASS_SAMPLES))

@@ -2,7 +2,7 @@
  *
  *     pieces(text, pattern, start, end) -> list[str]   regex.compile(p).findall(text, start, end)
  *     last_cut(text, pattern, lo, hi) -> int           the stream's SAFE_CUTS[p], searched backward
- *     chunks(text, pattern, start, end) -> list[str]   Pretokenizer.chunks (the same for all three)
+ *     words(text, pattern, start, end) -> list[str]    Pretokenizer.words (the same for all three)
  *
  * `pattern` is 0 (gpt2/r50k/p50k), 1 (cl100k_base) or 2 (o200k_base): see
  * streamcodec/text/native.py, the Python side, which names the Python functions these equal.
@@ -23,7 +23,7 @@
 #define O200K_UPPER (UC_UPPER | UC_OTHER_LETTER | UC_MARK)
 #define O200K_LOWER (UC_LOWER | UC_OTHER_LETTER | UC_MARK)
 
-enum { PATTERN_GPT2 = 0, PATTERN_CL100K = 1, PATTERN_O200K = 2, CUT_CHUNKS = 3 };
+enum { PATTERN_GPT2 = 0, PATTERN_CL100K = 1, PATTERN_O200K = 2, CUT_WORDS = 3 };
 
 /* Texts at least this long are scanned without the GIL (releasing it costs about as much as
  * scanning a few hundred characters). */
@@ -131,13 +131,13 @@ static PyObject *pieces(PyObject *module, PyObject *const *args, Py_ssize_t narg
     return substrings(text, start, ends, count);
 }
 
-static PyObject *chunks(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+static PyObject *words(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     PyObject *text;
     int pattern;
     Py_ssize_t start, end, *ends;
-    if (parse_args(args, nargs, "chunks", &text, &pattern, &start, &end) < 0) return NULL;
+    if (parse_args(args, nargs, "words", &text, &pattern, &start, &end) < 0) return NULL;
     Py_ssize_t count = scan_ends(PyUnicode_KIND(text), PyUnicode_DATA(text), start, end,
-                                 CUT_CHUNKS, &ends);
+                                 CUT_WORDS, &ends);
     return substrings(text, start, ends, count);
 }
 
@@ -159,8 +159,8 @@ static PyObject *last_cut(PyObject *module, PyObject *const *args, Py_ssize_t na
 static PyMethodDef methods[] = {
     {"pieces", (PyCFunction)(void (*)(void))pieces, METH_FASTCALL,
      "pieces(text, pattern, start, end): the pieces of text[start:end] (regex's findall)."},
-    {"chunks", (PyCFunction)(void (*)(void))chunks, METH_FASTCALL,
-     "chunks(text, pattern, start, end): Pretokenizer.chunks(text, start, end)."},
+    {"words", (PyCFunction)(void (*)(void))words, METH_FASTCALL,
+     "words(text, pattern, start, end): Pretokenizer.words(text, start, end)."},
     {"last_cut", (PyCFunction)(void (*)(void))last_cut, METH_FASTCALL,
      "last_cut(text, pattern, lo, hi): the last safe cut p in [lo, hi), or -1."},
     {NULL, NULL, 0, NULL},

@@ -160,15 +160,15 @@ static Py_ssize_t K(o200k_next)(const CH *s, Py_ssize_t i, Py_ssize_t n) {
     return K(spaces)(s, i, n, PATTERN_O200K);
 }
 
-/* streamcodec.text.pretokenize.Pretokenizer.chunks: a chunk at i ends before the next space
+/* streamcodec.text.pretokenize.Pretokenizer.words: a word at i ends before the next space
  * (U+0020) that follows a character other than whitespace. */
-static Py_ssize_t K(chunk_next)(const CH *s, Py_ssize_t i, Py_ssize_t n) {
+static Py_ssize_t K(word_next)(const CH *s, Py_ssize_t i, Py_ssize_t n) {
     for (Py_ssize_t j = i + 1; j < n; j++)
         if (s[j] == ' ' && !(uc_class(s[j - 1]) & UC_SPACE)) return j;
     return n;
 }
 
-/* The ends of the pieces (or, for CUT_CHUNKS, chunks) of s[start:n], appended to `out` (grown
+/* The ends of the pieces (or, for CUT_WORDS, words) of s[start:n], appended to `out` (grown
  * as needed); the count, or -1 when out of memory. No Python object is touched: callers may
  * release the GIL. */
 static Py_ssize_t K(scan)(const CH *s, Py_ssize_t start, Py_ssize_t n, int pattern,
@@ -178,7 +178,7 @@ static Py_ssize_t K(scan)(const CH *s, Py_ssize_t start, Py_ssize_t n, int patte
         Py_ssize_t e = pattern == PATTERN_GPT2     ? K(gpt2_next)(s, i, n)
                        : pattern == PATTERN_CL100K ? K(cl100k_next)(s, i, n)
                        : pattern == PATTERN_O200K  ? K(o200k_next)(s, i, n)
-                                                   : K(chunk_next)(s, i, n);
+                                                   : K(word_next)(s, i, n);
         if (count == *cap && grow(out, cap) < 0) return -1;
         (*out)[count++] = e;
         i = e;

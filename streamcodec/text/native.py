@@ -44,11 +44,11 @@ class NativeScanner:
         pieces: list[str] = self._scan.pieces(text, self.number, start, end)
         return pieces
 
-    def chunks(self, text: str, start: int, end: int) -> list[str]:
+    def words(self, text: str, start: int, end: int) -> list[str]:
         """``text[start:end]`` cut before each space that follows a non-space character: equal
-        to ``Pretokenizer.chunks`` (its ``re`` path) for every named pattern."""
-        chunks: list[str] = self._scan.chunks(text, self.number, start, end)
-        return chunks
+        to ``Pretokenizer.words`` (its ``re`` path) for every named pattern."""
+        words: list[str] = self._scan.words(text, self.number, start, end)
+        return words
 
     def last_cut(self, text: str, lo: int, hi: int) -> int | None:
         """The last ``p`` in ``[lo, hi)`` where a stream may cut before ``text[p]``, looking back

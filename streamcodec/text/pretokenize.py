@@ -20,9 +20,9 @@ left out: a positive set never matches one, a negated set always does. That is e
 text holding an astral letter, digit, mark or space takes ``regex``. Patterns not known here
 take ``regex`` too, as does Python before 3.11 (no possessive quantifiers in ``re``).
 
-**The native path** comes first when it is built: the named patterns are cut, and chunked, in
-C by :mod:`streamcodec.text.native`, equal to ``regex`` on every code point (astral ones
-included); the ``re`` path is then the fallback (``STREAMCODEC_BACKEND=python``, no compiler).
+**The native path** comes first when it is built: the named patterns are cut into pieces and
+words in C by :mod:`streamcodec.text.native`, equal to ``regex`` on every code point (astral
+ones included); the ``re`` path is the fallback (``STREAMCODEC_BACKEND=python``, no compiler).
 """
 
 from __future__ import annotations
@@ -114,7 +114,7 @@ class Pretokenizer:
         if not self._known:
             return None
         if self._native is not None:
-            return self._native.chunks(text, start, len(text) if end is None else end)
+            return self._native.words(text, start, len(text) if end is None else end)
         return _word_pattern().findall(text, start, len(text) if end is None else end)
 
 
