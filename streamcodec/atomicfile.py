@@ -1,7 +1,18 @@
-"""Atomic output: write to a temporary file beside the target, rename it into place at the end.
+"""The one output writer: a file appears whole or not at all; anything else is written in place.
 
-An interrupted run (Ctrl-C, a crash, a full disk) leaves the old file, or no file, never a
-truncated one that looks complete.
+What is at the path decides how it is written:
+
+- a new path, or a regular file: a temporary file beside it is renamed over it at the end, so an
+  interrupted run (Ctrl-C, SIGTERM, a crash, a full disk) leaves the old file, or no file, never
+  a truncated one that looks complete. An existing file keeps its mode (0600 stays 0600);
+- a symlink: its target is written that way, and the link stays a link;
+- a regular file with hard links: built in a temporary file, then copied into the file itself at
+  the end, so every link still names it (a rename would split them); only an interruption during
+  that last copy can leave it partial;
+- ``/dev/stdout``, ``/dev/stderr``, ``/dev/fd/N`` (``-o >(cmd)``): that open descriptor;
+- anything else (``/dev/null``, a FIFO, a terminal): opened and written in place, never replaced.
+
+Errors name the caller's path, never the temporary file; a missing folder is refused (named).
 
     >>> import os, tempfile
     >>> path = os.path.join(tempfile.mkdtemp(), "out.txt")
@@ -14,32 +25,146 @@ truncated one that looks complete.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import re
+import shutil
+import stat
 import tempfile
 from collections.abc import Iterator
 from typing import BinaryIO
 
-__all__ = ["atomic_output"]
+__all__ = ["atomic_output", "check_folder", "replaces"]
+
+# The paths that name a descriptor this process already holds.
+_DESCRIPTOR = re.compile(r"/dev/(?:fd/(\d+)|(stdout)|(stderr))|/proc/self/fd/(\d+)")
+# Errors of writing that say nothing of the file; they get the caller's path.
+_WRITE_ERRORS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EROFS}
+
+
+def replaces(path: str | os.PathLike[str]) -> bool:
+    """Whether :func:`atomic_output` builds ``path`` in a new file of its own (not in place)."""
+    name = os.fspath(path)
+    if _descriptor(name) is not None:
+        return False
+    try:
+        return stat.S_ISREG(os.stat(name).st_mode)
+    except FileNotFoundError:
+        return True
 
 
 @contextlib.contextmanager
 def atomic_output(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
-    """Open a binary temporary file that replaces ``path`` only if the block ends normally."""
-    target = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(target))
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=folder)
+    """Open ``path`` for writing bytes as the module docstring says; the result is there only
+    if the block ends normally (for a file that is replaced)."""
+    name = os.fspath(path)
+    with _naming(name):
+        info = _stat(name)
+        in_place = _open_in_place(name, info)
+    if in_place is None:
+        with _replacing(name, os.path.realpath(name), info) as f:
+            yield f
+        return
+    with _naming(name, writing=True), in_place as f:
+        yield f
+
+
+def _open_in_place(name: str, info: os.stat_result | None) -> BinaryIO | None:
+    """A descriptor the path names, or what is not a regular file, opened; else ``None``."""
+    fd = _descriptor(name)
+    if fd is not None:
+        return os.fdopen(os.dup(fd), "wb")
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        return open(name, "wb")
+    return None
+
+
+@contextlib.contextmanager
+def _replacing(name: str, real: str, info: os.stat_result | None) -> Iterator[BinaryIO]:
+    """A temporary file beside ``real`` that becomes it (or its content) at the end."""
+    check_folder(name)
+    folder = os.path.dirname(real)
+    with _naming(name):
+        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(real)}.", suffix=".tmp", dir=folder)
     try:
-        # mkstemp makes the file owner-only; give it the permissions open() would have.
-        os.fchmod(fd, 0o666 & ~_umask())
-        with os.fdopen(fd, "wb") as f:
+        with _naming(name):
+            _keep_mode(fd, info)
+        with os.fdopen(fd, "wb") as f, _naming(name, writing=True):
             yield f
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, target)
+        with _naming(name):
+            if info is not None and info.st_nlink > 1:
+                _copy_into(tmp, real)
+                os.unlink(tmp)
+            else:
+                os.replace(tmp, real)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def check_folder(path: str | os.PathLike[str]) -> None:
+    """Refuse a path whose folder is missing, naming the folder (nothing here creates one)."""
+    name = os.fspath(path)
+    if not os.path.isdir(os.path.dirname(os.path.realpath(name))):
+        missing = os.path.dirname(name)
+        raise FileNotFoundError(errno.ENOENT, f"the folder {missing} does not exist", name)
+
+
+def _keep_mode(fd: int, info: os.stat_result | None) -> None:
+    """The old file's mode and owner, or the permissions ``open()`` would give a new file."""
+    if info is None:
+        os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes the file owner-only
+        return
+    with contextlib.suppress(PermissionError):  # only root may give a file to another user
+        os.fchown(fd, info.st_uid, info.st_gid)
+    os.fchmod(fd, stat.S_IMODE(info.st_mode))
+
+
+def _copy_into(tmp: str, real: str) -> None:
+    """Overwrite the file ``real`` in place with ``tmp``'s bytes: its hard links stay whole."""
+    with open(tmp, "rb") as source, open(real, "r+b") as target:
+        shutil.copyfileobj(source, target, 1 << 20)
+        target.truncate()
+        target.flush()
+        os.fsync(target.fileno())
+
+
+@contextlib.contextmanager
+def _naming(name: str, *, writing: bool = False) -> Iterator[None]:
+    """Give our errors the caller's path: any of our own calls' (they may name the temporary
+    file); while the caller writes, only those that name no file (a full disk)."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.filename == name or (writing and exc.errno not in _WRITE_ERRORS):
+            raise
+        if writing and exc.filename is not None:
+            raise
+        raise OSError(exc.errno, exc.strerror, name) from None
+
+
+def _descriptor(name: str) -> int | None:
+    """The descriptor ``name`` stands for, if it or a link it leads through names one of this
+    process's (``/dev/stdout`` is a link to ``/proc/self/fd/1``)."""
+    for _ in range(40):  # the kernel's limit on links followed
+        match = _DESCRIPTOR.fullmatch(name)
+        if match is not None:
+            fd, stdout, stderr, proc = match.groups()
+            return 1 if stdout else 2 if stderr else int(fd or proc)
+        if not os.path.islink(name):
+            return None
+        name = os.path.join(os.path.dirname(name), os.readlink(name))
+    return None
+
+
+def _stat(name: str) -> os.stat_result | None:
+    try:
+        return os.stat(name)
+    except FileNotFoundError:
+        return None
 
 
 def _umask() -> int:

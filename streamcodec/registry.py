@@ -29,7 +29,13 @@ from streamcodec.atomicfile import atomic_output
 from streamcodec.encoding import Encoding
 from streamcodec.vocab import PATTERNS
 
-__all__ = ["EncodingSpec", "get_encoding", "list_encoding_names", "load_vocabulary_file"]
+__all__ = [
+    "EncodingSpec",
+    "available_offline",
+    "get_encoding",
+    "list_encoding_names",
+    "load_vocabulary_file",
+]
 
 ENDOFTEXT = "<|endoftext|>"
 FIM_PREFIX = "<|fim_prefix|>"
@@ -124,6 +130,14 @@ def list_encoding_names() -> list[str]:
     return list(SPECS)
 
 
+def available_offline(name: str) -> bool:
+    """Whether :func:`get_encoding` finds ``name``'s file without a download (now; the file's
+    hash is checked only when it is loaded)."""
+    spec = SPECS[name]
+    cached = _cache_folder() / spec.filename
+    return name in _ENCODINGS or any(p.is_file() for p in [*_local_candidates(spec), cached])
+
+
 def get_encoding(name: str) -> Encoding:
     """The encoding called ``name`` (one per process, shared: an ``Encoding`` is thread-safe).
 
@@ -160,7 +174,7 @@ def load_vocabulary_file(spec: EncodingSpec) -> bytes:
         looked.append(str(path))
         if path.is_file():
             return _verified(path.read_bytes(), spec, str(path))
-    cache = Path(os.environ.get("STREAMCODEC_CACHE_DIR") or Path.home() / ".cache" / "streamcodec")
+    cache = _cache_folder()
     cached = cache / spec.filename
     if cached.is_file():
         data = cached.read_bytes()
@@ -182,6 +196,10 @@ def load_vocabulary_file(spec: EncodingSpec) -> bytes:
     with atomic_output(cached) as f:
         f.write(data)
     return data
+
+
+def _cache_folder() -> Path:
+    return Path(os.environ.get("STREAMCODEC_CACHE_DIR") or Path.home() / ".cache" / "streamcodec")
 
 
 def _local_candidates(spec: EncodingSpec) -> list[Path]:

@@ -149,7 +149,12 @@ def test_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str])
         "byte offset 1000": ["count", str(bad)],
         "missing.txt": ["encode", str(tmp_path / "missing.txt")],
         "unknown encoding 'nope'": ["count", str(bad), "-e", "nope"],
-        "jobs=2 needs a file": ["count", "-", "--jobs", "2"],
+        "--allowed-special: '<|bogus|>' is not a special token": [
+            "count",
+            str(bad),
+            "--allowed-special",
+            "<|bogus|>",
+        ],
     }
     for expected, args in cases.items():
         status, _, err = call(capsys, *args)

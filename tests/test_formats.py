@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import doctest
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -31,6 +33,8 @@ from streamcodec.formats import (
 from streamcodec.formats.gpt2 import token_to_unicode
 from streamcodec.formats.huggingface import huggingface_json
 from streamcodec.formats.merges import merge_pairs, unreachable_tokens
+from streamcodec.formats.split_gaps import with_gaps
+from streamcodec.formats.tiktoken_file import write_tiktoken_bytes
 from streamcodec.vocab import CL100K_PATTERN, GPT2_PATTERN, VocabularyError, check_vocabulary
 
 BYTES_ONLY = {bytes([b]): b for b in range(256)}
@@ -53,11 +57,28 @@ def test_real_cl100k_round_trips(tmp_path: Path) -> None:
 
 def test_tiktoken_without_every_single_byte_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "bad.tiktoken"
-    write_tiktoken({b"a": 0, b"b": 1}, path)
+    path.write_bytes(write_tiktoken_bytes({b"a": 0, b"b": 1}))
     with pytest.raises(
         VocabularyError, match=r"bad.tiktoken: single bytes 0x00, .* are not tokens"
     ):
         read_tiktoken(path)
+
+
+def test_save_refuses_what_load_refuses_before_writing(tmp_path: Path) -> None:
+    path = tmp_path / "bad.tiktoken"
+    for save in (
+        lambda: write_tiktoken({b"a": 0, b"b": 1}, path),
+        lambda: save_vocabulary(Vocabulary({b"a": 0, b"b": 1}), path),
+    ):
+        with pytest.raises(VocabularyError, match=r"bad.tiktoken \(not written\): single bytes"):
+            save()
+    assert os.listdir(tmp_path) == []
+
+
+def test_save_refuses_an_unknown_format(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"unknown vocabulary format 'bogus'; known: tiktoken"):
+        save_vocabulary(TOY_VOCAB, tmp_path / "x.tiktoken", format="bogus")  # type: ignore[arg-type]
+    assert os.listdir(tmp_path) == []
 
 
 @pytest.mark.parametrize(
@@ -106,6 +127,9 @@ def _kept(vocabulary: Vocabulary, fmt: str) -> Vocabulary:
         return Vocabulary(vocabulary.mergeable_ranks)
     if fmt == "gpt2":
         return Vocabulary(vocabulary.mergeable_ranks, vocabulary.special_tokens)
+    if fmt == "huggingface" and vocabulary.pat_str is not None:
+        # Hugging Face keeps the text between a Split pattern's matches (tests/test_hf_gaps.py).
+        return dataclasses.replace(vocabulary, pat_str=with_gaps(vocabulary.pat_str))
     return vocabulary
 
 
@@ -125,7 +149,7 @@ def test_loader_finds_gpt2_pairs_and_tokenizer_folders(tmp_path: Path) -> None:
     assert load_vocabulary(tmp_path / "hf-slow" / "vocab.json") == expected
     save_vocabulary(TOY_VOCAB, tmp_path / "hub" / "tokenizer.json", format="huggingface")
     assert detect_format(tmp_path / "hub") == "huggingface"
-    assert load_vocabulary(tmp_path / "hub") == TOY_VOCAB
+    assert load_vocabulary(tmp_path / "hub") == _kept(TOY_VOCAB, "huggingface")
     with pytest.raises(ValueError, match="a folder without"):
         load_vocabulary(tmp_path)
 
@@ -323,9 +347,17 @@ def test_tokens_hugging_face_would_treat_differently_are_refused(tmp_path: Path)
 
 def test_formats_doctests() -> None:
     from streamcodec import formats
-    from streamcodec.formats import gpt2, huggingface, jsondoc, merges, minbpe, oniguruma
+    from streamcodec.formats import (
+        gpt2,
+        huggingface,
+        jsondoc,
+        merges,
+        minbpe,
+        oniguruma,
+        split_gaps,
+    )
 
-    for module in [formats, gpt2, huggingface, jsondoc, merges, minbpe, oniguruma]:
+    for module in [formats, gpt2, huggingface, jsondoc, merges, minbpe, oniguruma, split_gaps]:
         result = doctest.testmod(module)
         assert result.attempted > 0 and result.failed == 0, module.__name__
 

@@ -186,6 +186,7 @@ def test_command_line_train(tmp_path: Path) -> None:
     expected = train(files, vocab_size=400, pat_str="gpt2", special_tokens=["<|e|>"])
     assert read_tiktoken(out) == expected.mergeable_ranks
     gpt2 = tmp_path / "gpt2" / "encoder.json"
+    gpt2.parent.mkdir()  # the command line creates no folder (tests/test_cli_reliability.py)
     done = subprocess.run([*args, "--vocab-size", "300", "-o", str(gpt2), "-q"], timeout=120)
     assert done.returncode == 0 and (gpt2.parent / "vocab.bpe").is_file()
     bad = subprocess.run([*args, "--vocab-size", "300", "-o", "v.txt"], capture_output=True)
@@ -193,9 +194,9 @@ def test_command_line_train(tmp_path: Path) -> None:
 
 
 def test_progress_bars(capsys: pytest.CaptureFixture[str]) -> None:
-    from streamcodec.cli import _TrainProgress
+    from streamcodec.cli.progress import TrainProgress
 
-    with _TrainProgress(100, quiet=False) as progress:
+    with TrainProgress(100, quiet=False) as progress:
         train(["ab ab ab"], vocab_size=258, pat_str="gpt2", progress=progress)
     err = capsys.readouterr().err
     assert "counting" in err and "merging" in err and "2/2" in err

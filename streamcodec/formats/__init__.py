@@ -73,7 +73,7 @@ def detect_format(path: str | os.PathLike[str]) -> Format:
         return by_suffix[p.suffix]
     raise ValueError(
         f"{p}: cannot tell the vocabulary format from the name; use .tiktoken, .json "
-        "(tokenizer.json), .model (minbpe), or encoder.json + vocab.bpe, or say format="
+        "(tokenizer.json), .model (minbpe), or encoder.json + vocab.bpe"
     )
 
 
@@ -120,12 +120,16 @@ def save_vocabulary(
 ) -> None:
     """Write ``vocabulary`` atomically in the format ``path`` names (or ``format``).
 
-    Missing folders are created. For GPT-2's format ``path`` is a folder, or one of its two
-    files: both are written there. A ``.tiktoken`` file keeps only the
-    ranks; GPT-2's files keep ranks and special tokens; ``tokenizer.json`` and minbpe keep all.
+    Anything its reader would refuse is refused before a byte is written (``VocabularyError``),
+    and so is an unknown ``format``. Missing folders are created. For GPT-2's format ``path`` is
+    a folder, or one of its two files: both are written there. A ``.tiktoken`` file keeps only
+    the ranks; GPT-2's files keep ranks and special tokens; ``tokenizer.json`` and minbpe keep
+    all.
     """
     p = Path(path)
     chosen = format or ("gpt2" if p.is_dir() else detect_format(p))
+    if chosen not in FORMATS:
+        raise ValueError(f"unknown vocabulary format {chosen!r}; known: {', '.join(FORMATS)}")
     if chosen != "gpt2":  # write_gpt2 makes its folder itself, once the vocabulary fits
         p.parent.mkdir(parents=True, exist_ok=True)
     if chosen == "tiktoken":

@@ -8,7 +8,8 @@ The parts streamcodec reads and writes:
 - ``added_tokens``: become special tokens;
 - ``pre_tokenizer``: a ``Split`` regex (in Oniguruma's dialect, see
   :mod:`~streamcodec.formats.oniguruma`) followed by ``ByteLevel``; or ``ByteLevel`` alone, whose
-  built-in regex is GPT-2's.
+  built-in regex is GPT-2's. Text between ``Split``'s matches is kept as pieces, as Hugging
+  Face keeps it (:func:`with_gaps`).
 
 A tiktoken rank is both the id and the merge priority, so a file is accepted only when its ids
 follow its merge order. Tokens that Hugging Face would output where streamcodec would not (or
@@ -47,6 +48,7 @@ from streamcodec.formats.gpt2 import token_to_unicode, unicode_to_token, unicode
 from streamcodec.formats.jsondoc import check_unique, is_id, parse_json
 from streamcodec.formats.merges import splits, unreachable_tokens
 from streamcodec.formats.oniguruma import from_oniguruma, to_oniguruma
+from streamcodec.formats.split_gaps import with_gaps
 from streamcodec.vocab import (
     GPT2_PATTERN,
     PATTERNS,
@@ -55,7 +57,12 @@ from streamcodec.vocab import (
     check_vocabulary,
 )
 
-__all__ = ["huggingface_json", "parse_huggingface", "read_huggingface", "write_huggingface"]
+__all__ = [
+    "huggingface_json",
+    "parse_huggingface",
+    "read_huggingface",
+    "write_huggingface",
+]
 
 
 @functools.cache
@@ -315,11 +322,11 @@ def _split_pattern(reader: _Reader, step: Mapping[str, Any], where: str) -> str:
         raise reader.fail(where, "only Split with behavior Isolated and invert false is supported")
     pattern = step.get("pattern")
     if isinstance(pattern, dict) and isinstance(pattern.get("String"), str):
-        return str(regex.escape(pattern["String"]))
+        return with_gaps(str(regex.escape(pattern["String"])))
     if not (isinstance(pattern, dict) and isinstance(pattern.get("Regex"), str)):
         raise reader.fail(f"{where}.pattern", f'expected {{"Regex": ...}}, got {_shown(pattern)}')
     text: str = pattern["Regex"]
-    return _named_oniguruma().get(text) or from_oniguruma(text)
+    return with_gaps(_named_oniguruma().get(text) or from_oniguruma(text))
 
 
 def read_huggingface(

@@ -88,6 +88,8 @@ def write_tiktoken_bytes(ranks: Mapping[bytes, int]) -> bytes:
 
 
 def write_tiktoken(ranks: Mapping[bytes, int], path: str | os.PathLike[str]) -> None:
-    """Write ``ranks`` to ``path`` atomically."""
+    """Write ``ranks`` to ``path`` atomically; what :func:`read_tiktoken` would refuse (a
+    missing single byte, a repeated rank) is refused first, and nothing is written."""
+    check_vocabulary(ranks, source=f"{os.fspath(path)} (not written)")
     with atomic_output(path) as f:
         f.write(write_tiktoken_bytes(ranks))

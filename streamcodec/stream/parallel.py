@@ -11,8 +11,12 @@ forked worker finds it loaded), any other by value. Ids come back as packed ``ui
 from __future__ import annotations
 
 import collections
+import contextlib
+import ctypes
 import multiprocessing
 import os
+import signal
+import sys
 from array import array
 from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO, TypeGuard
@@ -27,6 +31,7 @@ __all__ = ["count_file_parts", "encode_file_parts", "split_points", "splits"]
 
 PART_BYTES = 4 << 20
 WINDOW = 1 << 16  # bytes searched for a safe cut near each split target
+PR_SET_PDEATHSIG = 1  # prctl(2)
 
 Task = tuple[str, int, int, Policy]  # path, start and end offsets, policy
 
@@ -143,7 +148,19 @@ _worker_encoding: Encodes | None = None
 
 def _init_worker(encoding: Encodes) -> None:
     global _worker_encoding
+    _die_with_parent()
     _worker_encoding = encoding
+
+
+def _die_with_parent() -> None:
+    """Leave interrupts to the parent, which ends the pool (SIGTERM, quietly), and on Linux have
+    the kernel send SIGTERM if the parent dies without doing so (SIGKILL): no orphans."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_DFL)  # not a handler inherited from the parent
+    if sys.platform == "linux":
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 def _part_ids(task: Task) -> Iterator[list[int]]:

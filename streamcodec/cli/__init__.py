@@ -1,0 +1,120 @@
+"""The command line: ``streamcodec encode | decode | count | train | verify | explain``.
+
+Only this package prints or touches the terminal. Errors from the library become one line on
+stderr and exit status 1; Ctrl-C exits with 130. Output files are written atomically (a temporary
+file renamed at the end), so an interrupted run leaves no file that looks complete. A progress bar
+(bytes read) is shown on stderr when it is a terminal, unless ``--quiet``.
+
+One module per command (``encode``, ``decode``, ``count``, ``train``, ``verify``, ``explain``),
+each with an ``add(commands)`` that declares its options and the function that runs it; add a
+command by writing another module and listing its ``add`` in ``COMMANDS``. Shared pieces:
+``options`` (the options several commands take, and the encoding they build), ``inputs`` (where
+input comes from), ``idformats`` (ids on disk: ids, jsonl, u32, npy), ``output`` (the one output
+writer) and ``progress`` (the bars).
+
+    $ streamcodec encode book.txt -o book.ids && streamcodec decode book.ids | cmp - book.txt
+
+``--mode`` picks the kind of BPE: ``bytelevel`` (the encoding's pre-tokenizer pattern, as
+tiktoken), ``bytes`` (no pre-tokenization: the whole text is one piece) or ``word`` (Sennrich's
+word-level BPE with a subword-nmt codes file: text in, ``@@``-marked segments out).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import threading
+import types
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import streamcodec
+from streamcodec.cli import count, decode, encode, explain, train, verify
+from streamcodec.text.unicode import InvalidUTF8Error
+
+__all__ = ["main"]
+
+STOP_SIGNALS = [signal.SIGTERM, signal.SIGHUP]  # SIGINT is Python's KeyboardInterrupt already
+
+COMMANDS: list[Callable[[Any], None]] = [
+    encode.add,
+    decode.add,
+    count.add,
+    train.add,
+    verify.add,
+    explain.add,
+]
+
+
+class _Stopped(BaseException):
+    """SIGTERM or SIGHUP arrived: unwind as Ctrl-C does (temporary files are removed)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _stop(signum: int, frame: types.FrameType | None) -> None:
+    raise _Stopped(signum)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit status (128 + N after signal N)."""
+    args = _parser().parse_args(argv)
+    command: Callable[[argparse.Namespace], int] = args.run
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = {signum: signal.signal(signum, _stop) for signum in STOP_SIGNALS if main_thread}
+    try:
+        return command(args)
+    except KeyboardInterrupt:
+        return _interrupted(signal.SIGINT)
+    except _Stopped as stopped:
+        return _interrupted(signal.Signals(stopped.signum))
+    except BrokenPipeError:  # the reader went away (``| head``): stop quietly, as cat does
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
+    except (OSError, ValueError, KeyError) as exc:
+        print(f"streamcodec: error: {_message(exc)}", file=sys.stderr)
+        return 1
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def _interrupted(signum: signal.Signals) -> int:
+    print(f"streamcodec: interrupted ({signum.name}); -o files are as they were", file=sys.stderr)
+    return 128 + signum
+
+
+def _message(exc: BaseException) -> str:
+    if isinstance(exc, InvalidUTF8Error):  # the library's words name errors=, ours the flag
+        return (
+            f"{exc.source}: invalid UTF-8 at byte offset {exc.offset} ({exc.reason}); pass "
+            "--errors replace or --errors surrogateescape to accept it"
+        )
+    if isinstance(exc, OSError) and exc.filename is not None:
+        return f"{exc.filename}: {exc.strerror}"
+    text = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def version() -> str:
+    """``streamcodec 0.1.0 (backend: python)``: the version, and which core encodes."""
+    backend: Callable[[], str] | None = getattr(streamcodec, "backend", None)
+    return f"streamcodec {streamcodec.__version__} (backend: {backend() if backend else 'python'})"
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="streamcodec",
+        description="Exact, streaming byte-level BPE (tiktoken-compatible).",
+        epilog="Encodings marked (download) in a command's --help are not on this machine yet: "
+        "the first use fetches them (or put the file in $STREAMCODEC_DATA_DIR).",
+    )
+    parser.add_argument("--version", action="version", version=version())
+    commands = parser.add_subparsers(dest="command", required=True)
+    for add in COMMANDS:
+        add(commands)
+    return parser

@@ -1,0 +1,101 @@
+"""``streamcodec encode``: a file (or ``-``) to token ids; ``--mode word``: to ``@@`` segments.
+
+    $ streamcodec encode book.txt -o book.npy -f npy --jobs 2
+
+``--format`` picks how the ids are stored (see ``idformats``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from streamcodec.cli.idformats import FORMATS, WRITERS
+from streamcodec.cli.inputs import Recorder, source, word_blocks
+from streamcodec.cli.options import (
+    add_input_and_encoding,
+    add_text_options,
+    build_encoding,
+    encoded_chunks,
+    policy,
+    special_token_message,
+    word_bpe,
+)
+from streamcodec.cli.output import output
+from streamcodec.cli.progress import Progress, progress
+from streamcodec.encoding import Encoding
+from streamcodec.stream.sources import line_blocks, text_chunks
+from streamcodec.text.specials import DisallowedSpecialTokenError
+
+__all__ = ["add"]
+
+
+def add(commands: Any) -> None:
+    """Declare ``encode`` and its options."""
+    encode = commands.add_parser(
+        "encode", help="encode a file (or - for stdin) to token ids (--mode word: to segments)"
+    )
+    add_input_and_encoding(encode)
+    add_text_options(encode)
+    encode.add_argument("-o", "--output", help="write ids here (default: stdout)")
+    encode.add_argument(
+        "-f",
+        "--format",
+        default="ids",
+        choices=FORMATS,
+        help="ids: one per line; jsonl: a JSON list per input line (each line encoded on its "
+        "own); u32: little-endian uint32; npy: a NumPy .npy array of uint32",
+    )
+    encode.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Encode the input to ``--output`` (or stdout) in ``--format``."""
+    if args.mode == "word":
+        bpe = word_bpe(args)
+        with progress(args) as update, output(args.output) as out:
+            for block in word_blocks(args, update):
+                out.write(bpe.apply(block).encode("utf-8", "surrogateescape"))
+        return 0
+    if args.format == "jsonl" and args.jobs > 1:
+        raise ValueError("-f jsonl encodes line by line in one process: leave out --jobs")
+    enc = build_encoding(args)
+    src = source(args)
+    count = 0
+    with progress(args) as update, output(args.output, seekable=args.format == "npy") as out:
+        if args.format == "jsonl":
+            count = _write_jsonl(enc, src, args, update, out)
+        else:
+            with encoded_chunks(enc, src, args, update) as chunks:
+                count = WRITERS[args.format](chunks, out)
+    if args.output is not None and not args.quiet:
+        print(
+            f"encoded {args.input} into {count:,} tokens ({enc.name}) -> {args.output}",
+            file=sys.stderr,
+        )
+    return 0
+
+
+def _write_jsonl(
+    enc: Encoding,
+    src: Path | Recorder,
+    args: argparse.Namespace,
+    update: Progress | None,
+    out: BinaryIO,
+) -> int:
+    """Each line encoded on its own, as a JSON list."""
+    options = policy(args, enc)
+    errors = options.pop("errors")
+    count = 0
+    blocks = line_blocks(text_chunks(src, errors=errors, progress=update))
+    for line in (line for block in blocks for line in block.removesuffix("\n").split("\n")):
+        try:
+            ids = enc.encode(line, **options)
+        except DisallowedSpecialTokenError as exc:
+            raise ValueError(special_token_message(src, exc.token)) from None
+        out.write(json.dumps(ids, separators=(",", ":")).encode() + b"\n")
+        count += len(ids)
+    return count

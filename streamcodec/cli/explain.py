@@ -1,0 +1,91 @@
+"""``streamcodec explain``: the merges of each piece in rank order, beside longest-match.
+
+    $ streamcodec explain " tokenization" --tokens to,ke,ken,token
+
+Each merge step is shown with its rank, so a surprising split can be traced.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from typing import Any
+
+from streamcodec.audit import Explanation, explain_piece
+from streamcodec.cli.options import add_encoding, build_encoding
+from streamcodec.encoding import Encoding
+from streamcodec.text.pretokenize import Pretokenizer
+from streamcodec.vocab import GPT2_PATTERN
+
+__all__ = ["add"]
+
+
+def add(commands: Any) -> None:
+    """Declare ``explain`` and its options."""
+    explain = commands.add_parser(
+        "explain", help="show the merges of each piece in rank order, beside longest-match"
+    )
+    explain.add_argument("text", help="the text to explain")
+    add_encoding(explain)
+    explain.add_argument(
+        "--tokens",
+        help="a toy vocabulary instead: the 256 bytes, then these comma-separated tokens in "
+        "rank order (e.g. to,ke,ken,token), with the gpt2 pattern",
+    )
+    explain.set_defaults(
+        run=run,
+        vocab=None,
+        pattern=None,
+        mode="bytelevel",
+        codes=None,
+        separator=None,
+        allow_unreachable=False,
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print each piece's merge steps and the two results."""
+    if args.tokens and args.encoding is not None:
+        raise ValueError("--tokens is a vocabulary of its own: leave out --encoding")
+    enc = _toy_encoding(args.tokens) if args.tokens else build_encoding(args)
+    ranks = enc.mergeable_ranks
+    longest = max(map(len, ranks))
+    for piece in Pretokenizer(enc.pat_str).pieces(args.text):
+        explanation = explain_piece(piece.encode("utf-8"), ranks, longest=longest)
+        for line in _lines(explanation, ranks):
+            print(line)
+    return 0
+
+
+def _toy_encoding(tokens: str) -> Encoding:
+    ranks = {bytes([b]): b for b in range(256)}
+    for token in tokens.split(","):
+        ranks.setdefault(token.encode("utf-8"), len(ranks))
+    return Encoding("toy", pat_str=GPT2_PATTERN, mergeable_ranks=ranks, special_tokens={})
+
+
+def _show(parts: Sequence[bytes]) -> str:
+    """Parts joined by ``|``, spaces shown as ``␣``, line breaks and tabs escaped."""
+    shown = "|".join(p.decode("utf-8", "backslashreplace") for p in parts)
+    for char, visible in [(" ", "␣"), ("\n", "\\n"), ("\r", "\\r"), ("\t", "\\t")]:
+        shown = shown.replace(char, visible)
+    return shown
+
+
+def _lines(e: Explanation, ranks: dict[bytes, int]) -> list[str]:
+    """The merge steps of one piece, then BPE's and longest-match's results side by side."""
+    decoder = {rank: token for token, rank in ranks.items()}
+    steps = [_show(step.parts) for step in e.steps]
+    bpe, greedy = _show([decoder[t] for t in e.bpe]), _show([decoder[t] for t in e.longest])
+    width = max(map(len, [*steps, bpe, greedy])) + 2
+    lines = [f"piece '{_show([e.piece])}': merges in rank order"]
+    for shown, step in zip(steps, e.steps, strict=True):
+        merged = step.merged
+        label = "" if merged is None else f"merge {_show([decoder[merged]])} (rank {merged})"
+        lines.append(f"  {shown:<{width + 17}}{label}".rstrip())
+    if e.whole_piece is not None and len(e.steps[-1].parts) > 1:
+        lines.append(f"  whole-piece rule: the piece is itself token {e.whole_piece}")
+    verdict = "  <-- DIFFERS from BPE" if e.differs else "  (same)"
+    lines.append(f"  BPE (rank order): {bpe:<{width}}{e.bpe}")
+    lines.append(f"  longest-match:    {greedy:<{width}}{e.longest}{verdict}")
+    return lines

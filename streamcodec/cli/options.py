@@ -1,0 +1,256 @@
+"""Options several commands share, and what they build: the encoding, word BPE, the policy.
+
+``encode``, ``decode``, ``count`` and ``verify`` read one input with one encoding::
+
+    $ streamcodec count book.txt -e o200k_base --errors replace
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from streamcodec.cli.inputs import Recorder, find_bytes
+from streamcodec.cli.progress import Progress
+from streamcodec.encoding import Encoding
+from streamcodec.formats import detect_format, load_vocabulary, read_huggingface
+from streamcodec.registry import available_offline, get_encoding, list_encoding_names
+from streamcodec.text.specials import DisallowedSpecialTokenError
+from streamcodec.vocab import BYTE_MODE_PATTERN, Vocabulary, VocabularyError, resolve_pattern
+from streamcodec.wordbpe import WordBPE, read_codes
+
+__all__ = [
+    "DEFAULT_ENCODING",
+    "add_encoding",
+    "add_input_and_encoding",
+    "add_mode",
+    "add_text_options",
+    "build_encoding",
+    "encoded_chunks",
+    "policy",
+    "positive_int",
+    "refuse_ignored",
+    "special_token_message",
+    "word_bpe",
+]
+
+DEFAULT_ENCODING = "cl100k_base"
+
+
+def add_input_and_encoding(command: argparse.ArgumentParser) -> None:
+    """The input, the encoding (by name or from a file) and ``--mode``."""
+    command.add_argument(
+        "input", help="input file (a FIFO, <(cmd), /dev/stdin too), or - for standard input"
+    )
+    add_encoding(command)
+    command.add_argument(
+        "--vocab",
+        help="a vocabulary file instead of --encoding (.tiktoken, GPT-2's files, tokenizer.json, "
+        "minbpe .model)",
+    )
+    command.add_argument(
+        "--allow-unreachable",
+        action="store_true",
+        help="--vocab tokenizer.json: accept tokens its merges never build (streamcodec, like "
+        "tiktoken, then outputs them where Hugging Face does not)",
+    )
+    command.add_argument(
+        "--pattern",
+        help="pre-tokenizer for --vocab: an encoding name or a regex (default: the file's own "
+        "pattern, else cl100k_base's)",
+    )
+    command.add_argument("-q", "--quiet", action="store_true", help="no progress bar or summary")
+    add_mode(command, bytelevel="the encoding's pre-tokenizer", word="with --codes")
+    command.add_argument("--codes", help="--mode word: a subword-nmt codes file")
+    command.add_argument("--separator", help="--mode word: the continuation mark (default @@)")
+
+
+def add_encoding(command: argparse.ArgumentParser) -> None:
+    """``-e/--encoding``: its help marks the encodings that load offline now."""
+    names = ", ".join(
+        name if available_offline(name) else f"{name} (download)" for name in list_encoding_names()
+    )
+    command.add_argument(
+        "-e", "--encoding", help=f"encoding name (default {DEFAULT_ENCODING}; known: {names})"
+    )
+
+
+def refuse_ignored(args: argparse.Namespace) -> None:
+    """Refuse an option the command line would otherwise ignore (each is named)."""
+    if args.mode == "word":
+        unused = [
+            flag
+            for flag, given in [
+                ("--encoding", args.encoding is not None),
+                ("--vocab", args.vocab is not None),
+                ("--pattern", args.pattern is not None),
+                ("--allowed-special", bool(getattr(args, "allowed_special", ""))),
+                ("--special-as-text", getattr(args, "special_as_text", False)),
+                ("--jobs", getattr(args, "jobs", 1) > 1),
+                ("--format", getattr(args, "format", "ids") != "ids"),
+            ]
+            if given
+        ]
+        if unused:
+            raise ValueError(f"--mode word does not use {', '.join(unused)}; leave it out")
+    else:
+        for flag, value in [("--codes", args.codes), ("--separator", args.separator)]:
+            if value is not None:
+                raise ValueError(f"{flag} is for --mode word; leave it out or add --mode word")
+    if args.vocab is not None and args.encoding is not None:
+        raise ValueError("--encoding and --vocab both name a vocabulary; give one of them")
+    if args.pattern is not None and args.vocab is None:
+        raise ValueError(
+            "--pattern is for --vocab files; an encoding named with --encoding has its own"
+        )
+    if args.allow_unreachable and args.vocab is None:
+        raise ValueError("--allow-unreachable is for --vocab tokenizer.json")
+
+
+def add_mode(command: argparse.ArgumentParser, *, bytelevel: str, word: str) -> None:
+    """``--mode bytelevel | bytes | word``, with each command's own words for two of them."""
+    command.add_argument(
+        "--mode",
+        choices=["bytelevel", "bytes", "word"],
+        default="bytelevel",
+        help=f"bytelevel: {bytelevel} (default); bytes: no pre-tokenization; "
+        f"word: Sennrich word-level BPE, {word}",
+    )
+
+
+def add_text_options(command: argparse.ArgumentParser) -> None:
+    """How text is encoded: special tokens, invalid UTF-8, worker processes."""
+    command.add_argument(
+        "--allowed-special",
+        default="",
+        metavar="TOKENS",
+        help="comma-separated special tokens to encode as such, or 'all' (default: none; "
+        "any special token in the input is an error)",
+    )
+    command.add_argument(
+        "--special-as-text",
+        action="store_true",
+        help="encode special tokens that are not allowed as ordinary text instead of failing",
+    )
+    command.add_argument(
+        "--errors",
+        default="strict",
+        choices=["strict", "replace", "surrogateescape"],
+        help="invalid UTF-8: fail (strict, default), use U+FFFD (replace), or keep the bytes "
+        "exactly (surrogateescape)",
+    )
+    command.add_argument(
+        "-j",
+        "--jobs",
+        type=positive_int,
+        default=1,
+        help="worker processes for a regular file (default 1; not with -f jsonl)",
+    )
+
+
+@contextlib.contextmanager
+def encoded_chunks(
+    enc: Encoding, src: Path | Recorder, args: argparse.Namespace, update: Progress | None
+) -> Iterator[Iterator[list[int]]]:
+    """The ids of the input chunk by chunk, under the text options; the workers of ``--jobs``
+    end with the block, and a disallowed special token is reported with its byte offset."""
+    chunks = enc.iter_encode_chunks(src, **policy(args, enc), jobs=args.jobs, progress=update)
+    try:
+        yield chunks
+    except DisallowedSpecialTokenError as exc:
+        raise ValueError(special_token_message(src, exc.token)) from None
+    finally:
+        close = getattr(chunks, "close", None)
+        if close is not None:
+            close()
+
+
+def special_token_message(src: Path | Recorder, token: str) -> str:
+    """The CLI's words for a disallowed special token: where it is, and the flags."""
+    needle = token.encode("utf-8")
+    offset = src.find(needle) if isinstance(src, Recorder) else find_bytes(src, needle)
+    where = "" if offset is None else f" at byte offset {offset}"
+    return (
+        f"{src if isinstance(src, Path) else src.name}{where}: the input contains the special "
+        f"token {token!r}; pass --allowed-special {token!r} to encode it as that token, or "
+        "--special-as-text to encode it as text"
+    )
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1.
+
+    >>> positive_int("2")
+    2
+    """
+    if not text.isascii() or not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return int(text)
+
+
+def build_encoding(args: argparse.Namespace) -> Encoding:
+    """The encoding ``--encoding`` or ``--vocab``/``--pattern`` name, in ``--mode``."""
+    refuse_ignored(args)
+    if args.mode == "bytes" and args.pattern is not None:
+        raise ValueError("--mode bytes has no pre-tokenizer: leave out --pattern")
+    pattern: str | None
+    if args.vocab is None:
+        enc = get_encoding(args.encoding or DEFAULT_ENCODING)
+        if args.mode != "bytes":
+            return enc
+        name, pattern = f"{enc.name} (bytes)", BYTE_MODE_PATTERN
+        ranks, specials = enc.mergeable_ranks, enc.special_tokens
+    else:
+        vocabulary = _vocabulary(args)
+        name = Path(args.vocab).stem
+        pattern = "bytes" if args.mode == "bytes" else args.pattern or vocabulary.pat_str
+        ranks, specials = vocabulary.mergeable_ranks, vocabulary.special_tokens
+    return Encoding(
+        name,
+        pat_str=resolve_pattern(pattern or "cl100k_base"),
+        mergeable_ranks=ranks,
+        special_tokens=specials,
+    )
+
+
+def _vocabulary(args: argparse.Namespace) -> Vocabulary:
+    """The ``--vocab`` file; a refusal names the flag that accepts it, not the keyword."""
+    try:
+        if args.allow_unreachable:
+            if detect_format(args.vocab) != "huggingface":
+                raise ValueError("--allow-unreachable is for --vocab tokenizer.json")
+            return read_huggingface(args.vocab, allow_unreachable=True)
+        return load_vocabulary(args.vocab)
+    except VocabularyError as exc:
+        text = str(exc).replace("Pass allow_unreachable=True", "Pass --allow-unreachable")
+        raise VocabularyError(text) from None
+
+
+def word_bpe(args: argparse.Namespace) -> WordBPE:
+    """``--mode word``'s segmenter, from ``--codes``."""
+    refuse_ignored(args)
+    if args.codes is None:
+        raise ValueError("--mode word needs --codes FILE (a subword-nmt codes file)")
+    return WordBPE.from_codes(read_codes(args.codes), separator=args.separator or "@@")
+
+
+def policy(args: argparse.Namespace, enc: Encoding) -> dict[str, Any]:
+    """The keyword arguments of ``Encoding.iter_encode_chunks`` the text options stand for."""
+    allowed: Any = args.allowed_special
+    if allowed.strip() != "all":
+        allowed = {token.strip() for token in allowed.split(",") if token.strip()}
+        unknown = sorted(allowed - enc.special_tokens_set)
+        if unknown:
+            known = ", ".join(sorted(enc.special_tokens_set)) or "none"
+            raise ValueError(
+                f"--allowed-special: {unknown[0]!r} is not a special token of {enc.name} "
+                f"(it has: {known})"
+            )
+    return {
+        "allowed_special": allowed,
+        "disallowed_special": () if args.special_as_text else "all",
+        "errors": args.errors,
+    }

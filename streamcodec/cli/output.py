@@ -1,0 +1,38 @@
+"""The one output writer of every command: ``-o PATH``, or standard output.
+
+    with output(args.output) as out:
+        out.write(b"...")
+
+``-o`` goes through :func:`streamcodec.atomicfile.atomic_output`, so it means the same thing in
+every command: a file is replaced whole or not at all (its mode and links kept), a device, FIFO
+or ``/dev/fd/N`` is written in place, and a missing folder is refused.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterator
+from typing import BinaryIO
+
+from streamcodec.atomicfile import atomic_output, replaces
+
+__all__ = ["output"]
+
+
+@contextlib.contextmanager
+def output(path: str | None, *, seekable: bool = False) -> Iterator[BinaryIO]:
+    """The output (``None``: stdout); ``seekable`` spools through a temporary file whatever is
+    written in place (stdout, a FIFO), so a writer may go back to its start."""
+    stdout = contextlib.nullcontext(sys.stdout.buffer)
+    with stdout if path is None else atomic_output(path) as out:
+        if seekable and (path is None or not replaces(path)):
+            with tempfile.TemporaryFile() as spool:
+                yield spool
+                spool.seek(0)
+                shutil.copyfileobj(spool, out)
+        else:
+            yield out
+        out.flush()

@@ -1,0 +1,33 @@
+"""Hugging Face's ``Split`` keeps the text between its pattern's matches; tiktoken drops it.
+
+A ``tokenizer.json`` whose ``Split`` pattern (behavior ``Isolated``) does not match every
+character still encodes all of the text: Hugging Face makes each run between two matches a
+piece of its own. :func:`with_gaps` gives the pattern that finds those same pieces, so that an
+encoding read from the file encodes as Hugging Face does:
+
+    >>> import regex
+    >>> regex.findall(with_gaps(r"\\w+"), "hello, world\\n")
+    ['hello', ', ', 'world', '\\n']
+"""
+
+from __future__ import annotations
+
+from streamcodec.vocab import PATTERNS
+
+__all__ = ["with_gaps"]
+
+# A match of the pattern, else the longest run of characters at none of which it matches
+# (``[\s\S]``, not ``(?s:.)``: Oniguruma, Hugging Face's engine, has no ``s`` flag).
+_GAPS = r"(?:{0})|(?:(?!(?:{0}))[\s\S])+"
+
+
+def with_gaps(pattern: str) -> str:
+    """``pattern``, whose matches are pieces, made to match the text between matches too: each
+    gap is one piece, as in Hugging Face's ``Split`` (``Isolated``), where tiktoken drops it.
+
+    The named patterns leave no gap and are kept as they are; so is a pattern already made so.
+    """
+    inner = (len(pattern) - len(_GAPS.format(""))) // 2
+    if pattern in PATTERNS.values() or _GAPS.format(pattern[3 : 3 + inner]) == pattern:
+        return pattern
+    return _GAPS.format(pattern)
