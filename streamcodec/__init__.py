@@ -13,7 +13,7 @@ import types
 
 from streamcodec.encoding import DisallowedSpecialTokenError, Encoding
 from streamcodec.registry import get_encoding, list_encoding_names
-from streamcodec.stream import InvalidUTF8Error, StreamDecoder, StreamEncoder
+from streamcodec.stream import InvalidUTF8Error, StreamDecoder, StreamEncoder, Window
 from streamcodec.training import train
 from streamcodec.vocab import VocabularyError
 
@@ -24,6 +24,7 @@ __all__ = [
     "StreamDecoder",
     "StreamEncoder",
     "VocabularyError",
+    "Window",
     "get_encoding",
     "list_encoding_names",
     "train",

@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 from streamcodec.ordinary import DEFAULT_CACHE_SIZE, OrdinaryEncoder
 from streamcodec.stream.methods import StreamMethods
 from streamcodec.stream.sources import Source
+from streamcodec.text.offsets import OffsetCounter, Unit, input_positions, starts_inside_character
 from streamcodec.text.specials import (
     AllowedSpecial,
     DisallowedSpecial,
@@ -176,6 +177,62 @@ class Encoding(StreamMethods):
         """
         return self._ordinary.encode(data.decode("utf-8", "surrogateescape"), "surrogateescape")
 
+    def encode_with_offsets(
+        self,
+        text: str,
+        *,
+        allowed_special: AllowedSpecial = frozenset(),
+        disallowed_special: DisallowedSpecial = "all",
+        unit: Unit = "char",
+    ) -> tuple[list[int], list[int]]:
+        """The ids of ``text`` (as :meth:`encode`) and where each token starts in ``text``.
+
+        An offset is the index of the character in which the token's first byte lies, so a
+        token that starts inside a character gets that character's index (the rule of
+        :meth:`decode_with_offsets`), and ``text[offsets[i]:offsets[j]]`` is the text of tokens
+        ``i`` to ``j`` when both start between characters. With ``unit="byte"`` the offsets are
+        into ``text.encode("utf-8")`` (a lone surrogate counts as U+FFFD, as ``encode`` reads
+        it). See :mod:`streamcodec.text.offsets`.
+
+        >>> enc.encode_with_offsets("hi 🦙")  # doctest: +SKIP
+        ([6151, 11410, 99, 247], [0, 2, 3, 3])
+        """
+        ids = self.encode(
+            text, allowed_special=allowed_special, disallowed_special=disallowed_special
+        )
+        offsets = OffsetCounter(unit).offsets(self.decode_tokens_bytes(ids))
+        positions = input_positions(text) if unit == "char" else None
+        return ids, offsets if positions is None else [positions[i] for i in offsets]
+
+    def truncate(
+        self,
+        text: str,
+        max_tokens: int,
+        *,
+        allowed_special: AllowedSpecial = frozenset(),
+        disallowed_special: DisallowedSpecial = "all",
+    ) -> str:
+        """The longest prefix of ``text``, ending between characters, whose encoding is the
+        first ids of ``encode(text)``, at most ``max_tokens`` of them (boundaries are tried
+        from the budget down: a prefix ending inside a piece may encode to other tokens).
+
+        >>> enc.truncate("hello world, again", 2)  # doctest: +SKIP
+        'hello world'
+        """
+        if max_tokens < 0:
+            raise ValueError(f"max_tokens must be 0 or more, not {max_tokens}")
+        policy = {"allowed_special": allowed_special, "disallowed_special": disallowed_special}
+        ids, offsets = self.encode_with_offsets(text, **policy)  # type: ignore[arg-type]
+        if len(ids) <= max_tokens:
+            return text
+        for k in range(max_tokens, 0, -1):
+            if starts_inside_character(self._decoder[ids[k]]):
+                continue
+            prefix = text[: offsets[k]]
+            if self.encode(prefix, **policy) == ids[:k]:  # type: ignore[arg-type]
+                return prefix
+        return ""
+
     def encode_batch(
         self,
         text: list[str],
@@ -269,8 +326,11 @@ class Encoding(StreamMethods):
             raise KeyError(str(token)) from None
 
     def decode_tokens_bytes(self, tokens: Sequence[int]) -> list[bytes]:
-        """The bytes of each token, for showing a tokenization."""
-        return [self.decode_single_token_bytes(token) for token in tokens]
+        """The bytes of each token, for showing a tokenization (and for offsets)."""
+        try:
+            return list(map(self._decoder.__getitem__, tokens))  # one C loop
+        except KeyError as exc:
+            raise KeyError(str(exc.args[0])) from None
 
     def decode_with_offsets(self, tokens: Sequence[int]) -> tuple[str, list[int]]:
         """Decode to text and the character offset at which each token starts.
@@ -303,6 +363,21 @@ class Encoding(StreamMethods):
     def token_byte_values(self) -> list[bytes]:
         """The bytes of every mergeable token, sorted."""
         return sorted(self._mergeable_ranks)
+
+    def explain_html(
+        self,
+        text: str,
+        *,
+        piece: int | None = None,
+        allowed_special: AllowedSpecial = frozenset(),
+        disallowed_special: DisallowedSpecial = "all",
+    ) -> str:
+        """A self-contained HTML page showing the tokens of ``text`` and the merges of a piece
+        (:func:`streamcodec.explain.html.explain_html`; special tokens as in :meth:`encode`)."""
+        from streamcodec.explain.html import explain_html
+
+        policy = {"allowed_special": allowed_special, "disallowed_special": disallowed_special}
+        return explain_html(self, text, piece=piece, **policy)  # type: ignore[arg-type]
 
     # ------------------------------------------------------------------ pickling
 

@@ -24,7 +24,8 @@ ALLOWED = {
     "pieces": {"vocab"},
     "ordinary": {"text", "pieces", "vocab"},
     "stream": {"ordinary", "text", "pieces", "vocab"},
-    "encoding": {"ordinary", "stream", "text", "pieces", "vocab"},
+    "explain": {"reference"},  # the page and the traces: the specification only
+    "encoding": {"ordinary", "stream", "text", "pieces", "vocab", "explain"},
 }
 TOP = {"cli", "__main__", "__init__"}  # nothing imports these but each other
 MAX_LINES = 420  # "a few hundred lines at most"

@@ -31,10 +31,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import streamcodec
-from streamcodec.cli import count, decode, encode, explain, train, verify
+from streamcodec.cli import count, decode, encode, explain, split, train, verify
 from streamcodec.text.unicode import InvalidUTF8Error
 
-__all__ = ["main"]
+__all__ = ["build_parser", "main"]
 
 STOP_SIGNALS = [signal.SIGTERM, signal.SIGHUP]  # SIGINT is Python's KeyboardInterrupt already
 
@@ -42,6 +42,7 @@ COMMANDS: list[Callable[[Any], None]] = [
     encode.add,
     decode.add,
     count.add,
+    split.add,
     train.add,
     verify.add,
     explain.add,
@@ -62,7 +63,7 @@ def _stop(signum: int, frame: types.FrameType | None) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status (128 + N after signal N)."""
-    args = _parser().parse_args(argv)
+    args = build_parser().parse_args(argv)
     command: Callable[[argparse.Namespace], int] = args.run
     main_thread = threading.current_thread() is threading.main_thread()
     previous = {signum: signal.signal(signum, _stop) for signum in STOP_SIGNALS if main_thread}
@@ -106,7 +107,8 @@ def version() -> str:
     return f"streamcodec {streamcodec.__version__} (backend: {backend() if backend else 'python'})"
 
 
-def _parser() -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of every command (docs/hooks/cli_reference.py renders the CLI page from it)."""
     parser = argparse.ArgumentParser(
         prog="streamcodec",
         description="Exact, streaming byte-level BPE (tiktoken-compatible).",

@@ -2,21 +2,26 @@
 
     $ streamcodec count book.txt --jobs 2
     184532
+    $ streamcodec count book.txt --limit 8192 || echo "over budget"
 
-Word mode (``--mode word --codes FILE``) counts ``@@`` segments instead.
+Word mode (``--mode word --codes FILE``) counts ``@@`` segments instead. With ``--limit N`` the
+count stops as soon as it passes ``N`` (the rest of the input is not read) and exits 1.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
+from collections.abc import Iterator
 from typing import Any
 
-from streamcodec.cli.inputs import source, word_blocks
+from streamcodec.cli.inputs import shown_name, source, word_blocks
 from streamcodec.cli.options import (
     add_input_and_encoding,
     add_text_options,
     build_encoding,
     encoded_chunks,
+    whole_number,
     word_bpe,
 )
 from streamcodec.cli.progress import progress
@@ -29,19 +34,40 @@ def add(commands: Any) -> None:
     count = commands.add_parser("count", help="print the number of tokens in a file")
     add_input_and_encoding(count)
     add_text_options(count)
+    count.add_argument(
+        "--limit",
+        type=whole_number,
+        metavar="N",
+        help="exit 1 as soon as the count passes N, without reading further",
+    )
     count.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print the token count (``--mode word``: the segment count)."""
+    """Print the token count (``--mode word``: the segment count); 1 when over ``--limit``."""
     if args.mode == "word":
         bpe = word_bpe(args)
         with progress(args) as update:
-            print(sum(len(bpe.segment_text(block)) for block in word_blocks(args, update)))
-        return 0
-    enc = build_encoding(args)
-    src = source(args)
-    with progress(args) as update, encoded_chunks(enc, src, args, update) as chunks:
-        total = sum(map(len, chunks))
+            counts = (len(bpe.segment_text(block)) for block in word_blocks(args, update))
+            total = _up_to(counts, args.limit)
+    else:
+        enc = build_encoding(args)
+        src = source(args)
+        with progress(args) as update, encoded_chunks(enc, src, args, update) as chunks:
+            total = _up_to(map(len, chunks), args.limit)
+    if total is None:
+        name = shown_name(args.input)
+        print(f"streamcodec: {name} has more than {args.limit:,} tokens", file=sys.stderr)
+        return 1
     print(total)
     return 0
+
+
+def _up_to(counts: Iterator[int], limit: int | None) -> int | None:
+    """The sum of ``counts``, or None as soon as it passes ``limit`` (the rest is not read)."""
+    total = 0
+    for n in counts:
+        total += n
+        if limit is not None and total > limit:
+            return None
+    return total

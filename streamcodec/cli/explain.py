@@ -1,19 +1,23 @@
 """``streamcodec explain``: the merges of each piece in rank order, beside longest-match.
 
     $ streamcodec explain " tokenization" --tokens to,ke,ken,token
+    $ streamcodec explain "any text" --html explain.html
 
-Each merge step is shown with its rank, so a surprising split can be traced.
+Each merge step is shown with its rank, so a surprising split can be traced. ``--html`` writes
+the same as one self-contained page instead (:mod:`streamcodec.explain.html`), atomically.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Sequence
 from typing import Any
 
-from streamcodec.audit import Explanation, explain_piece
+from streamcodec.atomicfile import atomic_output
 from streamcodec.cli.options import add_encoding, build_encoding
 from streamcodec.encoding import Encoding
+from streamcodec.explain.trace import Explanation, explain_piece
 from streamcodec.text.pretokenize import Pretokenizer
 from streamcodec.vocab import GPT2_PATTERN
 
@@ -32,6 +36,19 @@ def add(commands: Any) -> None:
         help="a toy vocabulary instead: the 256 bytes, then these comma-separated tokens in "
         "rank order (e.g. to,ke,ken,token), with the gpt2 pattern",
     )
+    explain.add_argument(
+        "--html",
+        metavar="OUT.html",
+        help="write a self-contained page instead: the tokens coloured, ids and bytes on hover, "
+        "the merges of a piece beside longest-match (click a token to choose its piece)",
+    )
+    explain.add_argument(
+        "--piece",
+        type=int,
+        metavar="N",
+        help="--html: the piece traced first, by index (default: the first where longest-match "
+        "differs)",
+    )
     explain.set_defaults(
         run=run,
         vocab=None,
@@ -48,12 +65,26 @@ def run(args: argparse.Namespace) -> int:
     if args.tokens and args.encoding is not None:
         raise ValueError("--tokens is a vocabulary of its own: leave out --encoding")
     enc = _toy_encoding(args.tokens) if args.tokens else build_encoding(args)
+    if args.html:
+        return _write_page(enc, args)
+    if args.piece is not None:
+        raise ValueError("--piece chooses the piece of an --html page: add --html OUT.html")
     ranks = enc.mergeable_ranks
     longest = max(map(len, ranks))
     for piece in Pretokenizer(enc.pat_str).pieces(args.text):
         explanation = explain_piece(piece.encode("utf-8"), ranks, longest=longest)
         for line in _lines(explanation, ranks):
             print(line)
+    return 0
+
+
+def _write_page(enc: Encoding, args: argparse.Namespace) -> int:
+    """``--html``: the page, written atomically; special-token text is ordinary text here."""
+    page = enc.explain_html(args.text, piece=args.piece, disallowed_special=())
+    with atomic_output(args.html) as f:
+        f.write(page.encode("utf-8"))
+    tokens = len(enc.encode_ordinary(args.text))
+    print(f"wrote {args.html}: {tokens} tokens; open it in a browser", file=sys.stderr)
     return 0
 
 

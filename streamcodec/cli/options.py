@@ -34,6 +34,7 @@ __all__ = [
     "positive_int",
     "refuse_ignored",
     "special_token_message",
+    "whole_number",
     "word_bpe",
 ]
 
@@ -188,6 +189,17 @@ def positive_int(text: str) -> int:
     """
     if not text.isascii() or not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return int(text)
+
+
+def whole_number(text: str) -> int:
+    """An argparse type: a whole number (0 or more).
+
+    >>> whole_number("0")
+    0
+    """
+    if not text.isascii() or not text.isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number")
     return int(text)
 
 

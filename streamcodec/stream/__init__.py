@@ -4,7 +4,8 @@
 - :mod:`.cuts`: where text can be cut without changing its pieces (the safe-cut rules);
 - :mod:`.encoder`: :class:`StreamEncoder`, special tokens split off, settled text encoded;
 - :mod:`.decoder`: :class:`StreamDecoder`;
-- :mod:`.parallel`: one file split at safe cuts and encoded by worker processes.
+- :mod:`.parallel`: one file split at safe cuts and encoded by worker processes;
+- :mod:`.windows`: ``split``, windows of at most N tokens that are each exact on their own.
 
 This package takes what it needs of an encoding through small protocols (:class:`.Encodes`,
 :class:`.decoder.DecodesBytes`): it never imports :mod:`streamcodec.encoding` or the registry.
@@ -14,6 +15,7 @@ from streamcodec.stream.cuts import PROVEN_PATTERNS, SAFE_CUT, SAFE_CUTS
 from streamcodec.stream.decoder import StreamDecoder
 from streamcodec.stream.encoder import Encodes, Policy, StreamEncoder, encode_text_chunks
 from streamcodec.stream.sources import CHUNK_SIZE, text_chunks
+from streamcodec.stream.windows import Window
 from streamcodec.text.unicode import InvalidUTF8Error, decode_utf8
 
 __all__ = [
@@ -26,6 +28,7 @@ __all__ = [
     "Policy",
     "StreamDecoder",
     "StreamEncoder",
+    "Window",
     "decode_utf8",
     "encode_text_chunks",
     "text_chunks",

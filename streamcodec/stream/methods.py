@@ -17,21 +17,24 @@ from collections.abc import Callable, Iterator
 from typing import Protocol
 
 from streamcodec.stream.decoder import DecodesBytes, StreamDecoder
-from streamcodec.stream.encoder import Encodes, Policy, StreamEncoder, encode_source
+from streamcodec.stream.encoder import Policy, StreamEncoder, encode_source
 from streamcodec.stream.parallel import count_file_parts, encode_file_parts, splits
-from streamcodec.stream.sources import Source
+from streamcodec.stream.sources import Source, text_chunks
+from streamcodec.stream.windows import Window, Windowable, split
+from streamcodec.text.offsets import OffsetCounter, Unit
 from streamcodec.text.specials import AllowedSpecial, DisallowedSpecial, special_policy
 
 __all__ = ["StreamMethods", "Streamable"]
 
 
-class Streamable(Encodes, DecodesBytes, Protocol):
+class Streamable(Windowable, DecodesBytes, Protocol):
     """What the streaming methods need of an encoding."""
 
 
 class StreamMethods:
     """``stream_encoder``, ``stream_decoder``, ``iter_encode``, ``iter_encode_chunks``,
-    ``count_tokens`` and ``encode_file``: see docs/streaming.md."""
+    ``count_tokens``, ``iter_encode_with_offsets``, ``split`` and ``encode_file``: see
+    docs/streaming.md and docs/budgets.md."""
 
     def stream_encoder(
         self: Streamable,
@@ -102,12 +105,71 @@ class StreamMethods:
         disallowed_special: DisallowedSpecial = "all",
         errors: str = "strict",
         jobs: int = 1,
-    ) -> int:
-        """The number of ids :meth:`iter_encode` yields for ``source``, in bounded memory."""
+        limit: int | None = None,
+    ) -> int | None:
+        """The number of ids :meth:`iter_encode` yields for ``source``, in bounded memory.
+
+        With ``limit``, None as soon as the count passes it: the rest of the source is not
+        read. (Only ``limit=None`` never returns None.)
+        """
         policy = _policy(self, allowed_special, disallowed_special, errors)
+        if limit is not None:
+            return _count_up_to(_chunks(self, source, policy, jobs=jobs, progress=None), limit)
         if splits(source, self, jobs):
             return count_file_parts(self, source, policy, jobs=jobs)
         return sum(map(len, encode_source(self, source, policy)))
+
+    def iter_encode_with_offsets(
+        self: Streamable,
+        source: Source,
+        *,
+        allowed_special: AllowedSpecial = frozenset(),
+        disallowed_special: DisallowedSpecial = "all",
+        errors: str = "strict",
+        unit: Unit = "char",
+    ) -> Iterator[tuple[int, int]]:
+        """Like :meth:`iter_encode`, each id with the absolute offset where its token starts.
+
+        Offsets follow ``Encoding.encode_with_offsets``, counted in the text the source decodes
+        to (invalid UTF-8 under ``errors="replace"`` is one U+FFFD; in a ``str``, a lone
+        surrogate is one U+FFFD and a surrogate pair one character). With ``unit="byte"`` they
+        are offsets into the UTF-8 of that text: the input's own bytes when it is valid UTF-8
+        or read with ``errors="surrogateescape"`` (which character offsets refuse).
+        """
+        if unit == "char" and errors == "surrogateescape":
+            raise ValueError("errors='surrogateescape' keeps invalid bytes: use unit='byte'")
+        counter = OffsetCounter(unit)
+        policy = _policy(self, allowed_special, disallowed_special, errors)
+        for ids in _chunks(self, source, policy, jobs=1, progress=None):
+            yield from zip(ids, counter.offsets(self.decode_tokens_bytes(ids)), strict=True)
+
+    def split(
+        self: Streamable,
+        source: Source,
+        max_tokens: int,
+        *,
+        overlap: int = 0,
+        allowed_special: AllowedSpecial = frozenset(),
+        disallowed_special: DisallowedSpecial = "all",
+        errors: str = "strict",
+        progress: Callable[[int], object] | None = None,
+    ) -> Iterator[Window]:
+        """Cut ``source`` into consecutive windows of at most ``max_tokens`` tokens each.
+
+        Yields :class:`~streamcodec.stream.windows.Window` ``(text, ids, start)``, reading the
+        source in bounded memory. Cuts fall between tokens, never inside a character; each
+        window's ``text`` encodes on its own to exactly its ``ids``. With ``overlap=0`` the
+        texts joined are the input and the ids joined are ``encode`` of it; with ``overlap``
+        each window starts up to that many tokens before the previous one ends (``start`` says
+        where). ``errors`` is ``"strict"`` or ``"replace"`` (windows are text); see
+        :mod:`streamcodec.stream.windows` for where the cuts fall. ``progress`` is called with
+        each count of input bytes read.
+        """
+        if errors == "surrogateescape":
+            raise ValueError("split gives text: errors must be 'strict' or 'replace'")
+        policy = _policy(self, allowed_special, disallowed_special, errors)
+        chunks = text_chunks(source, errors=errors, progress=progress)
+        return split(self, chunks, max_tokens, overlap=overlap, policy=policy)
 
     def encode_file(
         self: Streamable,
@@ -150,3 +212,19 @@ def _chunks(
     if splits(source, encoding, jobs):
         return encode_file_parts(encoding, source, policy, jobs=jobs, progress=progress)
     return encode_source(encoding, source, policy, progress=progress)
+
+
+def _count_up_to(chunks: Iterator[list[int]], limit: int) -> int | None:
+    """The number of ids in ``chunks``, or None as soon as it passes ``limit`` (the source is
+    then closed: the rest is never read)."""
+    total = 0
+    try:
+        for ids in chunks:
+            total += len(ids)
+            if total > limit:
+                return None
+    finally:
+        close = getattr(chunks, "close", None)
+        if close is not None:
+            close()
+    return total
