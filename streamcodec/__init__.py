@@ -16,6 +16,7 @@ import types
 
 from streamcodec.encoding import DisallowedSpecialTokenError, Encoding
 from streamcodec.model import encoding_for_model, encoding_name_for_model
+from streamcodec.pieces.native import backend
 from streamcodec.registry import get_encoding, list_all_encoding_names, list_encoding_names
 from streamcodec.stream import InvalidUTF8Error, StreamDecoder, StreamEncoder, Window
 from streamcodec.training import train
@@ -29,6 +30,7 @@ __all__ = [
     "StreamEncoder",
     "VocabularyError",
     "Window",
+    "backend",
     "encoding_for_model",
     "encoding_name_for_model",
     "get_encoding",

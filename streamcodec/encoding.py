@@ -52,11 +52,9 @@ class Encoding(StreamMethods, TiktokenMethods):
     """A byte-level BPE encoding: mergeable ranks, special tokens and a pre-tokenizer pattern.
 
     The constructor and the public methods are those of ``tiktoken.Encoding``, so code written
-    for tiktoken runs unchanged after swapping the import. One option is added, keyword-only:
-    ``cache_size``, the number of distinct words and pieces whose ids are kept (least recently
-    used first out; 0 turns the cache off). See :mod:`streamcodec.ordinary`. The streaming
-    methods (sources of any size, in bounded memory) come from
-    :class:`~streamcodec.stream.methods.StreamMethods`.
+    for tiktoken runs unchanged after swapping the import. Added, keyword-only: ``cache_size``
+    (:mod:`streamcodec.ordinary`) and ``backend`` (:mod:`streamcodec.pieces.native`; the attribute
+    ``backend`` is the path taken); streaming: :class:`~streamcodec.stream.methods.StreamMethods`.
     """
 
     def __init__(
@@ -68,6 +66,7 @@ class Encoding(StreamMethods, TiktokenMethods):
         special_tokens: dict[str, int],
         explicit_n_vocab: int | None = None,
         cache_size: int = DEFAULT_CACHE_SIZE,
+        backend: str | None = None,
     ) -> None:
         self.name = name
         self._pat_str = pat_str
@@ -90,7 +89,8 @@ class Encoding(StreamMethods, TiktokenMethods):
             raise ValueError(f"encoding {name!r}: {exc}") from None
         self._special_token_values = frozenset(special_tokens.values())
         self._cache_size = cache_size
-        self._ordinary = OrdinaryEncoder(pat_str, mergeable_ranks, cache_size=cache_size)
+        ordinary = OrdinaryEncoder(pat_str, mergeable_ranks, cache_size=cache_size, backend=backend)
+        self._ordinary, self.backend = ordinary, ordinary.backend
         # Set by the registry: a registered encoding pickles as the call that returns it.
         self.recipe: Recipe | None = None
 
@@ -396,6 +396,7 @@ class Encoding(StreamMethods, TiktokenMethods):
             "mergeable_ranks": self._mergeable_ranks,
             "special_tokens": self._special_tokens,
             "cache_size": self._cache_size,
+            "backend": self._ordinary.requested_backend,
         }
 
     def __setstate__(self, value: Any) -> None:
