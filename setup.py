@@ -1,4 +1,5 @@
-"""Builds the optional native scanner (streamcodec.text._scan); everything else is in
+"""Builds the optional compiled core (streamcodec.pieces._core) and native pre-tokenizer
+(streamcodec.text._scan); everything else is in
 pyproject.toml. Without a working C compiler the install goes on, pure Python, with a warning."""
 
 from setuptools import Extension, setup
@@ -22,14 +23,23 @@ class OptionalBuildExt(build_ext):
 
     @staticmethod
     def _warn(exc: Exception) -> None:
-        print(f"WARNING: streamcodec's native code was not built ({exc}); using pure Python.")
+        print(f"WARNING: streamcodec's compiled core was not built ({exc}); using pure Python.")
 
+
+core = Extension(
+    "streamcodec.pieces._core",
+    sources=["streamcodec/pieces/_core.c", "streamcodec/pieces/_core_engine.c"],
+    depends=["streamcodec/pieces/_core.h"],
+)
 
 scan = Extension(
     "streamcodec.text._scan",
     sources=["streamcodec/text/_scan.c"],
-    depends=["streamcodec/text/_scan_kind.h", "streamcodec/text/_unicode_tables.h"],
-    extra_compile_args=["-O2"],
+    depends=[
+        "streamcodec/text/_scan_kind.h",
+        "streamcodec/text/_unicode_tables.h",
+        "streamcodec/pieces/_core.h",
+    ],
 )
 
-setup(ext_modules=[scan], cmdclass={"build_ext": OptionalBuildExt})
+setup(ext_modules=[core, scan], cmdclass={"build_ext": OptionalBuildExt})

@@ -1,163 +1,183 @@
-"""Throughput of streamcodec against tiktoken, measured in one process on the same text.
+"""Throughput of streamcodec's two backends beside tiktoken, measured in one process.
 
-    python benchmarks/throughput.py [--encoding cl100k_base] [--runs 5] [--quick]
+    python benchmarks/throughput.py [--encodings cl100k_base,o200k_base] [--runs 5]
+    python benchmarks/throughput.py --count-mb 400      # also count a 400 MB file (slow)
 
-For each input it prints MB/s of both and their ratio (streamcodec / tiktoken; above 1 is
-faster), the median of ``--runs`` runs. "cold" builds a fresh
-``Encoding`` for every run, so its caches start empty; "warm" encodes the same text again with
-the caches filled by a first run; "warm after cold" repeats the warm runs after the cold ones
-(see ``measure`` for why they differ). Times are CPU time of this process (the machine this was
-written on is shared, and CPU time is steadier than wall time there). The inputs: English prose,
-Python source and multilingual text from ``fuzz/corpus.py``, then pathological pieces: 1 MB of
-``"a"``, 1 MB of spaces, 1 MB of random digits, and 4 MB of ``"a"`` to show the time is linear.
+Every ratio is tiktoken's time / ours (above 1: streamcodec is faster), each time the least of
+``--runs`` runs, tiktoken measured in the same run, so that a busy machine shifts both alike.
+Single-thread figures are CPU time of this process; the threads section uses wall time.
 
-Peers: when installed (``pip install -e '.[bench]'``), quicktok and bpe-openai, the fastest exact
-encoders, are measured beside tiktoken on the same text, each built once from its bundled
-vocabulary (warm). A peer whose ids differ from tiktoken's on an input shows ``differs``.
+- **whole text**: ``encode_ordinary`` of prose, Python source and multilingual text
+  (``fuzz/corpus.py``), on a fresh ``Encoding`` ("cold": its caches empty) and again on the
+  same one ("warm"), for the native and the pure-Python backend.
+- **streamed**: a novel file (``fuzz/corpus.mixed``: prose, other scripts, code; nothing
+  repeated) read through ``iter_encode_chunks``, against tiktoken's ``encode_ordinary`` of the
+  whole text.
+- **threads**: ``encode_ordinary_batch`` of 8 large texts with 2 threads against 1 (native).
+- **count** (``--count-mb``): ``count_tokens`` of a file of that size, native, one process.
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
-import importlib.util
-import random
-import statistics
+import os
 import sys
+import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import tiktoken
 
 import streamcodec
-from fuzz.corpus import samples
+from fuzz.corpus import mixed, samples
+
+BACKENDS = ("native", "python")
 
 
-def inputs(quick: bool) -> dict[str, str]:
-    """The texts to encode, by name."""
-    rng = random.Random(0)
-    mb = 200_000 if quick else 1_000_000
-    texts = dict(samples())
-    texts["1 MB 'a'"] = "a" * mb
-    texts["1 MB spaces"] = " " * mb
-    texts["1 MB digits"] = "".join(rng.choice("0123456789") for _ in range(mb))
-    texts["4 MB 'a'"] = "a" * (4 * mb)
-    return texts
+def least(
+    runs: int, work: Callable[[], object], clock: Callable[[], float] = time.process_time
+) -> float:
+    """The least time of ``runs`` calls of ``work``."""
+    times = []
+    for _ in range(runs):
+        start = clock()
+        work()
+        times.append(clock() - start)
+    return min(times)
 
 
-def peers(name: str) -> dict[str, Callable[[str], list[int]]]:
-    """The installed peer encoders of the encoding ``name``: their ``encode_ordinary``."""
-    found: dict[str, Callable[[str], list[int]]] = {}
-    if importlib.util.find_spec("quicktok") is not None:
-        import quicktok
-
-        found["quicktok"] = quicktok.get_encoding(name).encode_ordinary
-    if importlib.util.find_spec("bpe_openai") is not None:
-        import bpe_openai
-
-        found["bpe-openai"] = bpe_openai.get_encoding(name).encode_ordinary
-    return found
+def vocabulary(name: str) -> dict[str, Any]:
+    """The constructor arguments of the registered encoding ``name``."""
+    base = streamcodec.get_encoding(name)
+    ranks, specials = base.mergeable_ranks, base.special_tokens
+    return {"pat_str": base.pat_str, "mergeable_ranks": ranks, "special_tokens": specials}
 
 
-def peer_cells(
-    text: str,
-    others: dict[str, Callable[[str], list[int]]],
-    theirs_s: float,
-    expected: list[int] | None,
-    runs: int,
-) -> str:
-    """Table cells for each peer: MB/s and ratio to tiktoken, or ``differs``."""
-    size = len(text.encode("utf-8")) / 1e6
-    cells = []
-    for encode in others.values():
-        if encode(text) != expected:
-            cells.append("differs | -")
-            continue
-        seconds = statistics.median(
-            cpu_seconds(functools.partial(encode, text)) for _ in range(runs)
-        )
-        cells.append(f"{size / seconds:.1f} | {theirs_s / seconds:.2f}x")
-    return "".join(f" {cell} |" for cell in cells)
+def fresh(name: str, backend: str) -> streamcodec.Encoding:
+    """A new ``Encoding`` of the registered vocabulary ``name``: its caches are empty."""
+    return streamcodec.Encoding(name, **vocabulary(name), backend=backend)
 
 
-def cpu_seconds(run: Callable[[], object]) -> float:
-    """CPU time of one call."""
-    start = time.process_time()
-    run()
-    return time.process_time() - start
+def twin(name: str) -> tiktoken.Encoding:
+    """tiktoken built from the same vocabulary."""
+    return tiktoken.Encoding(name, **vocabulary(name))
 
 
-def measure(
-    text: str, ours: streamcodec.Encoding, theirs: tiktoken.Encoding, runs: int
-) -> tuple[float, float, float, float]:
-    """Median seconds: streamcodec cold, warm, tiktoken, streamcodec warm after the cold runs."""
+def whole_text(name: str, runs: int) -> None:
+    """The whole-text table of one encoding."""
+    theirs = twin(name)
+    print(f"\n{name}: whole text, MB/s and ratio to tiktoken (CPU time, least of {runs})")
+    print("| input | MB | tiktoken | native cold | native warm | python cold | python warm |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for label, text in samples().items():
+        size = len(text.encode("utf-8")) / 1e6
+        expected = theirs.encode_ordinary(text)
+        base = least(runs, functools.partial(theirs.encode_ordinary, text))
+        cells = []
+        for backend in BACKENDS:
+            warm = fresh(name, backend)
+            if warm.encode_ordinary(text) != expected:
+                raise AssertionError(f"{backend} and tiktoken disagree on {label}")
+            # A fresh Encoding per cold run; built outside the timed call.
+            encodings = iter([fresh(name, backend) for _ in range(runs)])
+            cold = least(runs, functools.partial(_encode_next, encodings, text))
+            hot = least(runs, functools.partial(warm.encode_ordinary, text))
+            cells += [
+                f"{size / cold:.1f} ({base / cold:.2f}x)",
+                f"{size / hot:.1f} ({base / hot:.2f}x)",
+            ]
+        print(f"| {label} | {size:.2f} | {size / base:.1f} | {' | '.join(cells)} |")
 
-    def fresh() -> streamcodec.Encoding:
-        return streamcodec.Encoding(
-            ours.name,
-            pat_str=ours.pat_str,
-            mergeable_ranks=ours.mergeable_ranks,
-            special_tokens=ours.special_tokens,
-        )
 
-    warm = fresh()
-    try:
-        expected: list[int] | None = theirs.encode_ordinary(text)
-    except BaseException:  # tiktoken panics (not an Exception): o200k on 1 MB of spaces
-        expected = None
-    if warm.encode_ordinary(text) != expected and expected is not None:
-        raise AssertionError("streamcodec and tiktoken disagree")
+def _encode_next(encodings: Iterator[streamcodec.Encoding], text: str) -> list[int]:
+    return next(encodings).encode_ordinary(text)
 
-    # Each figure comes from back-to-back runs, so each library finds its own data in the CPU
-    # caches. Warm runs go first: the cold runs construct and drop encodings, which leaves
-    # Python's heap fragmented, and warm runs measured after them ("warm after cold") are
-    # slower, although the same code does the same work.
-    def median(run: Callable[[], object]) -> float:
-        return statistics.median(cpu_seconds(run) for _ in range(runs))
 
-    warm_s = median(functools.partial(warm.encode_ordinary, text))
-    theirs_s = median(functools.partial(theirs.encode_ordinary, text)) if expected else float("nan")
-    cold = statistics.median(
-        cpu_seconds(functools.partial(fresh().encode_ordinary, text)) for _ in range(runs)
+def _stream_next(encodings: Iterator[streamcodec.Encoding], path: Path) -> int:
+    return sum(map(len, next(encodings).iter_encode_chunks(path)))
+
+
+def streamed(name: str, runs: int, folder: Path) -> None:
+    """A novel file through iter_encode_chunks, on both backends."""
+    theirs = twin(name)
+    text = mixed()
+    path = folder / "novel.txt"
+    path.write_text(text, encoding="utf-8")
+    size = path.stat().st_size / 1e6
+    base = least(runs, functools.partial(theirs.encode_ordinary, text))
+    line = f"{name}: novel {size:.1f} MB streamed (iter_encode_chunks): tiktoken "
+    line += f"{size / base:.1f} MB/s"
+    for backend in BACKENDS:
+        encodings = iter([fresh(name, backend) for _ in range(runs)])
+        took = least(runs, functools.partial(_stream_next, encodings, path))
+        line += f"; {backend} {size / took:.1f} MB/s ({base / took:.2f}x)"
+    print(line)
+
+
+def threads(name: str, runs: int) -> None:
+    """encode_ordinary_batch of 8 large texts on 2 threads against 1 (wall time)."""
+    enc = fresh(name, "native")
+    unit = "".join(samples().values())
+    texts = [unit[i * 1000 :] + unit[: i * 1000] for i in range(8)]  # 8 x ~1 MB, all different
+    one = least(runs, lambda: enc.encode_ordinary_batch(texts, num_threads=1), time.perf_counter)
+    two = least(runs, lambda: enc.encode_ordinary_batch(texts, num_threads=2), time.perf_counter)
+    theirs = twin(name)
+    tik1 = least(
+        runs, lambda: theirs.encode_ordinary_batch(texts, num_threads=1), time.perf_counter
     )
-    return cold, warm_s, theirs_s, median(functools.partial(warm.encode_ordinary, text))
+    tik2 = least(
+        runs, lambda: theirs.encode_ordinary_batch(texts, num_threads=2), time.perf_counter
+    )
+    print(
+        f"{name}: encode_ordinary_batch of 8 x {len(texts[0].encode()) / 1e6:.1f} MB, wall time: "
+        f"native 2 threads {one / two:.2f}x of 1 thread ({one:.2f} s -> {two:.2f} s); "
+        f"tiktoken {tik1 / tik2:.2f}x"
+    )
+
+
+def count(name: str, megabytes: int, folder: Path) -> None:
+    """count_tokens of a file of ``megabytes`` (the novel text repeated), native, one process."""
+    path = folder / "big.txt"
+    unit = mixed().encode("utf-8")
+    with path.open("wb") as out:
+        for _ in range(max(1, megabytes * 1_000_000 // len(unit))):
+            out.write(unit)
+    size = path.stat().st_size / 1e6
+    start = time.perf_counter()
+    tokens = fresh(name, "native").count_tokens(path)
+    took = time.perf_counter() - start
+    rate = f"{took:.1f} s ({size / took:.1f} MB/s)"
+    print(f"{name}: count_tokens of {size:.0f} MB: {rate}, {tokens:,} tokens")
 
 
 def main() -> None:
-    """Print the table."""
+    """Print every table."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--encoding", default="cl100k_base")
+    parser.add_argument("--encodings", default="cl100k_base,o200k_base")
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--quick", action="store_true", help="200 kB pathological inputs")
+    parser.add_argument("--count-mb", type=int, default=0, help="also count a file this large")
+    parser.add_argument("--only", default="whole,streamed,threads", help="sections to run")
     args = parser.parse_args()
-    ours = streamcodec.get_encoding(args.encoding)
-    theirs = tiktoken.Encoding(
-        ours.name,
-        pat_str=ours.pat_str,
-        mergeable_ranks=ours.mergeable_ranks,
-        special_tokens=ours.special_tokens,
-    )
-    others = peers(args.encoding)
-    print(f"{args.encoding}, median of {args.runs} runs, CPU time, MB/s (ratio = ours / tiktoken)")
-    heads = "".join(f" {peer} | ratio |" for peer in others)
-    print(
-        f"| input | MB | tiktoken | cold | ratio | warm | ratio | warm after cold | ratio |{heads}"
-    )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|" + "---:|---:|" * len(others))
-    seconds = {}
-    for name, text in inputs(args.quick).items():
-        size = len(text.encode("utf-8")) / 1e6
-        cold, warm, theirs_s, later = measure(text, ours, theirs, args.runs)
-        seconds[name] = cold
-        cells = [f"{size / s:.1f} | {theirs_s / s:.2f}x" for s in (cold, warm, later)]
-        expected = theirs.encode_ordinary(text) if theirs_s == theirs_s else None  # not NaN
-        row = f"| {name} | {size:.2f} | {size / theirs_s:.1f} | {' | '.join(cells)} |"
-        print(row + peer_cells(text, others, theirs_s, expected, args.runs))
-    ratio = seconds["4 MB 'a'"] / seconds["1 MB 'a'"]
-    print(f"linearity: 4x the 'a' input takes {ratio:.1f}x the time (cold)")
+    if streamcodec.backend() != "native":
+        raise SystemExit("the compiled core is not built: pip install -e . with a C compiler")
+    versions = f"streamcodec {streamcodec.__version__}, tiktoken {tiktoken.__version__}"
+    print(f"{versions}, {os.cpu_count()} CPUs")
+    sections = args.only.split(",")
+    with tempfile.TemporaryDirectory() as folder:
+        for name in args.encodings.split(","):
+            if "whole" in sections:
+                whole_text(name, args.runs)
+            if "streamed" in sections:
+                streamed(name, max(1, args.runs // 2), Path(folder))
+            if "threads" in sections:
+                threads(name, args.runs)
+            if args.count_mb:
+                count(name, args.count_mb, Path(folder))
 
 
 if __name__ == "__main__":

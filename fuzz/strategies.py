@@ -112,6 +112,19 @@ class Vocab:
             "fuzz", pat_str=self.pattern, mergeable_ranks=ranks, special_tokens=specials
         )
 
+    @functools.cached_property
+    def python_encoding(self) -> Encoding:
+        """The same encoding on the pure-Python path (``encoding`` takes the compiled core when
+        it is built)."""
+        enc = self.encoding
+        return streamcodec.Encoding(
+            enc.name,
+            pat_str=enc.pat_str,
+            mergeable_ranks=enc.mergeable_ranks,
+            special_tokens=enc.special_tokens,
+            backend="python",
+        )
+
     @property
     def ranks(self) -> dict[bytes, int]:
         """Token bytes -> rank."""

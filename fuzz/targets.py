@@ -31,12 +31,10 @@ import regex
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fuzz.strategies import Case, Vocab, case, real_vocab, scanner_cases
+from fuzz.strategies import Case, Vocab, case, real_vocab
 from streamcodec.pieces.bytemode import ByteMode
 from streamcodec.pieces.merge import merge_piece
 from streamcodec.reference import longest_match, merge_steps, rank_merge, train_naive
-from streamcodec.text.native import native_scanner
-from streamcodec.vocab import GPT2_PATTERN
 from streamcodec.wordbpe import learn_merges, learn_merges_naive
 
 __all__ = [
@@ -416,7 +414,7 @@ def _check_rank_order(case: Case) -> Tally:
 
 @target("cache", case(cuts=True))
 def _check_cache(case: Case) -> Tally:
-    """Encoding with a tiny LRU cache, texts encoded twice in turn == reference."""
+    """Encoding with a tiny cache (Python path), texts encoded twice in turn == reference."""
     import streamcodec
 
     enc = case.vocab.encoding
@@ -427,6 +425,7 @@ def _check_cache(case: Case) -> Tally:
         mergeable_ranks=enc.mergeable_ranks,
         special_tokens=enc.special_tokens,
         cache_size=size,
+        backend="python",  # the cache is the Python path's (the compiled core needs none)
     )
     checked = [*case.texts, *reversed(case.texts)]
     for text in checked:
@@ -583,28 +582,6 @@ def _check_word_bpe(case: Case) -> Tally:
     return Tally(2)
 
 
-def _check_scanner(case: Case) -> Tally:
-    """The native scanner == regex's findall on text[start:end] for each named pattern; its
-    safe cuts == the stream's SAFE_CUTS searched backward."""
-    from streamcodec.stream import SAFE_CUTS
-
-    checked = 0
-    for pattern, cut in SAFE_CUTS.items():
-        scanner, compiled = native_scanner(pattern), regex.compile(pattern)
-        assert scanner is not None
-        for text in case.texts:
-            for start, end in windows(text, case.cuts):
-                expected = compiled.findall(text, start, end)
-                got = scanner.pieces(text, start, end)
-                expect_equal(case, "text", text[start:end], got, expected)
-                safe = next((p for p in range(end - 1, start - 1, -1) if cut.match(text, p)), None)
-                expect_equal(
-                    case, "cuts in", text[start:end], scanner.last_cut(text, start, end), safe
-                )
-                checked += 1
-    return Tally(checked)
-
-
-# Only where the native scanner is built (and STREAMCODEC_BACKEND is not "python").
-if native_scanner(GPT2_PATTERN) is not None:
-    target("scanner", scanner_cases())(_check_scanner)
+# The compiled core's targets register themselves in TARGETS (kept apart: this file is long).
+import fuzz.native_targets  # noqa: E402, F401
+import fuzz.scan_targets  # noqa: E402, F401

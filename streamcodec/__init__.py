@@ -12,6 +12,7 @@ import importlib
 import types
 
 from streamcodec.encoding import DisallowedSpecialTokenError, Encoding
+from streamcodec.pieces.native import backend
 from streamcodec.registry import get_encoding, list_encoding_names
 from streamcodec.stream import InvalidUTF8Error, StreamDecoder, StreamEncoder, Window
 from streamcodec.training import train
@@ -25,6 +26,7 @@ __all__ = [
     "StreamEncoder",
     "VocabularyError",
     "Window",
+    "backend",
     "get_encoding",
     "list_encoding_names",
     "train",

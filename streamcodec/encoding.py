@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 from streamcodec.ordinary import DEFAULT_CACHE_SIZE, OrdinaryEncoder
+from streamcodec.pieces.native import Backend
 from streamcodec.stream.methods import StreamMethods
 from streamcodec.stream.sources import Source
 from streamcodec.text.offsets import OffsetCounter, Unit, input_positions, starts_inside_character
@@ -50,11 +51,14 @@ class Encoding(StreamMethods):
     """A byte-level BPE encoding: mergeable ranks, special tokens and a pre-tokenizer pattern.
 
     The constructor and the public methods are those of ``tiktoken.Encoding``, so code written
-    for tiktoken runs unchanged after swapping the import. One option is added, keyword-only:
-    ``cache_size``, the number of distinct words and pieces whose ids are kept (least recently
-    used first out; 0 turns the cache off). See :mod:`streamcodec.ordinary`. The streaming
-    methods (sources of any size, in bounded memory) come from
-    :class:`~streamcodec.stream.methods.StreamMethods`.
+    for tiktoken runs unchanged after swapping the import. Two options are added, keyword-only:
+    ``cache_size``, the number of distinct words and pieces whose ids the Python path keeps (0
+    turns the cache off; see :mod:`streamcodec.ordinary`), and ``backend``: "native" (the
+    compiled core; an error if it is not built), "python", or ``None``/"auto"
+    (``STREAMCODEC_BACKEND``, else the core when it is built; see
+    :mod:`streamcodec.pieces.native`). Both paths give the same ids; the attribute ``backend``
+    says which one the encoding took. The streaming methods (sources of any size, in bounded
+    memory) come from :class:`~streamcodec.stream.methods.StreamMethods`.
     """
 
     def __init__(
@@ -66,6 +70,7 @@ class Encoding(StreamMethods):
         special_tokens: dict[str, int],
         explicit_n_vocab: int | None = None,
         cache_size: int = DEFAULT_CACHE_SIZE,
+        backend: str | None = None,
     ) -> None:
         self.name = name
         self._pat_str = pat_str
@@ -91,7 +96,11 @@ class Encoding(StreamMethods):
             )
         self._special_token_values = frozenset(special_tokens.values())
         self._cache_size = cache_size
-        self._ordinary = OrdinaryEncoder(pat_str, mergeable_ranks, cache_size=cache_size)
+        self._backend_option = backend
+        self._ordinary = OrdinaryEncoder(
+            pat_str, mergeable_ranks, cache_size=cache_size, backend=backend
+        )
+        self.backend: Backend = self._ordinary.backend
         # Set by the registry: a registered encoding pickles as the call that returns it.
         self.recipe: Recipe | None = None
 
@@ -395,6 +404,7 @@ class Encoding(StreamMethods):
             "mergeable_ranks": self._mergeable_ranks,
             "special_tokens": self._special_tokens,
             "cache_size": self._cache_size,
+            "backend": self._backend_option,
         }
 
     def __setstate__(self, value: Any) -> None:

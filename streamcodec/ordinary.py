@@ -11,7 +11,7 @@ merged by :class:`~streamcodec.pieces.ByteMode`.
     >>> engine.encode("ab ab")
     [97, 98, 32, 97, 98]
 
-Real text repeats itself, so ids are cached (:class:`~streamcodec.pieces.cache.LruIds`). The
+Real text repeats itself, so ids are cached (:class:`~streamcodec.pieces.cache.IdCache`). The
 biggest remaining cost is cutting text into pieces with the pattern, so for the named patterns
 the text is first cut into *words*, much faster (:meth:`Pretokenizer.words`): each word ends
 where the pattern must end a piece whatever follows, so its ids do not depend on its neighbours,
@@ -19,6 +19,9 @@ and whole words are cached too. One cache holds words and pieces alike: a string
 ids whether it is a word or a piece. Missing words are cut into pieces together, in one pass,
 and the pieces' ids come from the same cache. When the cache knows no word of a text and the
 text repeats few of its words, cutting it straight into pieces is cheaper.
+
+When the compiled core is built (:mod:`streamcodec.pieces.native`), the pieces go to it instead,
+a whole text per call and without a cache: it merges a piece faster than Python looks one up.
 
 Keys are only stored when they are valid UTF-8: text with lone surrogates under
 ``errors="surrogateescape"`` skips the cache, so no cached answer depends on the mode.
@@ -30,7 +33,8 @@ from collections.abc import Mapping
 from itertools import accumulate, chain
 
 from streamcodec.pieces import ByteMode, PieceEncoder
-from streamcodec.pieces.cache import DEFAULT_CACHE_SIZE, Ids, LruIds
+from streamcodec.pieces.cache import DEFAULT_CACHE_SIZE, IdCache, Ids
+from streamcodec.pieces.native import Backend, NativeOrdinary, resolve_backend
 from streamcodec.text.pretokenize import Pretokenizer
 from streamcodec.text.unicode import has_surrogates
 from streamcodec.vocab import BYTE_MODE_PATTERN
@@ -40,10 +44,17 @@ __all__ = ["DEFAULT_CACHE_SIZE", "OrdinaryEncoder"]
 
 class OrdinaryEncoder:
     """Ordinary text to ids with ``pattern`` and ``ranks``, caching up to ``cache_size`` words
-    and pieces (0: no cache)."""
+    and pieces (0: no cache) on the Python path. ``backend`` as for :class:`streamcodec.Encoding`;
+    the attribute ``backend`` is the path taken ("python" in byte mode, and for vocabularies the
+    core does not take)."""
 
     def __init__(
-        self, pattern: str, ranks: Mapping[bytes, int], *, cache_size: int = DEFAULT_CACHE_SIZE
+        self,
+        pattern: str,
+        ranks: Mapping[bytes, int],
+        *,
+        cache_size: int = DEFAULT_CACHE_SIZE,
+        backend: str | None = None,
     ) -> None:
         self.pattern = pattern
         self.pretokenizer = Pretokenizer(pattern)
@@ -51,7 +62,10 @@ class OrdinaryEncoder:
         self.byte_mode = ByteMode(ranks) if pattern == BYTE_MODE_PATTERN else None
         self.encode_piece: PieceEncoder = self.byte_mode or PieceEncoder(ranks)
         self._ranks = ranks
-        self._cache = LruIds(size=cache_size)
+        self._cache = IdCache(size=cache_size)
+        native = resolve_backend(backend) == "native" and self.byte_mode is None
+        self.native = NativeOrdinary.create(self.pretokenizer.pieces, ranks) if native else None
+        self.backend: Backend = "python" if self.native is None else "native"
 
     def encode(
         self,
@@ -75,6 +89,8 @@ class OrdinaryEncoder:
         if self.byte_mode is not None and not whole_piece:
             data = text[start:end].encode("utf-8", errors)
             return self.byte_mode.encode(data, whole_piece=False) if data else []
+        if self.native is not None:
+            return self.native.encode(text, start, end, errors)
         if errors != "strict" and has_surrogates(text, start, end):
             return [
                 token

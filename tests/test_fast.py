@@ -22,7 +22,7 @@ import streamcodec
 from fuzz.corpus import samples
 from streamcodec import Encoding
 from streamcodec.pieces.bpe import PieceEncoder, backtrack_piece
-from streamcodec.pieces.cache import MAX_KEY_LENGTH, LruIds
+from streamcodec.pieces.cache import MAX_KEY_LENGTH, IdCache
 from streamcodec.pieces.merge import merge_parts, merge_piece
 from streamcodec.pieces.rank_order import RankOrder
 from streamcodec.pieces.trie import TokenTrie
@@ -141,12 +141,17 @@ def test_shuffled_vocabularies_do_have_unreachable_tokens() -> None:
     cache_size=st.sampled_from([0, 1, 3, 1000]),
 )
 def test_encoding_with_caches_equals_rank_merge_per_piece(
-    seed: int, shuffle: bool, text: str, cache_size: int
+    backend: str, seed: int, shuffle: bool, text: str, cache_size: int
 ) -> None:
     ranks = random_vocabulary(seed, shuffle=shuffle)
     pattern = PATTERNS["cl100k_base"]
     enc = Encoding(
-        "toy", pat_str=pattern, mergeable_ranks=ranks, special_tokens={}, cache_size=cache_size
+        "toy",
+        pat_str=pattern,
+        mergeable_ranks=ranks,
+        special_tokens={},
+        cache_size=cache_size,
+        backend=backend,
     )
     expected = [
         i for piece in regex.findall(pattern, text) for i in rank_merge(piece.encode(), ranks)
@@ -237,8 +242,8 @@ def test_fast_sets_differ_from_re_whitespace() -> None:
 # ---------------------------------------------------------------- caches
 
 
-def test_lru_evicts_the_least_recently_used() -> None:
-    cache = LruIds(size=2)
+def test_a_full_cache_keeps_what_it_holds() -> None:
+    cache = IdCache(size=2)
     calls: list[str] = []
 
     def compute(keys: list[str]) -> list[tuple[str, tuple[int, ...]]]:
@@ -247,28 +252,59 @@ def test_lru_evicts_the_least_recently_used() -> None:
 
     cache.flat(["a"], compute)
     cache.flat(["bb"], compute)
-    cache.flat(["a"], compute)  # a is now more recent than bb
-    cache.flat(["ccc"], compute)  # evicts bb
+    cache.flat(["ccc"], compute)  # full: ccc serves this call only
     calls.clear()
     assert cache.flat(["a", "ccc", "bb"], compute) == [1, 3, 2]
-    assert calls == ["bb"]
-    assert len(cache) == 2
+    assert calls == ["ccc"]
+    assert len(cache) == 2 and "a" in cache and "ccc" not in cache
     with pytest.raises(ValueError, match="cache size"):
-        LruIds(size=-1)
+        IdCache(size=-1)
 
 
-def test_lru_gives_up_on_keys_it_knows_nothing_of() -> None:
-    cache = LruIds(size=10)
+def test_a_second_pass_computes_no_more_than_the_first() -> None:
+    # More distinct keys than the cache holds: an LRU recomputed every key on every pass.
+    cache = IdCache(size=100)
+    computed: list[int] = []
+
+    def compute(keys: list[str]) -> list[tuple[str, tuple[int, ...]]]:
+        computed[-1] += len(keys)
+        return [(k, (len(k),)) for k in keys]
+
+    texts = [[f"k{i}" for i in range(start, start + 30)] for start in range(0, 300, 30)]
+    for _ in range(3):
+        computed.append(0)
+        for keys in texts:
+            cache.flat(keys, compute)
+    assert computed == [300, 200, 200]
+
+
+def test_a_cache_that_turned_away_many_keys_admits_again() -> None:
+    cache = IdCache(size=10)
+    compute = lambda keys: [(k, (len(k),)) for k in keys]  # noqa: E731
+    cache.flat([f"old{i}" for i in range(10)], compute)
+    for start in range(0, 50, 5):
+        cache.flat([f"new{i}" for i in range(start, start + 5)], compute)
+    assert len(cache) <= 10
+    assert sum(f"old{i}" in cache for i in range(10)) == 5  # the older half went, once
+    assert all(f"new{i}" in cache for i in range(45, 50))  # admitted after the refresh
+
+
+def test_cache_gives_up_on_keys_it_knows_nothing_of() -> None:
+    cache = IdCache(size=10)
     compute = lambda keys: [(k, (len(k),)) for k in keys]  # noqa: E731
     assert cache.flat(["a", "bb", "ccc", "a"], compute, give_up=0.5) is None
     assert len(cache) == 0
     assert cache.flat(["a", "a", "a", "bb"], compute, give_up=0.5) == [1, 1, 1, 2]  # repeats
     assert cache.flat(["ccc", "dddd"], compute, give_up=0.5) is None
     assert cache.flat(["a", "x", "y"], compute, give_up=0.5) == [1, 1, 1]  # a is known
+    full = IdCache(size=3)
+    full.flat(["a", "b", "c"], compute)
+    assert full.flat(["a", "x", "y"], compute, give_up=0.5) is None  # no room for x and y
+    assert full.flat(["a", "a", "a", "x"], compute, give_up=0.5) == [1, 1, 1, 1]  # few missing
 
 
 def test_long_keys_serve_one_call_only() -> None:
-    cache = LruIds(size=10)
+    cache = IdCache(size=10)
     long_key = "x" * (MAX_KEY_LENGTH + 1)
     ids = cache.flat([long_key, "a", long_key], lambda keys: [(k, (len(k),)) for k in keys])
     assert ids == [MAX_KEY_LENGTH + 1, 1, MAX_KEY_LENGTH + 1]
@@ -277,29 +313,38 @@ def test_long_keys_serve_one_call_only() -> None:
 
 def test_cache_size_is_an_option_that_survives_pickling() -> None:
     base = streamcodec.get_encoding("cl100k_base")
-    kwargs = dict(pat_str=base.pat_str, mergeable_ranks=base.mergeable_ranks, special_tokens={})
+    kwargs = dict(
+        pat_str=base.pat_str,
+        mergeable_ranks=base.mergeable_ranks,
+        special_tokens={},
+        backend="python",
+    )
     small = Encoding("small", cache_size=5, **kwargs)  # type: ignore[arg-type]
     assert small.encode_ordinary("one two three four five six seven") == base.encode_ordinary(
         "one two three four five six seven"
     )
     assert len(small.ordinary._cache) <= 5
-    assert pickle.loads(pickle.dumps(small)).ordinary._cache.size == 5
+    copy = pickle.loads(pickle.dumps(small))
+    assert copy.ordinary._cache.size == 5 and copy.backend == "python"
     with pytest.raises(ValueError, match="cache size"):
         Encoding("bad", cache_size=-1, **kwargs)  # type: ignore[arg-type]
 
 
-def test_cache_is_safe_when_threads_share_an_encoding() -> None:
+def test_threads_sharing_an_encoding_get_the_same_ids(backend: str) -> None:
+    # Python path: a tiny cache the threads fight over. Native: the GIL is released, and the
+    # long pieces make the threads compute the per-token facts of a fresh Encoding at once.
     base = streamcodec.get_encoding("cl100k_base")
     shared = Encoding(
         "shared",
         pat_str=base.pat_str,
         mergeable_ranks=base.mergeable_ranks,
         special_tokens=base.special_tokens,
-        cache_size=16,  # tiny, so threads evict each other's entries all the time
+        cache_size=16,  # tiny, so threads turn away each other's entries all the time
+        backend=backend,
     )
     rng = random.Random(1)
-    words = samples()["prose"].split()[:3000]
-    texts = [" ".join(rng.choices(words, k=200)) for _ in range(16)]
+    words = samples()["prose"].split()[:3000] + samples()["multilingual"].split()[:3000]
+    texts = [" ".join(rng.choices(words, k=200)) + " " + "ab" * 300 * k for k in range(16)]
     expected = [base.encode_ordinary(t) for t in texts]
     failures: list[int] = []
 
@@ -327,6 +372,7 @@ def test_surrogate_pieces_never_leak_between_error_modes(real_pair) -> None:  # 
         pat_str=ours.pat_str,
         mergeable_ranks=ours.mergeable_ranks,
         special_tokens=ours.special_tokens,
+        backend=ours.backend,
     )
     as_bytes = fresh.encode_bytes(data)
     assert fresh.decode_bytes(as_bytes) == data
@@ -395,18 +441,24 @@ def test_fragments_equal_tiktoken_through_warm_caches(real_pair, parts: list[str
 def test_missing_chunks_are_cut_together_exactly(real_pair, text: str) -> None:  # type: ignore[no-untyped-def]
     ours, theirs = real_pair
     fresh = Encoding(
-        "fresh", pat_str=ours.pat_str, mergeable_ranks=ours.mergeable_ranks, special_tokens={}
+        "fresh",
+        pat_str=ours.pat_str,
+        mergeable_ranks=ours.mergeable_ranks,
+        special_tokens={},
+        backend=ours.backend,
     )
     fresh.encode_ordinary(" x")  # known chunk: the next text takes the chunk path
     assert fresh.encode_ordinary(text) == theirs.encode_ordinary(text)
     assert fresh.encode_ordinary(text) == theirs.encode_ordinary(text)
 
 
-def test_the_last_new_chunk_is_cut_last() -> None:
+def test_the_last_new_chunk_is_cut_last(backend: str) -> None:
     # Cut in the middle, the trailing "\n   " would be two pieces; at the end it is one token.
     ranks = {bytes([b]): b for b in range(256)} | {b"\n   ": 256}
     pattern = PATTERNS["cl100k_base"]
-    enc = Encoding("toy", pat_str=pattern, mergeable_ranks=ranks, special_tokens={})
+    enc = Encoding(
+        "toy", pat_str=pattern, mergeable_ranks=ranks, special_tokens={}, backend=backend
+    )
     enc.encode_ordinary(" x")  # known chunk: the next texts take the chunk path
     for words in range(3, 30):
         text = "w x " + " ".join(f"w{i}" for i in range(words)) + " x\n   "

@@ -76,7 +76,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # the reader went away (``| head``): stop quietly, as cat does
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
-    except (OSError, ValueError, KeyError) as exc:
+    except (OSError, ValueError, KeyError, ImportError) as exc:  # ImportError: STREAMCODEC_BACKEND
         print(f"streamcodec: error: {_message(exc)}", file=sys.stderr)
         return 1
     finally:
@@ -104,7 +104,11 @@ def _message(exc: BaseException) -> str:
 def version() -> str:
     """``streamcodec 0.1.0 (backend: python)``: the version, and which core encodes."""
     backend: Callable[[], str] | None = getattr(streamcodec, "backend", None)
-    return f"streamcodec {streamcodec.__version__} (backend: {backend() if backend else 'python'})"
+    try:
+        chosen = backend() if backend else "python"
+    except (ImportError, ValueError) as exc:  # a bad STREAMCODEC_BACKEND: say so, do not fail
+        chosen = f"none: {_message(exc)}"
+    return f"streamcodec {streamcodec.__version__} (backend: {chosen})"
 
 
 def build_parser() -> argparse.ArgumentParser:

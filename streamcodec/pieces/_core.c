@@ -1,0 +1,368 @@
+/* streamcodec.pieces._core: the compiled twin of the pure-Python piece encoder.
+ *
+ * Core(ranks) copies a vocabulary into the engine's tables (_core_engine.c); its methods turn
+ * pieces into ids exactly as the Python functions they name do. A batch call works in three
+ * steps, so Python's per-piece overhead is paid once per batch and other threads run meanwhile:
+ *   1. with the GIL: each str piece's UTF-8 bytes are copied into one buffer;
+ *   2. without the GIL: the engine encodes every piece (it touches no Python object);
+ *   3. with the GIL: the ids become a list, from int objects made once per vocabulary.
+ *
+ *     >>> from streamcodec.pieces._core import Core
+ *     >>> core = Core({bytes([b]): b for b in range(256)} | {b"ab": 256})
+ *     >>> core.encode_pieces(["ab", "abc"])
+ *     [256, 256, 99]
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "_core.h"
+
+typedef struct {
+    PyObject_HEAD sc_vocab *vocab;
+    PyObject **ids; /* the int object of each token index's rank */
+    Py_ssize_t n_ids; /* how many of them are set */
+} Core;
+
+/* ------------------------------------------------------------------ construction */
+
+/* Copy `ranks` (bytes -> int) into flat arrays; raise ValueError if the engine cannot take the
+ * vocabulary (the caller then keeps the Python path) or TypeError for a bad mapping. */
+static int core_fill(Core *self, PyObject *ranks, Py_ssize_t long_piece) {
+    Py_ssize_t n = PyDict_Size(ranks);
+    size_t total = 0;
+    PyObject *key, *value;
+    Py_ssize_t pos = 0;
+    int have_byte[256] = {0}, bytes_seen = 0, status = -1;
+    while (PyDict_Next(ranks, &pos, &key, &value)) {
+        if (!PyBytes_Check(key) || !PyLong_Check(value)) {
+            PyErr_Format(PyExc_TypeError, "mergeable_ranks maps bytes to int, not %.100s to %.100s",
+                         Py_TYPE(key)->tp_name, Py_TYPE(value)->tp_name);
+            return -1;
+        }
+        total += (size_t)PyBytes_GET_SIZE(key);
+    }
+    uint8_t *data = PyMem_Malloc(total ? total : 1);
+    size_t *offsets = PyMem_Malloc(((size_t)n + 1) * sizeof *offsets);
+    uint32_t *rank = PyMem_Malloc((n ? (size_t)n : 1) * sizeof *rank);
+    self->ids = PyMem_Calloc(n ? (size_t)n : 1, sizeof *self->ids);
+    if (!data || !offsets || !rank || !self->ids) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    size_t i = 0, at = 0;
+    pos = 0;
+    offsets[0] = 0;
+    while (PyDict_Next(ranks, &pos, &key, &value)) {
+        unsigned long long r = PyLong_AsUnsignedLongLong(value);
+        if (r == (unsigned long long)-1 && PyErr_Occurred()) PyErr_Clear();
+        if (r >= UINT32_MAX) {
+            PyErr_SetString(PyExc_ValueError, "the compiled core takes ranks from 0 to 2**32 - 2");
+            goto done;
+        }
+        Py_ssize_t len = PyBytes_GET_SIZE(key);
+        if (len == 1 && !have_byte[(uint8_t)PyBytes_AS_STRING(key)[0]]++) bytes_seen++;
+        memcpy(data + at, PyBytes_AS_STRING(key), (size_t)len);
+        at += (size_t)len;
+        offsets[i + 1] = at;
+        rank[i] = (uint32_t)r;
+        self->ids[i] = Py_NewRef(value);
+        self->n_ids = (Py_ssize_t)++i;
+    }
+    if (bytes_seen != 256) {
+        PyErr_SetString(PyExc_ValueError,
+                        "the compiled core needs every single byte to be a token");
+        goto done;
+    }
+    self->vocab = sc_vocab_new((size_t)n, data, offsets, rank, (size_t)long_piece);
+    if (!self->vocab) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    status = 0;
+done:
+    PyMem_Free(data);
+    PyMem_Free(offsets);
+    PyMem_Free(rank);
+    return status;
+}
+
+static void core_clear_ids(Core *self) {
+    if (!self->ids) return;
+    for (Py_ssize_t i = 0; i < self->n_ids; i++) Py_DECREF(self->ids[i]);
+    PyMem_Free(self->ids);
+    self->ids = NULL;
+    self->n_ids = 0;
+}
+
+static int core_init(Core *self, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"ranks", "long_piece", NULL};
+    PyObject *ranks;
+    Py_ssize_t long_piece = SC_LONG_PIECE;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!|$n:Core", kwlist, &PyDict_Type, &ranks,
+                                     &long_piece))
+        return -1;
+    if (self->vocab || self->ids) {
+        PyErr_SetString(PyExc_RuntimeError, "Core is already initialized");
+        return -1;
+    }
+    if (long_piece < 0) {
+        PyErr_SetString(PyExc_ValueError, "long_piece must be >= 0");
+        return -1;
+    }
+    if (core_fill(self, ranks, long_piece) < 0) {
+        core_clear_ids(self);
+        return -1;
+    }
+    return 0;
+}
+
+static void core_dealloc(Core *self) {
+    core_clear_ids(self);
+    sc_vocab_free(self->vocab);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int core_ready(Core *self) {
+    if (self->vocab) return 0;
+    PyErr_SetString(PyExc_RuntimeError, "Core.__init__ was not called");
+    return -1;
+}
+
+/* ------------------------------------------------------------------ str pieces to bytes */
+
+typedef struct {
+    uint8_t *data;
+    size_t len, cap;
+    size_t *ends; /* piece i is data[ends[i - 1]:ends[i]] (ends[-1] = 0) */
+} piece_buffer;
+
+static int buffer_reserve(piece_buffer *b, size_t extra) {
+    if (b->cap - b->len >= extra) return 0;
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap - b->len < extra) cap *= 2;
+    uint8_t *data = PyMem_Realloc(b->data, cap);
+    if (!data) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    b->data = data;
+    b->cap = cap;
+    return 0;
+}
+
+/* Append the UTF-8 bytes of `piece` as str.encode("utf-8", errors) gives them, errors being
+ * "strict" or "surrogateescape"; on a surrogate that mode refuses, raise str.encode's error. */
+static int append_utf8(piece_buffer *b, PyObject *piece, int escape) {
+    if (!PyUnicode_Check(piece)) {
+        PyErr_Format(PyExc_TypeError, "pieces must be str, not %.100s", Py_TYPE(piece)->tp_name);
+        return -1;
+    }
+    Py_ssize_t n = PyUnicode_GET_LENGTH(piece);
+    if (PyUnicode_IS_ASCII(piece)) {
+        if (buffer_reserve(b, (size_t)n) < 0) return -1;
+        memcpy(b->data + b->len, PyUnicode_DATA(piece), (size_t)n);
+        b->len += (size_t)n;
+        return 0;
+    }
+    if (buffer_reserve(b, 4 * (size_t)n) < 0) return -1;
+    int kind = PyUnicode_KIND(piece);
+    const void *src = PyUnicode_DATA(piece);
+    uint8_t *out = b->data + b->len;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, src, i);
+        if (c < 0x80) {
+            *out++ = (uint8_t)c;
+        } else if (c < 0x800) {
+            *out++ = (uint8_t)(0xc0 | c >> 6);
+            *out++ = (uint8_t)(0x80 | (c & 0x3f));
+        } else if (c >= 0xd800 && c <= 0xdfff) {
+            if (escape && c >= 0xdc80 && c <= 0xdcff) {
+                *out++ = (uint8_t)(c - 0xdc00);
+                continue;
+            }
+            /* Let str.encode raise its own UnicodeEncodeError for this piece. */
+            PyObject *ok = PyUnicode_AsEncodedString(piece, "utf-8", escape ? "surrogateescape" : "strict");
+            Py_XDECREF(ok);
+            if (!ok) return -1;
+            PyErr_SetString(PyExc_SystemError, "str.encode accepted a lone surrogate");
+            return -1;
+        } else if (c < 0x10000) {
+            *out++ = (uint8_t)(0xe0 | c >> 12);
+            *out++ = (uint8_t)(0x80 | (c >> 6 & 0x3f));
+            *out++ = (uint8_t)(0x80 | (c & 0x3f));
+        } else {
+            *out++ = (uint8_t)(0xf0 | c >> 18);
+            *out++ = (uint8_t)(0x80 | (c >> 12 & 0x3f));
+            *out++ = (uint8_t)(0x80 | (c >> 6 & 0x3f));
+            *out++ = (uint8_t)(0x80 | (c & 0x3f));
+        }
+    }
+    b->len = (size_t)(out - b->data);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ encoding a batch */
+
+typedef int (*piece_encoder)(const sc_vocab *, const uint8_t *, size_t, sc_ids *);
+
+/* Encode every piece of `b` with `encode` (the GIL released) and return the ids as a list. */
+static PyObject *encode_buffer(Core *self, piece_buffer *b, Py_ssize_t count, piece_encoder encode) {
+    sc_ids out = {0};
+    int status = sc_ids_reserve(&out, b->len / 3 + 16);
+    const sc_vocab *vocab = self->vocab;
+    Py_BEGIN_ALLOW_THREADS
+    size_t start = 0;
+    for (Py_ssize_t i = 0; i < count && status == SC_OK; start = b->ends[i++])
+        status = encode(vocab, b->data + start, b->ends[i] - start, &out);
+    Py_END_ALLOW_THREADS
+    PyObject *list = status == SC_OK ? PyList_New((Py_ssize_t)out.len) : PyErr_NoMemory();
+    if (list) {
+        for (size_t i = 0; i < out.len; i++) PyList_SET_ITEM(list, (Py_ssize_t)i, Py_NewRef(self->ids[out.ids[i]]));
+    }
+    sc_ids_free(&out);
+    return list;
+}
+
+static int parse_errors(const char *errors) {
+    if (!strcmp(errors, "strict")) return 0;
+    if (!strcmp(errors, "surrogateescape")) return 1;
+    PyErr_Format(PyExc_ValueError, "errors must be 'strict' or 'surrogateescape', not %.100s",
+                 errors);
+    return -1;
+}
+
+PyDoc_STRVAR(encode_pieces_doc,
+"encode_pieces(pieces, /, *, errors='strict')\n--\n\n"
+"The ids of every str piece, joined: equals ``[i for p in pieces for i in\n"
+"PieceEncoder(ranks)(p.encode('utf-8', errors))]`` (streamcodec.pieces.bpe.PieceEncoder.__call__).\n"
+"The GIL is released while the pieces are encoded.");
+
+static PyObject *core_encode_pieces(Core *self, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"", "errors", NULL};
+    PyObject *pieces;
+    const char *errors = "strict";
+    if (core_ready(self) < 0 ||
+        !PyArg_ParseTupleAndKeywords(args, kwds, "O!|$s:encode_pieces", kwlist, &PyList_Type,
+                                     &pieces, &errors))
+        return NULL;
+    int escape = parse_errors(errors);
+    if (escape < 0) return NULL;
+    Py_ssize_t count = PyList_GET_SIZE(pieces);
+    piece_buffer b = {0};
+    PyObject *result = NULL;
+    b.ends = PyMem_Malloc((count ? (size_t)count : 1) * sizeof *b.ends);
+    if (!b.ends) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    /* The list may change while an item is encoded (a str subclass's hooks cannot run here, but
+     * stay safe): re-read its length on every step. */
+    for (Py_ssize_t i = 0; i < count; i++) {
+        if (i >= PyList_GET_SIZE(pieces)) {
+            PyErr_SetString(PyExc_RuntimeError, "the list of pieces changed during encoding");
+            goto done;
+        }
+        if (append_utf8(&b, PyList_GET_ITEM(pieces, i), escape) < 0) goto done;
+        b.ends[i] = b.len;
+    }
+    result = encode_buffer(self, &b, count, sc_encode_piece);
+done:
+    PyMem_Free(b.data);
+    PyMem_Free(b.ends);
+    return result;
+}
+
+/* One bytes-like piece through `encode`. */
+static PyObject *encode_one(Core *self, PyObject *arg, piece_encoder encode) {
+    if (core_ready(self) < 0) return NULL;
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
+    size_t end = (size_t)view.len;
+    piece_buffer b = {.data = view.buf, .len = end, .cap = end, .ends = &end};
+    PyObject *result = encode_buffer(self, &b, 1, encode);
+    PyBuffer_Release(&view);
+    return result;
+}
+
+PyDoc_STRVAR(encode_piece_doc,
+"encode_piece(data, /)\n--\n\n"
+"The ids of one piece's bytes: equals streamcodec.pieces.bpe.PieceEncoder.__call__ (the whole-piece\n"
+"rule, then the rank merge or the backtracking encoder).");
+
+static PyObject *core_encode_piece(Core *self, PyObject *arg) { return encode_one(self, arg, sc_encode_piece); }
+
+PyDoc_STRVAR(merge_piece_doc,
+"merge_piece(data, /)\n--\n\nEquals streamcodec.pieces.merge.merge_piece (no whole-piece rule).");
+
+static PyObject *core_merge_piece(Core *self, PyObject *arg) { return encode_one(self, arg, sc_merge_piece); }
+
+PyDoc_STRVAR(backtrack_piece_doc,
+"backtrack_piece(data, /)\n--\n\n"
+"Equals streamcodec.pieces.bpe.backtrack_piece (no whole-piece rule), at any length.");
+
+static PyObject *core_backtrack_piece(Core *self, PyObject *arg) {
+    return encode_one(self, arg, sc_backtrack_piece);
+}
+
+static PyMethodDef core_methods[] = {
+    {"encode_pieces", (PyCFunction)(void (*)(void))core_encode_pieces, METH_VARARGS | METH_KEYWORDS,
+     encode_pieces_doc},
+    {"encode_piece", (PyCFunction)core_encode_piece, METH_O, encode_piece_doc},
+    {"merge_piece", (PyCFunction)core_merge_piece, METH_O, merge_piece_doc},
+    {"backtrack_piece", (PyCFunction)core_backtrack_piece, METH_O, backtrack_piece_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+PyDoc_STRVAR(core_doc,
+"Core(ranks, *, long_piece=512)\n--\n\n"
+"A vocabulary (token bytes -> rank) in the compiled core's tables. Raises ValueError when the\n"
+"core cannot take it (a rank outside 0..2**32-2, a single byte missing): the Python path can.\n"
+"Thread-safe: the tables are read-only once built.");
+
+static PyTypeObject CoreType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "streamcodec.pieces._core.Core",
+    .tp_basicsize = sizeof(Core),
+    .tp_dealloc = (destructor)core_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = core_doc,
+    .tp_methods = core_methods,
+    .tp_init = (initproc)core_init,
+    .tp_new = PyType_GenericNew,
+};
+
+/* ------------------------------------------------------------------ the C-level API */
+
+static sc_vocab *api_vocab_of(void *object) {
+    if (!PyObject_TypeCheck((PyObject *)object, &CoreType)) {
+        PyErr_SetString(PyExc_TypeError, "expected a streamcodec.pieces._core.Core");
+        return NULL;
+    }
+    Core *self = object;
+    if (core_ready(self) < 0) return NULL;
+    return self->vocab;
+}
+
+static sc_api core_api = {1, api_vocab_of, sc_encode_piece, sc_rank, sc_ids_reserve, sc_ids_free};
+
+static struct PyModuleDef core_module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "streamcodec.pieces._core",
+    .m_doc = "The compiled core: pre-token pieces to ids, equal to streamcodec's Python twin.",
+    .m_size = -1,
+};
+
+PyMODINIT_FUNC PyInit__core(void) {
+    if (PyType_Ready(&CoreType) < 0) return NULL;
+    PyObject *module = PyModule_Create(&core_module);
+    if (!module) return NULL;
+    PyObject *capsule = PyCapsule_New(&core_api, "streamcodec.pieces._core._C_API", NULL);
+    int failed = !capsule || PyModule_AddObjectRef(module, "Core", (PyObject *)&CoreType) < 0 ||
+                 PyModule_AddObjectRef(module, "_C_API", capsule) < 0 ||
+                 PyModule_AddIntConstant(module, "LONG_PIECE", SC_LONG_PIECE) < 0;
+    Py_XDECREF(capsule);
+    if (failed) {
+        Py_DECREF(module);
+        return NULL;
+    }
+    return module;
+}

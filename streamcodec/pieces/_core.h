@@ -1,0 +1,77 @@
+/* The compiled core's C-level API: one piece's bytes to token ids with a vocabulary's tables.
+ *
+ * Everything here is plain C: no Python object is touched, so these functions run without the
+ * GIL and from any number of threads on one shared, built vocabulary (it is read-only once
+ * built). Each function names the Python function it must equal.
+ *
+ *     sc_vocab *v = ...;                          // from sc_core_vocab() (see below)
+ *     sc_ids out = {0};
+ *     if (sc_encode_piece(v, (const uint8_t *)"hello", 5, &out) == 0) { ... out.ids ... }
+ *     sc_ids_free(&out);
+ *
+ * Ids in an sc_ids are token *indices* (dense, 0..n-1); sc_rank() turns one into its rank (the
+ * token id). Another extension module reaches these functions through the capsule
+ * "streamcodec.pieces._core._C_API" (an sc_api, below), so it links nothing of ours.
+ */
+#ifndef STREAMCODEC_CORE_H
+#define STREAMCODEC_CORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SC_LONG_PIECE 512 /* pieces this long take the backtracking encoder (bpe.LONG_PIECE) */
+
+typedef struct sc_vocab sc_vocab;
+
+/* A growable array of token indices. */
+typedef struct {
+    uint32_t *ids;
+    size_t len, cap;
+} sc_ids;
+
+enum { SC_OK = 0, SC_NOMEM = -1 };
+
+/* Build from `n` tokens: token i has bytes data[offsets[i]:offsets[i+1]] and rank ranks[i]
+ * (distinct, below 2**31 - 1); every single byte must be a token. NULL when out of memory. */
+sc_vocab *sc_vocab_new(size_t n, const uint8_t *data, const size_t *offsets,
+                       const uint32_t *ranks, size_t long_piece);
+void sc_vocab_free(sc_vocab *v);
+
+/* The index of the token whose bytes are data[:len], or -1 (a dict lookup of ranks). */
+int64_t sc_lookup(const sc_vocab *v, const uint8_t *data, size_t len);
+uint32_t sc_rank(const sc_vocab *v, uint32_t index);
+size_t sc_size(const sc_vocab *v);
+
+/* Append the ids of one piece to `out`: streamcodec.pieces.bpe.PieceEncoder.__call__ (the whole-piece
+ * rule, then merge_piece below the long-piece length, backtrack_piece from it; both equal
+ * streamcodec.reference.rank_merge). SC_OK or SC_NOMEM (then `out` holds what it held before).
+ * Any number of threads may encode with one vocabulary at once. */
+int sc_encode_piece(const sc_vocab *v, const uint8_t *data, size_t len, sc_ids *out);
+
+/* sc_encode_piece for each piece of a batch: piece k is data[ends[k - 1]:ends[k]] (ends[-1] is
+ * 0). */
+int sc_encode_batch(const sc_vocab *v, const uint8_t *data, const size_t *ends, size_t count,
+                    sc_ids *out);
+
+/* streamcodec.pieces.merge.merge_piece: the rank merge without the whole-piece rule. */
+int sc_merge_piece(const sc_vocab *v, const uint8_t *data, size_t len, sc_ids *out);
+
+/* streamcodec.pieces.bpe.backtrack_piece (at any length). */
+int sc_backtrack_piece(const sc_vocab *v, const uint8_t *data, size_t len, sc_ids *out);
+
+int sc_ids_reserve(sc_ids *out, size_t extra);
+void sc_ids_free(sc_ids *out);
+
+/* What the capsule "streamcodec.pieces._core._C_API" points to. `vocab_of` takes a
+ * streamcodec.pieces._core.Core object, needs the GIL, and returns its vocabulary (borrowed:
+ * keep the Core alive), or NULL with a Python error set. */
+typedef struct {
+    int version; /* 1 */
+    sc_vocab *(*vocab_of)(void *core);
+    int (*encode_piece)(const sc_vocab *, const uint8_t *, size_t, sc_ids *);
+    uint32_t (*rank)(const sc_vocab *, uint32_t);
+    int (*ids_reserve)(sc_ids *, size_t);
+    void (*ids_free)(sc_ids *);
+} sc_api;
+
+#endif

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Memory safety of the compiled core: build it with AddressSanitizer and UBSan, then run the
+# native tests, the fuzz targets that reach it, and a campaign budget under the sanitizers.
+#
+#     tools/sanitize.sh            # 120 s of fuzzing (FUZZ_SECONDS=600 tools/sanitize.sh for more)
+#
+# Needs gcc (its libasan and libubsan) and the test dependencies (pip install -e '.[test]').
+# The sanitized build goes to a copy of the tree in a temporary directory, so the checkout's own
+# build is untouched. Any sanitizer report fails the run (halt_on_error); leaks are not checked,
+# since CPython keeps much memory alive until exit by design.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+python=${PYTHON:-python}
+seconds=${FUZZ_SECONDS:-120}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# The tracked files, plus this script's siblings when run from an uncommitted tree.
+(cd "$root" && git ls-files -z --cached --others --exclude-standard | grep -zv '\.so$' \
+    | xargs -0 cp --parents -t "$work")
+cd "$work"
+CC=${CC:-gcc} CFLAGS="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined" \
+    LDFLAGS="-fsanitize=address,undefined" \
+    "$python" setup.py -q build_ext --inplace 2>&1 | grep -v Warning || true
+ls streamcodec/pieces/_core*.so >/dev/null  # the build must have happened
+
+asan=$(${CC:-gcc} -print-file-name=libasan.so)
+ubsan=$(${CC:-gcc} -print-file-name=libubsan.so)
+export LD_PRELOAD="$asan:$ubsan"
+export ASAN_OPTIONS=detect_leaks=0:halt_on_error=1:abort_on_error=1
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+export PYTHONMALLOC=malloc  # every Python allocation through malloc, so ASan sees it
+export PYTHONPATH="$work" STREAMCODEC_BACKEND=native
+# The tests find o200k_base next to the checkout (../shared/data), not next to the copy.
+if [ -z "${STREAMCODEC_DATA_DIR:-}" ] && [ -d "$root/../shared/data" ]; then
+    export STREAMCODEC_DATA_DIR="$root/../shared/data"
+fi
+
+"$python" -c 'import streamcodec.pieces._core as c; print("sanitized core:", c.__file__)'
+"$python" -m pytest -q -p no:cacheprovider tests/test_native.py \
+    tests/test_fuzz.py -k "native or backends or tiktoken or stream or reference or cache"
+# Half the budget on the core's own targets, half on whole encodings through it.
+"$python" -m fuzz.campaign --seconds "$((seconds / 2))" --workers 1 --batch 10 --no-save \
+    --targets native_core,real_native_core
+"$python" -m fuzz.campaign --seconds "$((seconds / 2))" --workers 1 --batch 10 --no-save \
+    --targets backends,real_backends,real_tiktoken,real_stream
+# Coverage-guided inputs (atheris) into the core's entry points, if atheris is installed.
+if "$python" -c 'import atheris' 2>/dev/null; then
+    "$python" -m fuzz.atheris_harness native_core -runs=2000 2>&1 | tail -1
+    "$python" -m fuzz.atheris_harness backends -runs=1000 2>&1 | tail -1
+fi
+echo "sanitize: clean (AddressSanitizer + UBSan, ${seconds} s of fuzzing)"
