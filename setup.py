@@ -28,8 +28,12 @@ class OptionalBuildExt(build_ext):
 
 core = Extension(
     "streamcodec.pieces._core",
-    sources=["streamcodec/pieces/_core.c", "streamcodec/pieces/_core_engine.c"],
-    depends=["streamcodec/pieces/_core.h"],
+    sources=[
+        "streamcodec/pieces/_core.c",
+        "streamcodec/pieces/_core_engine.c",
+        "streamcodec/pieces/_core_backtrack.c",
+    ],
+    depends=["streamcodec/pieces/_core.h", "streamcodec/pieces/_core_internal.h"],
 )
 
 scan = Extension(

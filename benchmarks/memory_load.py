@@ -37,7 +37,7 @@ texts = list(samples().values())
 ranks = dict(streamcodec.get_encoding({name!r}).mergeable_ranks)
 pat, special = streamcodec.get_encoding({name!r}).pat_str, {{}}
 import streamcodec.registry as registry
-registry._ENCODINGS.clear()
+registry.ENCODINGS.clear()
 gc.collect()
 def rss_kb():
     with open("/proc/self/statm") as f:

@@ -25,8 +25,9 @@ import functools
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
+from streamcodec.compat import TiktokenMethods
 from streamcodec.ordinary import DEFAULT_CACHE_SIZE, OrdinaryEncoder
-from streamcodec.pieces.native import Backend
+from streamcodec.pieces.token_bytes import TokenBytes
 from streamcodec.stream.methods import StreamMethods
 from streamcodec.stream.sources import Source
 from streamcodec.text.offsets import OffsetCounter, Unit, input_positions, starts_inside_character
@@ -47,18 +48,13 @@ __all__ = ["DisallowedSpecialTokenError", "Encoding", "Source"]
 Recipe = tuple[Callable[..., "Encoding"], tuple[Any, ...]]
 
 
-class Encoding(StreamMethods):
+class Encoding(StreamMethods, TiktokenMethods):
     """A byte-level BPE encoding: mergeable ranks, special tokens and a pre-tokenizer pattern.
 
     The constructor and the public methods are those of ``tiktoken.Encoding``, so code written
-    for tiktoken runs unchanged after swapping the import. Two options are added, keyword-only:
-    ``cache_size``, the number of distinct words and pieces whose ids the Python path keeps (0
-    turns the cache off; see :mod:`streamcodec.ordinary`), and ``backend``: "native" (the
-    compiled core; an error if it is not built), "python", or ``None``/"auto"
-    (``STREAMCODEC_BACKEND``, else the core when it is built; see
-    :mod:`streamcodec.pieces.native`). Both paths give the same ids; the attribute ``backend``
-    says which one the encoding took. The streaming methods (sources of any size, in bounded
-    memory) come from :class:`~streamcodec.stream.methods.StreamMethods`.
+    for tiktoken runs unchanged after swapping the import. Added, keyword-only: ``cache_size``
+    (:mod:`streamcodec.ordinary`) and ``backend`` (:mod:`streamcodec.pieces.native`; the attribute
+    ``backend`` is the path taken); streaming: :class:`~streamcodec.stream.methods.StreamMethods`.
     """
 
     def __init__(
@@ -87,20 +83,14 @@ class Encoding(StreamMethods):
                 f"encoding {name!r}: explicit_n_vocab={explicit_n_vocab}, but the vocabulary has "
                 f"{n_tokens} tokens and its largest id is {self.max_token_value}"
             )
-        self._decoder: dict[int, bytes] = {rank: token for token, rank in mergeable_ranks.items()}
-        self._decoder.update((i, text.encode("utf-8")) for text, i in special_tokens.items())
-        if len(self._decoder) != n_tokens:
-            raise ValueError(
-                f"encoding {name!r}: {n_tokens - len(self._decoder)} token ids are used twice "
-                "(duplicate ranks, or a special token id equal to a rank)"
-            )
+        try:
+            self._bytes = TokenBytes(mergeable_ranks, special_tokens)
+        except ValueError as exc:
+            raise ValueError(f"encoding {name!r}: {exc}") from None
         self._special_token_values = frozenset(special_tokens.values())
         self._cache_size = cache_size
-        self._backend_option = backend
-        self._ordinary = OrdinaryEncoder(
-            pat_str, mergeable_ranks, cache_size=cache_size, backend=backend
-        )
-        self.backend: Backend = self._ordinary.backend
+        ordinary = OrdinaryEncoder(pat_str, mergeable_ranks, cache_size=cache_size, backend=backend)
+        self._ordinary, self.backend = ordinary, ordinary.backend
         # Set by the registry: a registered encoding pickles as the call that returns it.
         self.recipe: Recipe | None = None
 
@@ -146,7 +136,9 @@ class Encoding(StreamMethods):
         return self.max_token_value + 1
 
     def is_special_token(self, token: int) -> bool:
-        """Whether the id ``token`` is a special token's."""
+        """Whether the id ``token`` is a special token's (``TypeError`` if it is not an int)."""
+        if not isinstance(token, int):
+            raise TypeError(f"is_special_token: token must be an int, not {type(token).__name__}")
         return token in self._special_token_values
 
     # ------------------------------------------------------------------ encoding
@@ -184,6 +176,8 @@ class Encoding(StreamMethods):
         >>> enc.decode_bytes(enc.encode_bytes(b"caf\\xe9"))  # doctest: +SKIP
         b'caf\\xe9'
         """
+        if not isinstance(data, (bytes, bytearray)):
+            raise TypeError(f"encode_bytes: data must be bytes, not {type(data).__name__}")
         return self._ordinary.encode(data.decode("utf-8", "surrogateescape"), "surrogateescape")
 
     def encode_with_offsets(
@@ -235,7 +229,7 @@ class Encoding(StreamMethods):
         if len(ids) <= max_tokens:
             return text
         for k in range(max_tokens, 0, -1):
-            if starts_inside_character(self._decoder[ids[k]]):
+            if starts_inside_character(self._bytes.by_id[ids[k]]):
                 continue
             prefix = text[: offsets[k]]
             if self.encode(prefix, **policy) == ids[:k]:  # type: ignore[arg-type]
@@ -263,12 +257,17 @@ class Encoding(StreamMethods):
     def encode_single_token(self, text_or_bytes: str | bytes) -> int:
         """The id of the token whose text or bytes is exactly ``text_or_bytes`` (specials too).
 
-        Raises ``KeyError`` if there is none.
+        Raises ``KeyError`` if there is none, ``TypeError`` for an argument of another type.
         """
         if isinstance(text_or_bytes, str):
             if text_or_bytes in self._special_tokens:
                 return self._special_tokens[text_or_bytes]
             text_or_bytes = text_or_bytes.encode("utf-8")
+        elif not isinstance(text_or_bytes, bytes):
+            raise TypeError(
+                "encode_single_token: text_or_bytes must be str or bytes, not "
+                f"{type(text_or_bytes).__name__}"
+            )
         if text_or_bytes in self._mergeable_ranks:
             return self._mergeable_ranks[text_or_bytes]
         special = self._special_token_bytes.get(text_or_bytes)
@@ -316,30 +315,23 @@ class Encoding(StreamMethods):
     # ------------------------------------------------------------------ decoding
 
     def decode_bytes(self, tokens: Sequence[int]) -> bytes:
-        """The bytes of ``tokens`` joined. Raises ``KeyError`` for an unknown id."""
-        decoder = self._decoder
-        try:
-            return b"".join([decoder[token] for token in tokens])
-        except KeyError as exc:
-            raise KeyError(f"Invalid token for decoding: {exc.args[0]}") from None
+        """The bytes of ``tokens`` joined. Raises ``KeyError`` for an unknown id, and as tiktoken
+        ``TypeError`` for a non-integer (``1.0``, ``"5"``, ``None``), ``OverflowError`` below 0
+        or from 2**32 (see :mod:`streamcodec.pieces.token_bytes`: the checks cost nothing)."""
+        return self._bytes.join(tokens)
 
     def decode(self, tokens: Sequence[int], errors: str = "replace") -> str:
         """Decode to text; by default invalid UTF-8 becomes U+FFFD (lossy, as tiktoken)."""
-        return self.decode_bytes(tokens).decode("utf-8", errors=errors)
+        return self._bytes.join(tokens).decode("utf-8", errors=errors)
 
     def decode_single_token_bytes(self, token: int) -> bytes:
-        """The bytes of one token (specials too). Raises ``KeyError`` for an unknown id."""
-        try:
-            return self._decoder[token]
-        except KeyError:
-            raise KeyError(str(token)) from None
+        """The bytes of one token (specials too). Raises ``KeyError`` for an unknown id, and
+        ``TypeError`` or ``OverflowError`` for a bad one, as :meth:`decode_bytes`."""
+        return self._bytes.one(token)
 
     def decode_tokens_bytes(self, tokens: Sequence[int]) -> list[bytes]:
         """The bytes of each token, for showing a tokenization (and for offsets)."""
-        try:
-            return list(map(self._decoder.__getitem__, tokens))  # one C loop
-        except KeyError as exc:
-            raise KeyError(str(exc.args[0])) from None
+        return self._bytes.each(tokens)
 
     def decode_with_offsets(self, tokens: Sequence[int]) -> tuple[str, list[int]]:
         """Decode to text and the character offset at which each token starts.
@@ -404,7 +396,7 @@ class Encoding(StreamMethods):
             "mergeable_ranks": self._mergeable_ranks,
             "special_tokens": self._special_tokens,
             "cache_size": self._cache_size,
-            "backend": self._backend_option,
+            "backend": self._ordinary.requested_backend,
         }
 
     def __setstate__(self, value: Any) -> None:

@@ -68,6 +68,7 @@ class OrdinaryEncoder:
         self.encode_piece: PieceEncoder = self.byte_mode or PieceEncoder(ranks)
         self._ranks = ranks
         self._cache = IdCache(size=cache_size)
+        self.requested_backend = backend  # what the caller asked for (pickled with the encoding)
         native = chosen == "native" and self.byte_mode is None
         self.native = NativeOrdinary.create(self.pretokenizer.pieces, ranks) if native else None
         # The named patterns go through in one pass: each piece merged as soon as it is cut.

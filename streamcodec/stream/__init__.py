@@ -11,7 +11,10 @@ This package takes what it needs of an encoding through small protocols (:class:
 :class:`.decoder.DecodesBytes`): it never imports :mod:`streamcodec.encoding` or the registry.
 """
 
-from streamcodec.stream.cuts import PROVEN_PATTERNS, SAFE_CUT, SAFE_CUTS
+from typing import Any
+
+from streamcodec.stream import cuts
+from streamcodec.stream.cuts import PROVEN_PATTERNS
 from streamcodec.stream.decoder import StreamDecoder
 from streamcodec.stream.encoder import Encodes, Policy, StreamEncoder, encode_text_chunks
 from streamcodec.stream.sources import CHUNK_SIZE, text_chunks
@@ -21,8 +24,6 @@ from streamcodec.text.unicode import InvalidUTF8Error, decode_utf8
 __all__ = [
     "CHUNK_SIZE",
     "PROVEN_PATTERNS",
-    "SAFE_CUT",
-    "SAFE_CUTS",
     "Encodes",
     "InvalidUTF8Error",
     "Policy",
@@ -33,3 +34,8 @@ __all__ = [
     "encode_text_chunks",
     "text_chunks",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """``SAFE_CUT`` and ``SAFE_CUTS``, compiled when first asked for (see :mod:`.cuts`)."""
+    return getattr(cuts, name)

@@ -22,49 +22,79 @@ Three strategies, behind the :class:`Cuts` protocol:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
-from typing import Protocol
+from typing import Any, Protocol
 
 import regex
 
 from streamcodec.pieces import ByteMode
 from streamcodec.text.native import native_scanner
+from streamcodec.text.pretokenize import class_set
 from streamcodec.vocab import CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN
 
 __all__ = [
     "PROVEN_PATTERNS",
-    "SAFE_CUT",
-    "SAFE_CUTS",
     "ByteModeCuts",
     "Cuts",
     "PatternCuts",
     "ProvenCuts",
     "cuts_for",
+    "safe_cut",
+    "safe_cuts",
 ]
 
 # The character y just after a safe cut, with x before it in the lookbehind (rules 1 to 5).
+# Letters, numbers and marks are those of the shipped Unicode 16.0 tables (as the
+# pre-tokenizer's), not those of the installed regex.
+_LETTER, _NUMBER = class_set(r"\p{L}"), class_set(r"\p{N}")
+_LETTER_OR_NUMBER = class_set(r"[\p{L}\p{N}]")
+_AFTER_LETTER = class_set(r"[^\p{L}\p{M}\s'\ud800-\udfff]")
+_AFTER_NUMBER = class_set(r"[^\p{N}\s\ud800-\udfff]")
 _SAFE_CUT = (
     r"(?<=\S)[^\S\r\n]"  # rule 1
-    r"|(?<=[\p{L}\p{N}])[\r\n]"  # rule 2
-    r"|(?<=\p{L})[^\p{L}\p{M}\s'\ud800-\udfff]"  # rule 3
-    r"|(?<=\p{N})[^\p{N}\s\ud800-\udfff]"  # rule 4
+    rf"|(?<={_LETTER_OR_NUMBER})[\r\n]"  # rule 2
+    rf"|(?<={_LETTER}){_AFTER_LETTER}"  # rule 3
+    rf"|(?<={_NUMBER}){_AFTER_NUMBER}"  # rule 4
     r"|(?<=\S[\r\n])[^\s/]"  # rule 5
 )
-#: Rules 1 to 5: safe for every named pattern.
-SAFE_CUT = regex.compile(_SAFE_CUT)
 # Rule 6, for the patterns with a newline alternative (not GPT-2's).
 _SAFE_CUT_CRLF = _SAFE_CUT + r"|(?<=\S\r\n)[^\s/]"
-#: The safe cuts of each named pattern.
-SAFE_CUTS = {
-    pattern: regex.compile(_SAFE_CUT if pattern == GPT2_PATTERN else _SAFE_CUT_CRLF)
-    for pattern in (GPT2_PATTERN, CL100K_PATTERN, O200K_PATTERN)
-}
 #: The patterns the rules are proven for.
-PROVEN_PATTERNS = frozenset(SAFE_CUTS)
-# The same, searched backwards from the end: the last safe cut first.
-_LAST_SAFE_CUTS = {
-    pattern: regex.compile(cut.pattern, regex.REVERSE) for pattern, cut in SAFE_CUTS.items()
-}
+PROVEN_PATTERNS = frozenset((GPT2_PATTERN, CL100K_PATTERN, O200K_PATTERN))
+
+
+@functools.cache
+def safe_cut() -> regex.Pattern[str]:
+    """Rules 1 to 5: safe for every named pattern (compiled on first use: the explicit Unicode
+    sets take a few hundred milliseconds, which ``import streamcodec`` should not pay)."""
+    return regex.compile(_SAFE_CUT)
+
+
+@functools.cache
+def safe_cuts() -> dict[str, regex.Pattern[str]]:
+    """The safe cuts of each named pattern."""
+    return {
+        pattern: safe_cut() if pattern == GPT2_PATTERN else regex.compile(_SAFE_CUT_CRLF)
+        for pattern in (GPT2_PATTERN, CL100K_PATTERN, O200K_PATTERN)
+    }
+
+
+@functools.cache
+def _last_safe_cut(pattern: str) -> regex.Pattern[str]:
+    """``pattern``'s safe cuts, searched backwards from the end: the last safe cut first."""
+    return regex.compile(safe_cuts()[pattern].pattern, regex.REVERSE)
+
+
+def __getattr__(name: str) -> Any:
+    """``SAFE_CUT`` and ``SAFE_CUTS``, the compiled rules, built when first asked for."""
+    if name == "SAFE_CUT":
+        return safe_cut()
+    if name == "SAFE_CUTS":
+        return safe_cuts()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 # For other patterns: the end of a whitespace run, searched backwards.
 _LAST_WORD_START = regex.compile(r"(?<=\s)\S", regex.REVERSE)
 
@@ -90,7 +120,7 @@ class ProvenCuts:
     context = ""  # these patterns look neither behind nor at the start of the text
 
     def __init__(self, pattern: str) -> None:
-        self._last_cut = _LAST_SAFE_CUTS[pattern]
+        self._pattern = pattern
         self._native = native_scanner(pattern)
 
     def settled(self, text: str, end: int) -> None:
@@ -112,7 +142,7 @@ class ProvenCuts:
         """The last safe cut before one of ``text[lo:]``, looking back into ``text[:lo]``."""
         if self._native is not None:
             return self._native.last_cut(text, lo, len(text))
-        match = self._last_cut.search(text, lo)
+        match = _last_safe_cut(self._pattern).search(text, lo)
         return None if match is None else match.start()
 
 

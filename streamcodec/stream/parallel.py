@@ -21,7 +21,7 @@ from array import array
 from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO, TypeGuard
 
-from streamcodec.stream.cuts import PROVEN_PATTERNS, SAFE_CUT
+from streamcodec.stream.cuts import PROVEN_PATTERNS, safe_cut
 from streamcodec.stream.encoder import Encodes, Policy, encode_text_chunks
 from streamcodec.stream.sources import Source, read_blocks
 from streamcodec.text.specials import special_token_regex, straddles
@@ -105,7 +105,7 @@ def _safe_cut_after(f: BinaryIO, offset: int, specials: frozenset[str]) -> int |
     text = data[skip:].decode("utf-8", "surrogateescape")
     # Only cuts around which a special token would be seen whole (the end of the file ends them).
     end = len(text) if len(data) < WINDOW else len(text) - longest
-    for match in SAFE_CUT.finditer(text, max(1, longest), end):
+    for match in safe_cut().finditer(text, max(1, longest), end):
         cut = match.start()
         if finder is None or not straddles(finder, text, cut, longest):
             return offset + skip + len(text[:cut].encode("utf-8", "surrogateescape"))

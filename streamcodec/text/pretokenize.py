@@ -9,20 +9,23 @@ Unicode classes of tiktoken's patterns.
     >>> Pretokenizer(CL100K_PATTERN).pieces("Hello world!!  12345")
     ['Hello', ' world', '!!', ' ', ' ', '123', '45']
 
-**The fast path** must give the same pieces as ``regex``. The standard library's ``re`` runs the
+**The fast path** must give the same pieces as tiktoken. The standard library's ``re`` runs the
 named patterns (GPT-2/r50k/p50k, cl100k_base, o200k_base) about three times faster once their
-Unicode classes (``\\p{L}``, ``\\s``, ``(?i:s)``...) are written out as explicit character sets:
-each set is computed by asking ``regex`` which characters of the Basic Multilingual Plane match
-the class, so the two engines agree on every one of them (``re``'s own ``\\s`` would not: it
-includes ``\\x1c``-``\\x1f``). Characters above the BMP would make ``re``'s sets slow, so they are
-left out: a positive set never matches one, a negated set always does. That is exactly
-``regex``'s answer for astral symbols and emoji, which belong to no class the patterns name; a
-text holding an astral letter, digit, mark or space takes ``regex``. Patterns not known here
-take ``regex`` too, as does Python before 3.11 (no possessive quantifiers in ``re``).
+Unicode classes (``\\p{L}``, ``\\s``, ``(?i:s)``...) are written out as explicit character sets,
+and it needs no ``regex`` at all: the sets come from the Unicode 16.0 tables shipped with
+streamcodec (:mod:`streamcodec.text.unicode_classes`, tiktoken 0.14's Unicode version), so the
+pieces are tiktoken's whatever ``regex`` release is installed (``re``'s own ``\\s`` would not
+do either: it includes ``\\x1c``-``\\x1f``). Sets with astral ranges make ``re`` several
+times slower, so sets cut to the Basic Multilingual Plane serve every text whose astral
+characters (emoji...) are in no class the patterns name: a positive set never matches one, a
+negated set always does, as the full set would. Text with an astral letter, digit, mark or space
+takes the full sets. Patterns not known here take ``regex`` (its Unicode version), as does
+Python before 3.11 (no possessive quantifiers in ``re``).
 
 **The native path** comes first when it is built: the named patterns are cut into pieces and
-words in C by :mod:`streamcodec.text.native`, equal to ``regex`` on every code point (astral
-ones included); the ``re`` path is the fallback (``STREAMCODEC_BACKEND=python``, no compiler).
+words in C by :mod:`streamcodec.text.native`, with the same shipped tables, equal to ``regex``
+on every code point (astral ones included); the ``re`` path is the fallback
+(``STREAMCODEC_BACKEND=python``, no compiler).
 """
 
 from __future__ import annotations
@@ -34,11 +37,12 @@ import sys
 import regex
 
 from streamcodec.text.native import native_scanner
+from streamcodec.text.unicode_classes import class_ranges
 from streamcodec.vocab import CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN
 
-__all__ = ["Pretokenizer", "fast_pattern"]
+__all__ = ["Pretokenizer", "class_set", "fast_pattern", "full_pattern"]
 
-# «class» stands for a regex class written out over the BMP as an `re` set.
+# «class» stands for a regex class written out as an explicit set (see class_set).
 _O200K_CONTRACTION = (
     r"(?:'«(?i:s)»|'«(?i:t)»|'«(?i:r)»«(?i:e)»|'«(?i:v)»«(?i:e)»|'«(?i:m)»|'«(?i:l)»«(?i:l)»"
     r"|'«(?i:d)»)?"
@@ -68,10 +72,8 @@ _TEMPLATES = {
     ),
 }
 _CLASS = re.compile("«([^»]*)»")
-# Astral characters in a class some template names: a text holding one takes `regex`.
-_ASTRAL_IN_CLASSES = regex.compile(r"[\p{L}\p{N}\p{M}\s]")
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
-_ASTRAL_SYMBOL = "\U0001f600"  # an emoji: in no positive class of any template
+BMP_END = 0xFFFF
 
 
 class Pretokenizer:
@@ -95,8 +97,10 @@ class Pretokenizer:
             end = len(text)
         if self._native is not None:
             return self._native.pieces(text, start, end)
-        if self._fast_known and _fast_applies(text, start, end):
-            return fast_pattern(self.pattern).findall(text, start, end)
+        if self._fast_known:
+            if text.isascii() or _bmp_sets_apply(text, start, end):
+                return fast_pattern(self.pattern).findall(text, start, end)
+            return full_pattern(self.pattern).findall(text, start, end)
         return self._regex.findall(text, start, end)
 
     def words(self, text: str, start: int = 0, end: int | None = None) -> list[str] | None:
@@ -120,44 +124,86 @@ class Pretokenizer:
         return _word_pattern().findall(text, start, len(text) if end is None else end)
 
 
-def _fast_applies(text: str, start: int, end: int) -> bool:
-    if text.isascii():
-        return True
+def _bmp_sets_apply(text: str, start: int, end: int) -> bool:
+    """Whether the sets cut to the BMP give the pieces of ``text[start:end]``: when no astral
+    character there is in a class (emoji are in none), as a positive set never matches one and
+    a negated set always does."""
     astral = _ASTRAL.findall(text, start, end)
-    return not astral or not _ASTRAL_IN_CLASSES.search("".join(set(astral)))
+    return not astral or _astral_in_classes().search("".join(set(astral))) is None
+
+
+@functools.cache
+def _astral_in_classes() -> re.Pattern[str]:
+    return re.compile(class_set(r"[\p{L}\p{N}\p{M}\s]"))
 
 
 @functools.cache
 def fast_pattern(pattern: str) -> re.Pattern[str]:
-    """The ``re`` equivalent of a named ``pattern`` on text without astral letters, digits,
-    marks or spaces (built on first use: about 30 ms).
+    """The ``re`` equivalent of a named ``pattern`` on text whose astral characters are in no
+    class (its classes cut to the BMP; built on first use).
 
     >>> fast_pattern(GPT2_PATTERN).findall("it's 42")
     ['it', "'s", ' 42']
     """
-    return re.compile(_CLASS.sub(lambda m: _bmp_set(m.group(1)), _TEMPLATES[pattern]))
+    return _compile(pattern, BMP_END)
+
+
+@functools.cache
+def full_pattern(pattern: str) -> re.Pattern[str]:
+    """The ``re`` equivalent of a named ``pattern`` on any text (slower sets).
+
+    >>> full_pattern(CL100K_PATTERN).findall("𝒳𝒴 𝟙𝟚𝟛𝟜")  # astral letters and digits
+    ['𝒳𝒴', ' ', '𝟙𝟚𝟛', '𝟜']
+    """
+    return _compile(pattern, sys.maxunicode)
+
+
+def _compile(pattern: str, last: int) -> re.Pattern[str]:
+    return re.compile(_CLASS.sub(lambda m: class_set(m.group(1), last=last), _TEMPLATES[pattern]))
 
 
 @functools.cache
 def _word_pattern() -> re.Pattern[str]:
     # A word: any character, then anything but a space, or a space after whitespace.
-    # (No astral character is whitespace, so the BMP set is all of regex's \s.)
-    whitespace = _bmp_set(r"\s")
+    whitespace = class_set(r"\s")
     # Possessive where ``re`` has it (3.11): a greedy group repeated once per space keeps a
     # backtracking entry per iteration, ~120 bytes per character of a long whitespace run.
     possessive = "+" if sys.version_info >= (3, 11) else ""
     return re.compile(rf"[\s\S][^ ]*(?:(?<={whitespace}) [^ ]*)*{possessive}")
 
 
-def _bmp_set(cls: str) -> str:
-    """``cls`` (a regex class) as an ``re`` set: the BMP characters it matches, or, when it
-    matches astral symbols, the negation of the BMP characters it does not."""
-    negate = regex.fullmatch(cls, _ASTRAL_SYMBOL) is not None
-    runs = regex.finditer(f"(?:{cls})+" if not negate else f"(?:(?!{cls}).)+", _bmp(), regex.S)
-    spans = [f"\\u{a:04x}-\\u{b - 1:04x}" for a, b in (run.span() for run in runs)]
-    return f"[{'^' if negate else ''}{''.join(spans)}]"
+# An item of a class spelling: a Unicode class, a literal or escaped character, or a range.
+_ITEM = re.compile(r"\\p\{\w+\}|\\s|\\u[0-9a-f]{4}-\\u[0-9a-f]{4}|\\[rn]|[^\\]")
 
 
 @functools.cache
-def _bmp() -> str:
-    return "".join(map(chr, range(0x10000)))
+def class_set(spelling: str, *, last: int = sys.maxunicode) -> str:
+    r"""The character set ``spelling`` (a class as the named patterns and the safe-cut rules
+    write it) as an explicit set for ``re`` or ``regex``, from the shipped Unicode tables,
+    for code points up to ``last``.
+
+    >>> class_set(r"[^\r\n\p{N}]", last=0x7F)
+    '[^\\U0000000a\\U0000000d\\U00000030-\\U00000039]'
+    >>> class_set("(?i:[st])", last=0x7F)
+    '[\\U00000053\\U00000054\\U00000073\\U00000074]'
+    """
+    negate = spelling.startswith("[^") or spelling == r"\S"
+    if folded := re.fullmatch(r"\(\?i:\[?([a-z]+)\]?\)", spelling):
+        items = [f"(?i:{letter})" for letter in folded.group(1)]
+    else:
+        items = _ITEM.findall(r"\s" if spelling == r"\S" else spelling.strip("[^]"))
+    ranges = [r for item in items for r in _item_ranges(item) if r[0] <= last]
+    spans = (
+        f"\\U{a:08x}" if a == min(b, last) else f"\\U{a:08x}-\\U{min(b, last):08x}"
+        for a, b in sorted(ranges)
+    )
+    return f"[{'^' if negate else ''}{''.join(spans)}]"
+
+
+def _item_ranges(item: str) -> tuple[tuple[int, int], ...]:
+    if item.startswith(("\\p", "(?i:")) or item == r"\s":
+        return class_ranges(item)
+    if item.startswith("\\u"):
+        return ((int(item[2:6], 16), int(item[9:13], 16)),)
+    code = {r"\r": 13, r"\n": 10}.get(item, ord(item[0]))
+    return ((code, code),)

@@ -47,16 +47,23 @@ def special_policy(
 ) -> tuple[frozenset[str], frozenset[str]]:
     """The special tokens to encode as such, and those whose presence is an error.
 
+    As in tiktoken: ``allowed_special`` is ``"all"`` or a set (anything else is a ``TypeError``:
+    ``"ALL"``, a list), and a false ``disallowed_special`` (``()``, ``None``) checks nothing.
+
     >>> special_policy({"<|a|>", "<|b|>"}, {"<|a|>"}, "all")
     (frozenset({'<|a|>'}), frozenset({'<|b|>'}))
     """
-    allowed = frozenset(special_tokens if allowed_special == "all" else allowed_special)
-    disallowed = (
-        frozenset(special_tokens) - allowed
-        if disallowed_special == "all"
-        else frozenset(disallowed_special)
-    )
-    return allowed, disallowed
+    if allowed_special == "all":
+        allowed = frozenset(special_tokens)
+    elif isinstance(allowed_special, (set, frozenset)):
+        allowed = frozenset(allowed_special)
+    else:
+        raise TypeError(
+            f'allowed_special must be "all" or a set of special tokens, not {allowed_special!r}'
+        )
+    if disallowed_special == "all":
+        return allowed, frozenset(special_tokens) - allowed
+    return allowed, frozenset(disallowed_special) if disallowed_special else frozenset()
 
 
 def refuse_disallowed(text: str, disallowed: frozenset[str]) -> None:

@@ -1,0 +1,182 @@
+/* The compiled core's backtracking encoder for long pieces, and the rank-order facts it rests on.
+ *
+ * The twin of streamcodec.pieces.bpe.backtrack_piece, with streamcodec.pieces.rank_order.RankOrder
+ * (reachability, splits, orderedness, valid pairs) and streamcodec.pieces.trie.TokenTrie
+ * (candidates). docs/performance.md ("Backtracking for long pieces") gives the argument that the
+ * search finds exactly the merge result; the code follows the Python lines one for one.
+ */
+#include "_core_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ rank-order facts */
+
+/* Scratch of one backtracking call: two tokens' bytes, and the merge state over them. */
+typedef struct {
+    uint8_t *bytes;
+    merge_scratch merge;
+} work;
+
+/* The facts are written by whichever thread needs them first (the tables are shared and the
+ * GIL is not held): the split is stored, then its bit is set with release order, and a reader
+ * that sees the bit (acquire) sees the split. Two threads may compute the same fact at once;
+ * they write the same values. */
+static inline uint8_t facts_of(const sc_vocab *v, uint32_t t) {
+    return __atomic_load_n(&v->facts[t], __ATOMIC_ACQUIRE);
+}
+
+static inline void add_facts(const sc_vocab *v, uint32_t t, uint8_t bits) {
+    __atomic_fetch_or(&v->facts[t], bits, __ATOMIC_RELEASE);
+}
+
+/* A split half, read or written atomically (relaxed): a second thread may be writing the same
+ * value while the first reads it, which must not be a data race. */
+static inline uint32_t half(const uint32_t *halves, uint32_t t) {
+    return __atomic_load_n(&halves[t], __ATOMIC_RELAXED);
+}
+
+static inline void set_half(uint32_t *halves, uint32_t t, uint32_t value) {
+    __atomic_store_n(&halves[t], value, __ATOMIC_RELAXED);
+}
+
+/* RankOrder.is_reachable and RankOrder.split: the merge loop's state at two parts is the split,
+ * and a token is reachable when its merge gets there (the two parts then join into the token
+ * itself: their join is its bytes). Returns the facts. */
+static uint8_t split_facts(const sc_vocab *v, uint32_t t, work *w) {
+    uint8_t facts = facts_of(v, t);
+    if (facts & FACT_SPLIT) return facts;
+    const uint8_t *p = v->data + v->off[t];
+    size_t len = token_len(v, t);
+    uint32_t left = NONE, right = NONE;
+    int reachable = len == 1;
+    if (len > 1 && sc__merge_parts(v, p, len, 2, w->merge.starts, w->merge.pair) == 2) {
+        reachable = 1;
+        left = (uint32_t)sc_lookup(v, p, w->merge.starts[1]);
+        right = (uint32_t)sc_lookup(v, p + w->merge.starts[1], len - w->merge.starts[1]);
+    }
+    set_half(v->split_left, t, left);
+    set_half(v->split_right, t, right);
+    add_facts(v, t, (uint8_t)(FACT_SPLIT | (reachable ? FACT_REACHABLE : 0)));
+    return facts_of(v, t);
+}
+
+static inline int is_reachable(const sc_vocab *v, uint32_t t, work *w) {
+    return (split_facts(v, t, w) & FACT_REACHABLE) != 0;
+}
+
+/* RankOrder.is_ordered: reachable, and its split parts rank below it and are ordered too. */
+static int is_ordered(const sc_vocab *v, uint32_t t, work *w) {
+    uint8_t facts = split_facts(v, t, w);
+    if (facts & FACT_ORDER) return (facts & FACT_ORDERED) != 0;
+    uint32_t l = half(v->split_left, t), r = half(v->split_right, t);
+    int ordered = l == NONE ? token_len(v, t) == 1
+                            : v->rank[l] < v->rank[t] && v->rank[r] < v->rank[t] &&
+                                  is_ordered(v, l, w) && is_ordered(v, r, w);
+    add_facts(v, t, (uint8_t)(FACT_ORDER | (ordered ? FACT_ORDERED : 0)));
+    return ordered;
+}
+
+/* RankOrder._valid_by_splits: undo merges at the boundary in reverse rank order, and ask at
+ * each step whether the two parts touching it would join before the merge just undone. */
+static int valid_by_splits(const sc_vocab *v, uint32_t left, uint32_t right, work *w) {
+    uint64_t deadline = UINT64_MAX; /* None */
+    for (;;) {
+        size_t ll = token_len(v, left), rl = token_len(v, right);
+        memcpy(w->bytes, v->data + v->off[left], ll);
+        memcpy(w->bytes + ll, v->data + v->off[right], rl);
+        int64_t joined = sc_lookup(v, w->bytes, ll + rl);
+        if (joined >= 0 && v->rank[joined] < deadline) {
+            split_facts(v, (uint32_t)joined, w);
+            if (half(v->split_left, (uint32_t)joined) == left &&
+                half(v->split_right, (uint32_t)joined) == right)
+                return 0;
+        }
+        /* Both are ordered, so their facts are known. */
+        uint32_t ls = half(v->split_left, left), rs = half(v->split_left, right);
+        if (ls != NONE && (rs == NONE || v->rank[left] > v->rank[right])) {
+            deadline = v->rank[left];
+            left = half(v->split_right, left);
+        } else if (rs != NONE) {
+            deadline = (uint64_t)v->rank[right] + 1;
+            right = rs;
+        } else {
+            return 1;
+        }
+    }
+}
+
+/* RankOrder.is_valid_pair: whether the bytes of `left` then `right` merge to [left, right]. */
+static int valid_pair(const sc_vocab *v, uint32_t left, uint32_t right, work *w) {
+    if (is_ordered(v, left, w) && is_ordered(v, right, w)) return valid_by_splits(v, left, right, w);
+    size_t ll = token_len(v, left), rl = token_len(v, right);
+    memcpy(w->bytes, v->data + v->off[left], ll);
+    memcpy(w->bytes + ll, v->data + v->off[right], rl);
+    /* The parts' bytes decide their tokens: [left, right] is two parts split after `left`. */
+    return sc__merge_parts(v, w->bytes, ll + rl, 1, w->merge.starts, w->merge.pair) == 2 &&
+           w->merge.starts[1] == ll;
+}
+
+/* ------------------------------------------------------------------ backtracking */
+
+/* The longest reachable token that p[0:n] starts with and that is shorter than `below` bytes,
+ * or NONE: TokenTrie.candidates filtered by reachability, one at a time. Lengths are tried
+ * downwards from the longest token with the same first two bytes, each a table lookup. */
+static uint32_t candidate(const sc_vocab *v, const uint8_t *p, size_t n, size_t below, work *w) {
+    size_t top = n >= 2 ? v->longest_from[(uint32_t)p[0] << 8 | p[1]] : 0;
+    if (top > n) top = n;
+    if (top >= below) top = below - 1;
+    for (size_t len = top; len >= 2; len--) {
+        int64_t t = sc_lookup(v, p, len);
+        if (t >= 0 && is_reachable(v, (uint32_t)t, w)) return (uint32_t)t;
+    }
+    if (below > 1 && n >= 1) {
+        int64_t t = sc_lookup(v, p, 1);
+        if (t >= 0 && is_reachable(v, (uint32_t)t, w)) return (uint32_t)t;
+    }
+    return NONE;
+}
+
+int sc_backtrack_piece(const sc_vocab *v, const uint8_t *p, size_t n, sc_ids *out) {
+    size_t base = out->len; /* the tokens taken so far are out->ids[base:] */
+    uint8_t *dead = calloc(n / 8 + 1, 1);
+    size_t scratch = 2 * v->longest + 1;
+    work w = {malloc(scratch), {.starts = NULL}};
+    int status = SC_NOMEM;
+    if (!dead || !w.bytes || sc__scratch_init(&w.merge, scratch) != SC_OK) {
+        w.merge.starts = w.merge.stack_starts; /* nothing on the heap to free */
+        goto done;
+    }
+    size_t pos = 0;
+    uint32_t token = candidate(v, p, n, SIZE_MAX, &w);
+    while (pos < n) {
+        /* Take the longest candidate that ends on a live position and pairs with the last. */
+        while (token != NONE) {
+            size_t end = pos + token_len(v, token);
+            if (!(dead[end >> 3] >> (end & 7) & 1) &&
+                (out->len == base || valid_pair(v, out->ids[out->len - 1], token, &w)))
+                break;
+            token = candidate(v, p + pos, n - pos, token_len(v, token), &w);
+        }
+        if (token == NONE) {
+            /* Every candidate failed: no encoding has a boundary here. Step back. */
+            dead[pos >> 3] |= (uint8_t)(1u << (pos & 7));
+            if (out->len == base) goto done; /* unreachable with all single bytes as tokens */
+            uint32_t last = out->ids[--out->len];
+            pos -= token_len(v, last);
+            token = candidate(v, p + pos, n - pos, token_len(v, last), &w);
+            continue;
+        }
+        if (sc_ids_reserve(out, 1) != SC_OK) goto done;
+        out->ids[out->len++] = token;
+        pos += token_len(v, token);
+        token = candidate(v, p + pos, n - pos, SIZE_MAX, &w);
+    }
+    status = SC_OK;
+done:
+    if (status != SC_OK) out->len = base;
+    free(dead);
+    free(w.bytes);
+    sc__scratch_free(&w.merge);
+    return status;
+}

@@ -1,0 +1,54 @@
+/* Internal to the compiled core: the vocabulary's layout and the helpers its two C files share
+ * (_core_engine.c: lookups, the rank merge, building; _core_backtrack.c: rank-order facts and
+ * the backtracking encoder). Not part of the C-level API (_core.h). */
+#ifndef STREAMCODEC_CORE_INTERNAL_H
+#define STREAMCODEC_CORE_INTERNAL_H
+
+#include "_core.h"
+
+#define NONE UINT32_MAX  /* no token; also "no merge" as a pair rank (ranks are below it) */
+#define STACK_PARTS 512  /* merges of pieces up to this long keep their state on the stack */
+
+typedef struct {
+    uint64_t head; /* the key's first 8 bytes (zero-padded): most keys compare without memcmp */
+    uint32_t len;
+    uint32_t idx1; /* token index + 1; 0 marks an empty slot */
+} slot;
+
+struct sc_vocab {
+    size_t n, longest, long_piece;
+    uint8_t *data;  /* all token bytes */
+    size_t *off;    /* token i is data[off[i]:off[i + 1]] */
+    uint32_t *rank; /* the id of token i */
+    slot *slots;
+    uint64_t mask;
+    uint32_t *short_index; /* keys of one and two bytes: their token index, or NONE */
+    uint32_t *longest_from; /* by first two bytes: the length of the longest such token */
+    /* The facts of RankOrder, computed per token on first use by any thread (facts.c below):
+     * a FACT_* bit set says the matching split or verdict is written. */
+    uint8_t *facts;
+    uint32_t *split_left, *split_right; /* NONE when the token has no split */
+};
+
+enum { FACT_SPLIT = 1, FACT_REACHABLE = 2, FACT_ORDER = 4, FACT_ORDERED = 8 };
+
+static inline size_t token_len(const sc_vocab *v, uint32_t t) { return v->off[t + 1] - v->off[t]; }
+
+/* Scratch for merge_parts: on the stack for short pieces, else on the heap. */
+typedef struct {
+    size_t stack_starts[STACK_PARTS + 1];
+    uint32_t stack_pair[STACK_PARTS];
+    size_t *starts;
+    uint32_t *pair;
+} merge_scratch;
+
+int sc__scratch_init(merge_scratch *s, size_t n);
+void sc__scratch_free(merge_scratch *s);
+
+/* streamcodec.pieces.merge.merge_parts: merge the lowest-ranked adjacent pair (leftmost on ties)
+ * while there are at least `parts` + 1 parts. starts[0..n] receives the part boundaries (n + 1
+ * entries), pair[] the pair ranks; returns the number of parts. */
+size_t sc__merge_parts(const sc_vocab *v, const uint8_t *p, size_t n, size_t parts,
+                       size_t *starts, uint32_t *pair);
+
+#endif
