@@ -3,6 +3,8 @@
  *     pieces(text, pattern, start, end) -> list[str]   regex.compile(p).findall(text, start, end)
  *     last_cut(text, pattern, lo, hi) -> int           the stream's SAFE_CUTS[p], searched backward
  *     words(text, pattern, start, end) -> list[str]    Pretokenizer.words (the same for all three)
+ *     encode(text, pattern, start, end, core, errors)  the ids, each piece merged by the compiled
+ *         -> list[int]                                 core (streamcodec.pieces._core) once cut
  *
  * `pattern` is 0 (gpt2/r50k/p50k), 1 (cl100k_base) or 2 (o200k_base): see
  * streamcodec/text/native.py, the Python side, which names the Python functions these equal.
@@ -15,7 +17,9 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "../pieces/_core.h"
 #include "_unicode_tables.h"
 
 #define UC_LETTER (UC_UPPER | UC_LOWER | UC_OTHER_LETTER)
@@ -24,6 +28,8 @@
 #define O200K_LOWER (UC_LOWER | UC_OTHER_LETTER | UC_MARK)
 
 enum { PATTERN_GPT2 = 0, PATTERN_CL100K = 1, PATTERN_O200K = 2, CUT_WORDS = 3 };
+/* encode(): a piece's str.encode raises (a lone surrogate the errors mode refuses). */
+enum { ENCODE_REFUSED = 1 };
 
 /* Texts at least this long are scanned without the GIL (releasing it costs about as much as
  * scanning a few hundred characters). */
@@ -76,10 +82,12 @@ static Py_ssize_t clamp(Py_ssize_t index, Py_ssize_t length) {
 }
 
 /* Parse (text, pattern, start, end), start and end as regex's pos and endpos. */
-static int parse_args(PyObject *const *args, Py_ssize_t nargs, const char *name,
-                      PyObject **text, int *pattern, Py_ssize_t *start, Py_ssize_t *end) {
-    if (nargs != 4) {
-        PyErr_Format(PyExc_TypeError, "%s() takes 4 arguments (%zd given)", name, nargs);
+static int parse_args(PyObject *const *args, Py_ssize_t nargs, Py_ssize_t expected,
+                      const char *name, PyObject **text, int *pattern, Py_ssize_t *start,
+                      Py_ssize_t *end) {
+    if (nargs != expected) {
+        PyErr_Format(PyExc_TypeError, "%s() takes %zd arguments (%zd given)", name, expected,
+                     nargs);
         return -1;
     }
     if (!PyUnicode_Check(args[0])) {
@@ -125,7 +133,7 @@ static PyObject *pieces(PyObject *module, PyObject *const *args, Py_ssize_t narg
     PyObject *text;
     int pattern;
     Py_ssize_t start, end, *ends;
-    if (parse_args(args, nargs, "pieces", &text, &pattern, &start, &end) < 0) return NULL;
+    if (parse_args(args, nargs, 4, "pieces", &text, &pattern, &start, &end) < 0) return NULL;
     Py_ssize_t count = scan_ends(PyUnicode_KIND(text), PyUnicode_DATA(text), start, end,
                                  pattern, &ends);
     return substrings(text, start, ends, count);
@@ -135,7 +143,7 @@ static PyObject *words(PyObject *module, PyObject *const *args, Py_ssize_t nargs
     PyObject *text;
     int pattern;
     Py_ssize_t start, end, *ends;
-    if (parse_args(args, nargs, "words", &text, &pattern, &start, &end) < 0) return NULL;
+    if (parse_args(args, nargs, 4, "words", &text, &pattern, &start, &end) < 0) return NULL;
     Py_ssize_t count = scan_ends(PyUnicode_KIND(text), PyUnicode_DATA(text), start, end,
                                  CUT_WORDS, &ends);
     return substrings(text, start, ends, count);
@@ -145,7 +153,7 @@ static PyObject *last_cut(PyObject *module, PyObject *const *args, Py_ssize_t na
     PyObject *text;
     int pattern;
     Py_ssize_t lo, hi, cut;
-    if (parse_args(args, nargs, "last_cut", &text, &pattern, &lo, &hi) < 0) return NULL;
+    if (parse_args(args, nargs, 4, "last_cut", &text, &pattern, &lo, &hi) < 0) return NULL;
     const void *data = PyUnicode_DATA(text);
     int crlf = pattern != PATTERN_GPT2;
     switch (PyUnicode_KIND(text)) {
@@ -156,9 +164,83 @@ static PyObject *last_cut(PyObject *module, PyObject *const *args, Py_ssize_t na
     return PyLong_FromSsize_t(cut);
 }
 
+/* The core's C API (streamcodec/pieces/_core.h), imported on first use. */
+static const sc_api *core_api(void) {
+    static const sc_api *api = NULL;
+    if (!api) {
+        api = PyCapsule_Import("streamcodec.pieces._core._C_API", 0);
+        if (api && api->version < 1) {
+            PyErr_SetString(PyExc_ImportError, "streamcodec.pieces._core: C API too old");
+            api = NULL;
+        }
+    }
+    return api;
+}
+
+/* The ids of text[start:end] with `core`'s vocabulary, as a list of ints. */
+static PyObject *encode(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    PyObject *text;
+    int pattern;
+    Py_ssize_t start, end, refused = 0;
+    if (parse_args(args, nargs, 6, "encode", &text, &pattern, &start, &end) < 0) return NULL;
+    const char *errors = PyUnicode_Check(args[5]) ? PyUnicode_AsUTF8(args[5]) : NULL;
+    if (!errors || (strcmp(errors, "strict") && strcmp(errors, "surrogateescape"))) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "errors must be 'strict' or 'surrogateescape'");
+        return NULL;
+    }
+    const sc_api *api = core_api();
+    sc_vocab *vocab = api ? api->vocab_of(args[4]) : NULL;
+    if (!vocab) return NULL;
+    int kind = PyUnicode_KIND(text), escape = errors[0] == 's' && errors[1] == 'u', status;
+    const void *data = PyUnicode_DATA(text);
+    sc_ids ids = {0};
+    PyThreadState *save = end - start >= NOGIL_LENGTH ? PyEval_SaveThread() : NULL;
+    switch (kind) {
+    case PyUnicode_1BYTE_KIND:
+        status = encode_1(data, start, end, pattern, escape, api, vocab, &ids, &refused);
+        break;
+    case PyUnicode_2BYTE_KIND:
+        status = encode_2(data, start, end, pattern, escape, api, vocab, &ids, &refused);
+        break;
+    default: status = encode_4(data, start, end, pattern, escape, api, vocab, &ids, &refused);
+    }
+    if (save) PyEval_RestoreThread(save);
+    PyObject *list = NULL;
+    if (status == ENCODE_REFUSED) {
+        /* The first piece str.encode refuses: let it raise its own UnicodeEncodeError. */
+        Py_ssize_t e = refused;
+        switch (kind) {
+        case PyUnicode_1BYTE_KIND: e = next_1(data, refused, end, pattern); break;
+        case PyUnicode_2BYTE_KIND: e = next_2(data, refused, end, pattern); break;
+        default: e = next_4(data, refused, end, pattern);
+        }
+        PyObject *piece = PyUnicode_Substring(text, refused, e);
+        PyObject *ok = piece ? PyUnicode_AsEncodedString(piece, "utf-8", errors) : NULL;
+        if (ok) PyErr_SetString(PyExc_SystemError, "str.encode accepted a refused piece");
+        Py_XDECREF(ok);
+        Py_XDECREF(piece);
+    } else if (status != SC_OK) {
+        PyErr_NoMemory();
+    } else if ((list = PyList_New((Py_ssize_t)ids.len))) {
+        for (size_t k = 0; k < ids.len; k++) {
+            PyObject *id = PyLong_FromUnsignedLong(api->rank(vocab, ids.ids[k]));
+            if (!id) {
+                Py_CLEAR(list);
+                break;
+            }
+            PyList_SET_ITEM(list, (Py_ssize_t)k, id);
+        }
+    }
+    api->ids_free(&ids);
+    return list;
+}
+
 static PyMethodDef methods[] = {
     {"pieces", (PyCFunction)(void (*)(void))pieces, METH_FASTCALL,
      "pieces(text, pattern, start, end): the pieces of text[start:end] (regex's findall)."},
+    {"encode", (PyCFunction)(void (*)(void))encode, METH_FASTCALL,
+     "encode(text, pattern, start, end, core, errors): the ids of text[start:end]."},
     {"words", (PyCFunction)(void (*)(void))words, METH_FASTCALL,
      "words(text, pattern, start, end): Pretokenizer.words(text, start, end)."},
     {"last_cut", (PyCFunction)(void (*)(void))last_cut, METH_FASTCALL,

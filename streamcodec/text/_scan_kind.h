@@ -168,22 +168,86 @@ static Py_ssize_t K(word_next)(const CH *s, Py_ssize_t i, Py_ssize_t n) {
     return n;
 }
 
-/* The ends of the pieces (or, for CUT_WORDS, words) of s[start:n], appended to `out` (grown
- * as needed); the count, or -1 when out of memory. No Python object is touched: callers may
- * release the GIL. */
+/* The end of the piece (or, for CUT_WORDS, word) at i. */
+static inline Py_ssize_t K(next)(const CH *s, Py_ssize_t i, Py_ssize_t n, int pattern) {
+    return pattern == PATTERN_GPT2     ? K(gpt2_next)(s, i, n)
+           : pattern == PATTERN_CL100K ? K(cl100k_next)(s, i, n)
+           : pattern == PATTERN_O200K  ? K(o200k_next)(s, i, n)
+                                       : K(word_next)(s, i, n);
+}
+
+/* The ends of the pieces (or words) of s[start:n], appended to `out` (grown as needed); the
+ * count, or -1 when out of memory. No Python object is touched: callers may release the GIL. */
 static Py_ssize_t K(scan)(const CH *s, Py_ssize_t start, Py_ssize_t n, int pattern,
                           Py_ssize_t **out, Py_ssize_t *cap) {
     Py_ssize_t count = 0;
     for (Py_ssize_t i = start; i < n;) {
-        Py_ssize_t e = pattern == PATTERN_GPT2     ? K(gpt2_next)(s, i, n)
-                       : pattern == PATTERN_CL100K ? K(cl100k_next)(s, i, n)
-                       : pattern == PATTERN_O200K  ? K(o200k_next)(s, i, n)
-                                                   : K(word_next)(s, i, n);
+        Py_ssize_t e = K(next)(s, i, n, pattern);
         if (count == *cap && grow(out, cap) < 0) return -1;
         (*out)[count++] = e;
         i = e;
     }
     return count;
+}
+
+/* s[i:e].encode("utf-8", "surrogateescape" if escape else "strict") into buf (4 bytes a code
+ * point free): its length, or -1 at a surrogate that mode refuses. */
+static inline Py_ssize_t K(utf8)(const CH *s, Py_ssize_t i, Py_ssize_t e, int escape,
+                                 uint8_t *buf) {
+    uint8_t *out = buf;
+    for (; i < e; i++) {
+        Py_UCS4 c = s[i];
+        if (c < 0x80) {
+            *out++ = (uint8_t)c;
+        } else if (c < 0x800) {
+            *out++ = (uint8_t)(0xc0 | c >> 6);
+            *out++ = (uint8_t)(0x80 | (c & 0x3f));
+        } else if (c >= 0xd800 && c <= 0xdfff) {
+            if (!escape || c < 0xdc80 || c > 0xdcff) return -1;
+            *out++ = (uint8_t)(c - 0xdc00);
+        } else if (c < 0x10000) {
+            *out++ = (uint8_t)(0xe0 | c >> 12);
+            *out++ = (uint8_t)(0x80 | (c >> 6 & 0x3f));
+            *out++ = (uint8_t)(0x80 | (c & 0x3f));
+        } else {
+            *out++ = (uint8_t)(0xf0 | c >> 18);
+            *out++ = (uint8_t)(0x80 | (c >> 12 & 0x3f));
+            *out++ = (uint8_t)(0x80 | (c >> 6 & 0x3f));
+            *out++ = (uint8_t)(0x80 | (c & 0x3f));
+        }
+    }
+    return out - buf;
+}
+
+/* The ids of the pieces of s[start:n], each piece's UTF-8 through the core's encode_piece as
+ * soon as it is cut, appended to `out`: SC_OK, SC_NOMEM, or ENCODE_REFUSED with *refused the
+ * start of the first piece whose str.encode raises. No Python object is touched. */
+static int K(encode)(const CH *s, Py_ssize_t start, Py_ssize_t n, int pattern, int escape,
+                     const sc_api *api, const sc_vocab *vocab, sc_ids *out, Py_ssize_t *refused) {
+    uint8_t *buf = NULL;
+    Py_ssize_t cap = 0;
+    int status = SC_OK;
+    for (Py_ssize_t i = start; i < n && status == SC_OK;) {
+        Py_ssize_t e = K(next)(s, i, n, pattern);
+        if (4 * (e - i) > cap) {
+            uint8_t *bigger = realloc(buf, (size_t)(cap = 4 * (e - i) + 256));
+            if (!bigger) {
+                status = SC_NOMEM;
+                break;
+            }
+            buf = bigger;
+        }
+        Py_ssize_t len = K(utf8)(s, i, e, escape, buf);
+        if (len < 0) {
+            *refused = i;
+            status = ENCODE_REFUSED;
+        } else {
+            status = api->encode_piece(vocab, buf, (size_t)len, out);
+        }
+        i = e;
+    }
+    free(buf);
+    return status;
 }
 
 /* The last p in [lo, hi) where a stream may cut before s[p] (the safe-cut rules of

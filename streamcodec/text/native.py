@@ -50,6 +50,14 @@ class NativeScanner:
         words: list[str] = self._scan.words(text, self.number, start, end)
         return words
 
+    def encode(self, text: str, start: int, end: int, core: object, errors: str) -> list[int]:
+        """The ids of ``text[start:end]``, each piece merged by the compiled ``core``
+        (``streamcodec.pieces._core.Core``) as soon as it is cut, with no list of pieces in
+        between: equal to ``core.encode_pieces(self.pieces(text, start, end), errors=errors)``.
+        ``errors`` is "strict" or "surrogateescape", as for ``str.encode``."""
+        ids: list[int] = self._scan.encode(text, self.number, start, end, core, errors)
+        return ids
+
     def last_cut(self, text: str, lo: int, hi: int) -> int | None:
         """The last ``p`` in ``[lo, hi)`` where a stream may cut before ``text[p]``, looking back
         into ``text[:p]``: the last match of ``streamcodec.stream.SAFE_CUTS[pattern]`` there

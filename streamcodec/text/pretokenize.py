@@ -77,9 +77,10 @@ BMP_END = 0xFFFF
 
 
 class Pretokenizer:
-    """Split text into the matches of a pattern (tiktoken's and GPT-2's pre-tokenization)."""
+    """Split text into the matches of a pattern (tiktoken's and GPT-2's pre-tokenization);
+    ``native=False`` keeps to the ``re``/``regex`` path even where the native scanner is built."""
 
-    def __init__(self, pattern: str) -> None:
+    def __init__(self, pattern: str, *, native: bool = True) -> None:
         try:
             self._regex = regex.compile(pattern)
         except regex.error as exc:
@@ -87,7 +88,8 @@ class Pretokenizer:
         self.pattern = pattern
         self._known = pattern in _TEMPLATES
         self._fast_known = self._known and sys.version_info >= (3, 11)
-        self._native = native_scanner(pattern)  # the C scanner, for the named patterns
+        # The C scanner, for the named patterns (unless the pure path is asked for).
+        self._native = native_scanner(pattern) if native else None
 
     def pieces(self, text: str, start: int = 0, end: int | None = None) -> list[str]:
         """The pieces of ``text[start:end]``; the slice ends the text for ``$`` and lookaheads."""
