@@ -1,4 +1,5 @@
-"""Builds the optional compiled core (streamcodec.pieces._core); everything else is in
+"""Builds the optional compiled core (streamcodec.pieces._core) and native pre-tokenizer
+(streamcodec.text._scan); everything else is in
 pyproject.toml. Without a working C compiler the install goes on, pure Python, with a warning."""
 
 from setuptools import Extension, setup
@@ -35,4 +36,14 @@ core = Extension(
     depends=["streamcodec/pieces/_core.h", "streamcodec/pieces/_core_internal.h"],
 )
 
-setup(ext_modules=[core], cmdclass={"build_ext": OptionalBuildExt})
+scan = Extension(
+    "streamcodec.text._scan",
+    sources=["streamcodec/text/_scan.c"],
+    depends=[
+        "streamcodec/text/_scan_kind.h",
+        "streamcodec/text/_unicode_tables.h",
+        "streamcodec/pieces/_core.h",
+    ],
+)
+
+setup(ext_modules=[core, scan], cmdclass={"build_ext": OptionalBuildExt})

@@ -15,12 +15,17 @@ Single-thread figures are CPU time of this process; the threads section uses wal
   whole text.
 - **threads**: ``encode_ordinary_batch`` of 8 large texts with 2 threads against 1 (native).
 - **count** (``--count-mb``): ``count_tokens`` of a file of that size, native, one process.
+- **peers**: quicktok and bpe-openai, the fastest exact encoders, when installed (``pip install
+  -e '.[bench]'``): ``encode_ordinary`` of the same samples, each built once from its bundled
+  vocabulary, beside tiktoken and the native backend (warm); a peer whose ids differ from
+  tiktoken's shows ``differs``.
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
+import importlib.util
 import os
 import sys
 import tempfile
@@ -140,6 +145,44 @@ def threads(name: str, runs: int) -> None:
     )
 
 
+def installed_peers(name: str) -> dict[str, Callable[[str], list[int]]]:
+    """The installed peer encoders of the encoding ``name``: their ``encode_ordinary``."""
+    found: dict[str, Callable[[str], list[int]]] = {}
+    if importlib.util.find_spec("quicktok") is not None:
+        import quicktok
+
+        found["quicktok"] = quicktok.get_encoding(name).encode_ordinary
+    if importlib.util.find_spec("bpe_openai") is not None:
+        import bpe_openai
+
+        found["bpe-openai"] = bpe_openai.get_encoding(name).encode_ordinary
+    return found
+
+
+def peers(name: str, runs: int) -> None:
+    """The peers' table of one encoding (warm: every encoder built once)."""
+    theirs, others = twin(name), installed_peers(name)
+    if not others:
+        print(f"\n{name}: no peer installed (pip install -e '.[bench]')")
+        return
+    others = {"streamcodec native": fresh(name, "native").encode_ordinary, **others}
+    print(f"\n{name}: peers, MB/s and ratio to tiktoken (CPU time, least of {runs}, warm)")
+    print(f"| input | MB | tiktoken | {' | '.join(others)} |")
+    print("|---|---:|---:|" + "---:|" * len(others))
+    for label, text in samples().items():
+        size = len(text.encode("utf-8")) / 1e6
+        expected = theirs.encode_ordinary(text)
+        base = least(runs, functools.partial(theirs.encode_ordinary, text))
+        cells = []
+        for encode in others.values():
+            if encode(text) != expected:
+                cells.append("differs")
+                continue
+            took = least(runs, functools.partial(encode, text))
+            cells.append(f"{size / took:.1f} ({base / took:.2f}x)")
+        print(f"| {label} | {size:.2f} | {size / base:.1f} | {' | '.join(cells)} |")
+
+
 def count(name: str, megabytes: int, folder: Path) -> None:
     """count_tokens of a file of ``megabytes`` (the novel text repeated), native, one process."""
     path = folder / "big.txt"
@@ -161,7 +204,7 @@ def main() -> None:
     parser.add_argument("--encodings", default="cl100k_base,o200k_base")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--count-mb", type=int, default=0, help="also count a file this large")
-    parser.add_argument("--only", default="whole,streamed,threads", help="sections to run")
+    parser.add_argument("--only", default="whole,streamed,threads,peers", help="sections to run")
     args = parser.parse_args()
     if streamcodec.backend() != "native":
         raise SystemExit("the compiled core is not built: pip install -e . with a C compiler")
@@ -176,6 +219,8 @@ def main() -> None:
                 streamed(name, max(1, args.runs // 2), Path(folder))
             if "threads" in sections:
                 threads(name, args.runs)
+            if "peers" in sections:
+                peers(name, args.runs)
             if args.count_mb:
                 count(name, args.count_mb, Path(folder))
 

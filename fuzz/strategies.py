@@ -42,12 +42,15 @@ if TYPE_CHECKING:
     from streamcodec import Encoding
 
 __all__ = [
+    "CLASS_SAMPLES",
     "Case",
     "Vocab",
     "available_real_vocabs",
     "case",
+    "class_texts",
     "pieces",
     "real_vocab",
+    "scanner_cases",
     "texts",
     "train_words",
     "vocabs",
@@ -67,6 +70,13 @@ WHITESPACE = " \t\r\n\x0b\x0c\x85\u00a0\u1680\u2003\u2028\u2029\u3000"
 CONTRACTIONS = ("'s", "'t", "'re", "'ve", "'m", "'ll", "'d", "'S", "'LL", "'Re", "’s", "'")
 DIGITS = "0123456789٣٤٥௧௨१२"
 SURROGATES = ("\ud800", "\udfff", "\ud83d", "\ude00", "\ud83d\ude00")
+# A character of each class the named patterns tell apart (letters by case, astral ones too,
+# marks, digits, whitespace regex and re disagree on, ſ and the Kelvin sign that (?i:s) and
+# (?i:k) match, apostrophes, slash, ZWJ, lone surrogates): the native scanner's class boundaries.
+CLASS_SAMPLES = (
+    "aZǅʰ中\U00020000\U0001d400ſKK\u0301\u0903\u20dd1٣Ⅻ\U0001d7ce\U00010107"
+    " \t\r\n\x0b\x0c\x1c\x85\u00a0\u2028\u3000'’/!.😀\u200d\ufe0f\ud800\udfff_sStTlLvVeErRdDmM"
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -278,6 +288,31 @@ def _fragments(
     if surrogates:
         options.append(st.sampled_from(SURROGATES))
     return st.one_of(options)
+
+
+def class_texts() -> st.SearchStrategy[str]:
+    """Text for the pre-tokenizer's scanner: class samples, contractions, whitespace runs and
+    emoji sequences glued in any order (so a contraction may end the text)."""
+    fragment = st.one_of(
+        st.text(st.sampled_from(CLASS_SAMPLES), min_size=1, max_size=6),
+        st.sampled_from(CONTRACTIONS),
+        st.text(st.sampled_from(WHITESPACE), min_size=1, max_size=6),
+        st.text(st.sampled_from(DIGITS), min_size=1, max_size=7),
+        _emoji(),
+        st.text(max_size=4),
+    )
+    return st.lists(fragment, max_size=10).map("".join)
+
+
+def scanner_cases() -> st.SearchStrategy[Case]:
+    """Cases for the pre-tokenizer's scanner: :func:`class_texts` and cuts (the vocabulary is
+    unused: the scanner is checked on every named pattern)."""
+    return st.builds(
+        Case,
+        st.just(Vocab()),
+        texts=st.lists(class_texts(), max_size=8).map(tuple),
+        cuts=st.lists(st.integers(0, 64), max_size=8).map(tuple),
+    )
 
 
 def texts(

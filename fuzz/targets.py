@@ -583,4 +583,5 @@ def _check_word_bpe(case: Case) -> Tally:
 
 
 # The compiled core's targets register themselves in TARGETS (kept apart: this file is long).
-import fuzz.native_targets  # noqa: E402, F401
+import fuzz.native_targets  # noqa: E402
+import fuzz.scan_targets  # noqa: E402, F401

@@ -22,6 +22,8 @@ text repeats few of its words, cutting it straight into pieces is cheaper.
 
 When the compiled core is built (:mod:`streamcodec.pieces.native`), the pieces go to it instead,
 a whole text per call and without a cache: it merges a piece faster than Python looks one up.
+For the named patterns the native scanner (:mod:`streamcodec.text.native`) hands each piece to
+the core as soon as it is cut, in one pass with no list of piece strings in between.
 
 Keys are only stored when they are valid UTF-8: text with lone surrogates under
 ``errors="surrogateescape"`` skips the cache, so no cached answer depends on the mode.
@@ -29,12 +31,14 @@ Keys are only stored when they are valid UTF-8: text with lone surrogates under
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+from collections.abc import Callable, Mapping
 from itertools import accumulate, chain
 
 from streamcodec.pieces import ByteMode, PieceEncoder
 from streamcodec.pieces.cache import DEFAULT_CACHE_SIZE, IdCache, Ids
 from streamcodec.pieces.native import Backend, NativeOrdinary, resolve_backend
+from streamcodec.text.native import native_scanner
 from streamcodec.text.pretokenize import Pretokenizer
 from streamcodec.text.unicode import has_surrogates
 from streamcodec.vocab import BYTE_MODE_PATTERN
@@ -57,15 +61,21 @@ class OrdinaryEncoder:
         backend: str | None = None,
     ) -> None:
         self.pattern = pattern
-        self.pretokenizer = Pretokenizer(pattern)
+        chosen = resolve_backend(backend)
+        self.pretokenizer = Pretokenizer(pattern, native=chosen == "native")
         # No pre-tokenization: the text is one piece, merged between the cuts no token crosses.
         self.byte_mode = ByteMode(ranks) if pattern == BYTE_MODE_PATTERN else None
         self.encode_piece: PieceEncoder = self.byte_mode or PieceEncoder(ranks)
         self._ranks = ranks
         self._cache = IdCache(size=cache_size)
         self.requested_backend = backend  # what the caller asked for (pickled with the encoding)
-        native = resolve_backend(backend) == "native" and self.byte_mode is None
+        native = chosen == "native" and self.byte_mode is None
         self.native = NativeOrdinary.create(self.pretokenizer.pieces, ranks) if native else None
+        # The named patterns go through in one pass: each piece merged as soon as it is cut.
+        scanner = native_scanner(pattern) if self.native is not None else None
+        self._one_pass: Callable[..., list[int]] | None = None
+        if scanner is not None and self.native is not None:
+            self._one_pass = functools.partial(scanner.encode, core=self.native.core)
         self.backend: Backend = "python" if self.native is None else "native"
 
     def encode(
@@ -90,6 +100,8 @@ class OrdinaryEncoder:
         if self.byte_mode is not None and not whole_piece:
             data = text[start:end].encode("utf-8", errors)
             return self.byte_mode.encode(data, whole_piece=False) if data else []
+        if self._one_pass is not None:
+            return self._one_pass(text, start, end, errors=errors)
         if self.native is not None:
             return self.native.encode(text, start, end, errors)
         if errors != "strict" and has_surrogates(text, start, end):

@@ -81,3 +81,38 @@ def test_every_class_in_the_data_file_is_known() -> None:
     assert all(class_ranges(spelling) for spelling in CLASSES)
     with pytest.raises(ValueError, match="unknown Unicode class"):
         class_ranges(r"\p{Sm}")
+
+
+def _c_array(header: str, name: str) -> list[int]:
+    body = regex.search(rf"{name}\[[^=]*= \{{(.*?)\n\}};", header, regex.S)
+    assert body is not None, name
+    return [int(v) for v in regex.findall(r"\d+", body.group(1))]
+
+
+def test_the_c_table_classifies_every_code_point_as_the_data_file() -> None:
+    # What the native scanner's uc_class() reads, read back from the header's two arrays.
+    header = unicode_tables.HEADER_OUTPUT.read_text()
+    index, blocks = _c_array(header, "uc_block_index"), _c_array(header, "uc_blocks")
+    size = 1 << unicode_tables.BLOCK_BITS
+    flags = bytes(
+        blocks[index[code >> unicode_tables.BLOCK_BITS] * size + code % size]
+        for code in range(CODE_POINTS)
+    )
+    for bit, spellings in enumerate(unicode_tables.C_FLAGS.values()):
+        assert _runs(flags, 1 << bit) == list(class_ranges(*spellings)), spellings
+    folds = regex.findall(r"((?:case 0x[0-9a-f]+: )+)return '(\w)';", header)
+    for cases, letter in folds:
+        codes = [int(c, 16) for c in regex.findall(r"0x([0-9a-f]+)", cases)]
+        assert codes == [c for a, b in class_ranges(f"(?i:{letter})") for c in range(a, b + 1)]
+    assert len(folds) == len(unicode_tables.FOLDS)
+
+
+def _runs(flags: bytes, bit: int) -> list[tuple[int, int]]:
+    runs, start = [], None
+    for code, value in enumerate(flags):
+        if value & bit and start is None:
+            start = code
+        elif not value & bit and start is not None:
+            runs.append((start, code - 1))
+            start = None
+    return runs if start is None else [*runs, (start, CODE_POINTS - 1)]

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Memory safety of the compiled core: build it with AddressSanitizer and UBSan, then run the
-# native tests, the fuzz targets that reach it, and a campaign budget under the sanitizers.
+# Memory safety of the compiled core and the native scanner: build them with AddressSanitizer and
+# UBSan, then run the native tests, the fuzz targets that reach them, and a campaign budget under
+# the sanitizers.
 #
 #     tools/sanitize.sh            # 120 s of fuzzing (FUZZ_SECONDS=600 tools/sanitize.sh for more)
 #
@@ -23,7 +24,7 @@ cd "$work"
 CC=${CC:-gcc} CFLAGS="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined" \
     LDFLAGS="-fsanitize=address,undefined" \
     "$python" setup.py -q build_ext --inplace 2>&1 | grep -v Warning || true
-ls streamcodec/pieces/_core*.so >/dev/null  # the build must have happened
+ls streamcodec/pieces/_core*.so streamcodec/text/_scan*.so >/dev/null  # both must be built
 
 asan=$(${CC:-gcc} -print-file-name=libasan.so)
 ubsan=$(${CC:-gcc} -print-file-name=libubsan.so)
@@ -40,17 +41,19 @@ fi
 "$python" -c 'import streamcodec.pieces._core as c; print("sanitized core:", c.__file__)'
 # Resident memory is not checked here: ASan keeps freed memory in quarantine (it grows up to
 # 256 MB by design); benchmarks/native_memory.py checks it on a normal build.
-"$python" -m pytest -q -p no:cacheprovider tests/test_native.py \
-    tests/test_fuzz.py -k "native or backends or tiktoken or stream or reference or cache" \
+"$python" -m pytest -q -p no:cacheprovider tests/test_native.py tests/test_scan.py \
+    tests/test_scan_encode.py tests/test_fuzz.py \
+    -k "native or backends or tiktoken or stream or reference or cache or scan or pretokenize" \
     --deselect tests/test_native.py::test_memory_stays_flat_over_many_calls
 # Half the budget on the core's own targets, half on whole encodings through it.
 "$python" -m fuzz.campaign --seconds "$((seconds / 2))" --workers 1 --batch 10 --no-save \
-    --targets native_core,real_native_core
+    --targets native_core,real_native_core,scanner
 "$python" -m fuzz.campaign --seconds "$((seconds / 2))" --workers 1 --batch 10 --no-save \
     --targets backends,real_backends,real_tiktoken,real_stream
 # Coverage-guided inputs (atheris) into the core's entry points, if atheris is installed.
 if "$python" -c 'import atheris' 2>/dev/null; then
     "$python" -m fuzz.atheris_harness native_core -runs=2000 2>&1 | tail -1
     "$python" -m fuzz.atheris_harness backends -runs=1000 2>&1 | tail -1
+    "$python" -m fuzz.atheris_harness scanner -runs=2000 2>&1 | tail -1
 fi
 echo "sanitize: clean (AddressSanitizer + UBSan, ${seconds} s of fuzzing)"

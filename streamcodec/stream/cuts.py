@@ -29,6 +29,7 @@ from typing import Any, Protocol
 import regex
 
 from streamcodec.pieces import ByteMode
+from streamcodec.text.native import native_scanner
 from streamcodec.text.pretokenize import class_set
 from streamcodec.vocab import CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN
 
@@ -113,28 +114,36 @@ class Cuts(Protocol):
 
 
 class ProvenCuts:
-    """The named patterns: rules 1 to 6 (rule 6 not for GPT-2's pattern)."""
+    """The named patterns: rules 1 to 6 (rule 6 not for GPT-2's pattern). The native scanner
+    searches them when it is built (``NativeScanner.last_cut``, equal to ``SAFE_CUTS``)."""
 
     context = ""  # these patterns look neither behind nor at the start of the text
 
     def __init__(self, pattern: str) -> None:
-        self._cut = safe_cuts()[pattern]
-        self._last_cut = _last_safe_cut(pattern)
+        self._pattern = pattern
+        self._native = native_scanner(pattern)
 
     def settled(self, text: str, end: int) -> None:
         """Nothing to remember."""
 
     def find(self, held: list[str], size: int, text: str) -> int | None:
         """Only cuts before a character of ``text`` are new."""
-        match = self._last_cut.search(text, 1)
-        if match is not None:
-            return size + match.start()
+        cut = self._last(text, 1)
+        if cut is not None:
+            return size + cut
         # A cut just before text: the lookbehinds need up to three characters of held text
         # (fewer when the last held chunk is shorter: a missed cut only delays the ids).
         before = held[-1][-3:] if held else ""
-        if before and self._cut.match(before + text[0], len(before)):
+        if before and self._last(before + text[0], len(before)) is not None:
             return size
         return None
+
+    def _last(self, text: str, lo: int) -> int | None:
+        """The last safe cut before one of ``text[lo:]``, looking back into ``text[:lo]``."""
+        if self._native is not None:
+            return self._native.last_cut(text, lo, len(text))
+        match = _last_safe_cut(self._pattern).search(text, lo)
+        return None if match is None else match.start()
 
 
 class ByteModeCuts:

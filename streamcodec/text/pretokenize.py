@@ -21,6 +21,11 @@ characters (emoji...) are in no class the patterns name: a positive set never ma
 negated set always does, as the full set would. Text with an astral letter, digit, mark or space
 takes the full sets. Patterns not known here take ``regex`` (its Unicode version), as does
 Python before 3.11 (no possessive quantifiers in ``re``).
+
+**The native path** comes first when it is built: the named patterns are cut into pieces and
+words in C by :mod:`streamcodec.text.native`, with the same shipped tables, equal to ``regex``
+on every code point (astral ones included); the ``re`` path is the fallback
+(``STREAMCODEC_BACKEND=python``, no compiler).
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ import sys
 
 import regex
 
+from streamcodec.text.native import native_scanner
 from streamcodec.text.unicode_classes import class_ranges
 from streamcodec.vocab import CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN
 
@@ -71,9 +77,10 @@ BMP_END = 0xFFFF
 
 
 class Pretokenizer:
-    """Split text into the matches of a pattern (tiktoken's and GPT-2's pre-tokenization)."""
+    """Split text into the matches of a pattern (tiktoken's and GPT-2's pre-tokenization);
+    ``native=False`` keeps to the ``re``/``regex`` path even where the native scanner is built."""
 
-    def __init__(self, pattern: str) -> None:
+    def __init__(self, pattern: str, *, native: bool = True) -> None:
         try:
             self._regex = regex.compile(pattern)
         except regex.error as exc:
@@ -81,11 +88,15 @@ class Pretokenizer:
         self.pattern = pattern
         self._known = pattern in _TEMPLATES
         self._fast_known = self._known and sys.version_info >= (3, 11)
+        # The C scanner, for the named patterns (unless the pure path is asked for).
+        self._native = native_scanner(pattern) if native else None
 
     def pieces(self, text: str, start: int = 0, end: int | None = None) -> list[str]:
         """The pieces of ``text[start:end]``; the slice ends the text for ``$`` and lookaheads."""
         if end is None:
             end = len(text)
+        if self._native is not None:
+            return self._native.pieces(text, start, end)
         if self._fast_known:
             if text.isascii() or _bmp_sets_apply(text, start, end):
                 return fast_pattern(self.pattern).findall(text, start, end)
@@ -108,6 +119,8 @@ class Pretokenizer:
         """
         if not self._known:
             return None
+        if self._native is not None:
+            return self._native.words(text, start, len(text) if end is None else end)
         return _word_pattern().findall(text, start, len(text) if end is None else end)
 
 

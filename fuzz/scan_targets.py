@@ -1,0 +1,64 @@
+"""The native pre-tokenizer's differential target: scanner == ``regex``, one pass == two steps.
+
+Registered in :data:`fuzz.targets.TARGETS` (imported at its end) when the scanner is built (and
+``STREAMCODEC_BACKEND`` is not ``python``), so the suite, the campaign and the atheris harness
+run it like every other target.
+
+    python -m fuzz.campaign --seconds 60 --targets scanner
+"""
+
+from __future__ import annotations
+
+import functools
+
+import regex
+
+from fuzz.strategies import Case, scanner_cases
+from fuzz.targets import Tally, expect_equal, outcome, target, windows
+from streamcodec.pieces.native import backend
+from streamcodec.stream import SAFE_CUTS
+from streamcodec.text.native import native_scanner
+from streamcodec.vocab import GPT2_PATTERN
+
+__all__: list[str] = []
+
+
+@functools.cache
+def _core() -> object | None:
+    """cl100k_base's ranks in the compiled core, when it is built (any ranks do)."""
+    if backend() != "native":
+        return None
+    import streamcodec
+    from streamcodec.pieces._core import Core
+
+    return Core(streamcodec.get_encoding("cl100k_base").mergeable_ranks)
+
+
+def _check_scanner(case: Case) -> Tally:
+    """The native scanner == regex's findall on text[start:end] for each named pattern; its
+    safe cuts == the stream's SAFE_CUTS searched backward; its one pass to ids == the core's
+    encode_pieces of those pieces (errors included), when the core is built."""
+    core, checked = _core(), 0
+    for pattern, cut in SAFE_CUTS.items():
+        scanner, compiled = native_scanner(pattern), regex.compile(pattern)
+        assert scanner is not None
+        for text in case.texts:
+            for start, end in windows(text, case.cuts):
+                expected = compiled.findall(text, start, end)
+                got = scanner.pieces(text, start, end)
+                expect_equal(case, "text", text[start:end], got, expected)
+                safe = next((p for p in range(end - 1, start - 1, -1) if cut.match(text, p)), None)
+                found = scanner.last_cut(text, start, end)
+                expect_equal(case, "cuts in", text[start:end], found, safe)
+                checked += 1
+                if core is None:
+                    continue
+                for errors in ("strict", "surrogateescape"):
+                    one_pass = outcome(scanner.encode, text, start, end, core, errors)
+                    two_steps = outcome(core.encode_pieces, expected, errors=errors)  # type: ignore[attr-defined]
+                    expect_equal(case, "ids of", text[start:end], one_pass, two_steps)
+    return Tally(checked)
+
+
+if native_scanner(GPT2_PATTERN) is not None:
+    target("scanner", scanner_cases())(_check_scanner)

@@ -1,0 +1,275 @@
+/* The scanner for one PEP 393 string kind: included by _scan.c once per kind, with
+ *   CH         the code unit type (Py_UCS1, Py_UCS2 or Py_UCS4),
+ *   K(name)    the name with the kind's suffix.
+ *
+ * Each *_next(s, i, n) returns the end of the piece that starts at i in the text s[:n], i < n:
+ * the match `regex` finds at i with the pattern named in the function (streamcodec.vocab), n
+ * standing for the end of the text ($, lookaheads). Every pattern matches at every position and
+ * never matches the empty string, so the pieces of s[start:n] are start = e0 < e1 = next(e0) < ...
+ * How each alternative's backtracking reduces to the scans below is argued in docs/performance.md
+ * ("The native scanner"); tests/test_scan.py and the fuzz targets check it against regex.
+ */
+
+/* The end of the run of code points from i whose class has one of the `flags`. */
+static inline Py_ssize_t K(run)(const CH *s, Py_ssize_t i, Py_ssize_t n, unsigned flags) {
+    while (i < n && (uc_class(s[i]) & flags)) i++;
+    return i;
+}
+
+/* The end of the run from i of code points with none of the `flags`. */
+static inline Py_ssize_t K(run_not)(const CH *s, Py_ssize_t i, Py_ssize_t n, unsigned flags) {
+    while (i < n && !(uc_class(s[i]) & flags)) i++;
+    return i;
+}
+
+/* The whitespace alternatives at i, where s[i] is whitespace and the run ends at k:
+ *   gpt2    \s++$ | \s+(?!\S) | \s
+ *   cl100k  \s++$ | \s*[\r\n] | \s+(?!\S) | \s
+ *   o200k   \s*[\r\n]+ | \s+(?!\S) | \s+
+ * \s++$ takes the run when it ends the text; \s*[\r\n] and \s*[\r\n]+ give back to the last CR
+ * or LF of the run and end after it; \s+(?!\S) takes the run at the text's end, else gives back
+ * its last character (which a following \S would refuse), if that leaves one; \s and \s+ take
+ * the one character left. */
+static inline Py_ssize_t K(spaces)(const CH *s, Py_ssize_t i, Py_ssize_t n, int pattern) {
+    Py_ssize_t k = i, last_newline = -1;
+    while (k < n && (uc_class(s[k]) & UC_SPACE)) {
+        if (s[k] == '\r' || s[k] == '\n') last_newline = k;
+        k++;
+    }
+    if (k == n && pattern != PATTERN_O200K) return n;
+    if (pattern != PATTERN_GPT2 && last_newline >= 0) return last_newline + 1;
+    if (k == n) return n;
+    return k - 1 > i ? k - 1 : i + 1;
+}
+
+/* gpt2: '(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s */
+static Py_ssize_t K(gpt2_next)(const CH *s, Py_ssize_t i, Py_ssize_t n) {
+    Py_UCS4 c = s[i];
+    if (c == '\'' && i + 1 < n) {
+        Py_UCS4 a = s[i + 1];
+        if (a == 's' || a == 'd' || a == 'm' || a == 't') return i + 2;
+        if (i + 2 < n) {
+            Py_UCS4 b = s[i + 2];
+            if ((a == 'l' && b == 'l') || (a == 'v' && b == 'e') || (a == 'r' && b == 'e'))
+                return i + 3;
+        }
+    }
+    Py_ssize_t j = i;
+    if (c == ' ' && i + 1 < n && !(uc_class(s[i + 1]) & UC_SPACE)) j = i + 1;
+    unsigned f = uc_class(s[j]);
+    if (f & UC_LETTER) return K(run)(s, j + 1, n, UC_LETTER);
+    if (f & UC_NUMBER) return K(run)(s, j + 1, n, UC_NUMBER);
+    if (!(f & UC_SPACE)) return K(run_not)(s, j + 1, n, UC_LETTER | UC_NUMBER | UC_SPACE);
+    return K(spaces)(s, i, n, PATTERN_GPT2);
+}
+
+/* '(?i:[sdmt]|ll|ve|re) at i, where s[i] is an apostrophe: the end, or 0. */
+static inline Py_ssize_t K(cl100k_contraction)(const CH *s, Py_ssize_t i, Py_ssize_t n) {
+    if (i + 1 >= n) return 0;
+    char a = uc_fold(s[i + 1]);
+    if (a == 's' || a == 'd' || a == 'm' || a == 't') return i + 2;
+    if (i + 2 >= n) return 0;
+    char b = uc_fold(s[i + 2]);
+    if ((a == 'l' && b == 'l') || (a == 'v' && b == 'e') || (a == 'r' && b == 'e')) return i + 3;
+    return 0;
+}
+
+/* cl100k_base: '(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+
+ *              | ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s */
+static Py_ssize_t K(cl100k_next)(const CH *s, Py_ssize_t i, Py_ssize_t n) {
+    Py_UCS4 c = s[i];
+    unsigned f = uc_class(c);
+    if (c == '\'') {
+        Py_ssize_t e = K(cl100k_contraction)(s, i, n);
+        if (e) return e;
+    }
+    if (f & UC_LETTER) return K(run)(s, i + 1, n, UC_LETTER);
+    if (!(f & UC_NUMBER) && c != '\r' && c != '\n' && i + 1 < n &&
+        (uc_class(s[i + 1]) & UC_LETTER))
+        return K(run)(s, i + 2, n, UC_LETTER);
+    if (f & UC_NUMBER) {
+        Py_ssize_t k = i + 1;
+        while (k < n && k < i + 3 && (uc_class(s[k]) & UC_NUMBER)) k++;
+        return k;
+    }
+    Py_ssize_t j = i;
+    if (c == ' ' && i + 1 < n && !(uc_class(s[i + 1]) & (UC_SPACE | UC_LETTER | UC_NUMBER)))
+        j = i + 1;
+    if (!(uc_class(s[j]) & UC_SPACE)) {
+        Py_ssize_t k = K(run_not)(s, j + 1, n, UC_LETTER | UC_NUMBER | UC_SPACE);
+        while (k < n && (s[k] == '\r' || s[k] == '\n')) k++;
+        return k;
+    }
+    return K(spaces)(s, i, n, PATTERN_CL100K);
+}
+
+/* (?i:'s|'t|'re|'ve|'m|'ll|'d)? at e: the end (e when there is none). */
+static inline Py_ssize_t K(o200k_contraction)(const CH *s, Py_ssize_t e, Py_ssize_t n) {
+    if (e + 1 >= n || s[e] != '\'') return e;
+    char a = uc_fold(s[e + 1]);
+    if (a == 's' || a == 't' || a == 'm' || a == 'd') return e + 2;
+    if (e + 2 >= n) return e;
+    char b = uc_fold(s[e + 2]);
+    if ((a == 'r' && b == 'e') || (a == 'v' && b == 'e') || (a == 'l' && b == 'l')) return e + 3;
+    return e;
+}
+
+/* [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+ at j: the end of the W+ run, or -1.
+ * U* first takes its whole run [j, k); W+ then needs a W at k, or, giving back, at the last
+ * position of the run that is in both (Lm, Lo, M); W+ takes its whole run from there. */
+static inline Py_ssize_t K(o200k_lower)(const CH *s, Py_ssize_t j, Py_ssize_t n) {
+    Py_ssize_t k = j, m = -1;
+    unsigned g = 0;
+    while (k < n && ((g = uc_class(s[k])) & O200K_UPPER)) {
+        if (g & O200K_LOWER) m = k;
+        k++;
+    }
+    if (k < n && (g & O200K_LOWER)) m = k;
+    return m < 0 ? -1 : K(run)(s, m + 1, n, O200K_LOWER);
+}
+
+/* o200k_base, alternatives in order (P = [^\r\n\p{L}\p{N}], U = [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}],
+ * W = [\p{Ll}\p{Lm}\p{Lo}\p{M}], C = the contractions):
+ *   P?U*W+C? | P?U+W*C? | \p{N}{1,3} | ?[^\s\p{L}\p{N}]+[\r\n/]* | \s*[\r\n]+ | \s+(?!\S) | \s+
+ * P? is greedy: each of the first two alternatives is tried with P, then without. */
+static Py_ssize_t K(o200k_next)(const CH *s, Py_ssize_t i, Py_ssize_t n) {
+    Py_UCS4 c = s[i];
+    unsigned f = uc_class(c);
+    int prefix = !(f & (UC_LETTER | UC_NUMBER)) && c != '\r' && c != '\n';
+    Py_ssize_t e = -1;
+    if (prefix && i + 1 < n) e = K(o200k_lower)(s, i + 1, n);
+    if (e < 0 && (f & (O200K_UPPER | O200K_LOWER))) e = K(o200k_lower)(s, i, n);
+    if (e < 0 && prefix && i + 1 < n && (uc_class(s[i + 1]) & O200K_UPPER))
+        e = K(run)(s, K(run)(s, i + 2, n, O200K_UPPER), n, O200K_LOWER);
+    if (e < 0 && (f & O200K_UPPER))
+        e = K(run)(s, K(run)(s, i + 1, n, O200K_UPPER), n, O200K_LOWER);
+    if (e >= 0) return K(o200k_contraction)(s, e, n);
+    if (f & UC_NUMBER) {
+        Py_ssize_t k = i + 1;
+        while (k < n && k < i + 3 && (uc_class(s[k]) & UC_NUMBER)) k++;
+        return k;
+    }
+    Py_ssize_t j = i;
+    if (c == ' ' && i + 1 < n && !(uc_class(s[i + 1]) & (UC_SPACE | UC_LETTER | UC_NUMBER)))
+        j = i + 1;
+    if (!(uc_class(s[j]) & UC_SPACE)) {
+        Py_ssize_t k = K(run_not)(s, j + 1, n, UC_LETTER | UC_NUMBER | UC_SPACE);
+        while (k < n && (s[k] == '\r' || s[k] == '\n' || s[k] == '/')) k++;
+        return k;
+    }
+    return K(spaces)(s, i, n, PATTERN_O200K);
+}
+
+/* streamcodec.text.pretokenize.Pretokenizer.words: a word at i ends before the next space
+ * (U+0020) that follows a character other than whitespace. */
+static Py_ssize_t K(word_next)(const CH *s, Py_ssize_t i, Py_ssize_t n) {
+    for (Py_ssize_t j = i + 1; j < n; j++)
+        if (s[j] == ' ' && !(uc_class(s[j - 1]) & UC_SPACE)) return j;
+    return n;
+}
+
+/* The end of the piece (or, for CUT_WORDS, word) at i. */
+static inline Py_ssize_t K(next)(const CH *s, Py_ssize_t i, Py_ssize_t n, int pattern) {
+    return pattern == PATTERN_GPT2     ? K(gpt2_next)(s, i, n)
+           : pattern == PATTERN_CL100K ? K(cl100k_next)(s, i, n)
+           : pattern == PATTERN_O200K  ? K(o200k_next)(s, i, n)
+                                       : K(word_next)(s, i, n);
+}
+
+/* The ends of the pieces (or words) of s[start:n], appended to `out` (grown as needed); the
+ * count, or -1 when out of memory. No Python object is touched: callers may release the GIL. */
+static Py_ssize_t K(scan)(const CH *s, Py_ssize_t start, Py_ssize_t n, int pattern,
+                          Py_ssize_t **out, Py_ssize_t *cap) {
+    Py_ssize_t count = 0;
+    for (Py_ssize_t i = start; i < n;) {
+        Py_ssize_t e = K(next)(s, i, n, pattern);
+        if (count == *cap && grow(out, cap) < 0) return -1;
+        (*out)[count++] = e;
+        i = e;
+    }
+    return count;
+}
+
+/* s[i:e].encode("utf-8", "surrogateescape" if escape else "strict") into buf (4 bytes a code
+ * point free): its length, or -1 at a surrogate that mode refuses. */
+static inline Py_ssize_t K(utf8)(const CH *s, Py_ssize_t i, Py_ssize_t e, int escape,
+                                 uint8_t *buf) {
+    uint8_t *out = buf;
+    for (; i < e; i++) {
+        Py_UCS4 c = s[i];
+        if (c < 0x80) {
+            *out++ = (uint8_t)c;
+        } else if (c < 0x800) {
+            *out++ = (uint8_t)(0xc0 | c >> 6);
+            *out++ = (uint8_t)(0x80 | (c & 0x3f));
+        } else if (c >= 0xd800 && c <= 0xdfff) {
+            if (!escape || c < 0xdc80 || c > 0xdcff) return -1;
+            *out++ = (uint8_t)(c - 0xdc00);
+        } else if (c < 0x10000) {
+            *out++ = (uint8_t)(0xe0 | c >> 12);
+            *out++ = (uint8_t)(0x80 | (c >> 6 & 0x3f));
+            *out++ = (uint8_t)(0x80 | (c & 0x3f));
+        } else {
+            *out++ = (uint8_t)(0xf0 | c >> 18);
+            *out++ = (uint8_t)(0x80 | (c >> 12 & 0x3f));
+            *out++ = (uint8_t)(0x80 | (c >> 6 & 0x3f));
+            *out++ = (uint8_t)(0x80 | (c & 0x3f));
+        }
+    }
+    return out - buf;
+}
+
+/* The ids of the pieces of s[start:n], each piece's UTF-8 through the core's encode_piece as
+ * soon as it is cut, appended to `out`: SC_OK, SC_NOMEM, or ENCODE_REFUSED with *refused the
+ * start of the first piece whose str.encode raises. No Python object is touched. */
+static int K(encode)(const CH *s, Py_ssize_t start, Py_ssize_t n, int pattern, int escape,
+                     const sc_api *api, const sc_vocab *vocab, sc_ids *out, Py_ssize_t *refused) {
+    uint8_t *buf = NULL;
+    Py_ssize_t cap = 0;
+    int status = SC_OK;
+    for (Py_ssize_t i = start; i < n && status == SC_OK;) {
+        Py_ssize_t e = K(next)(s, i, n, pattern);
+        if (4 * (e - i) > cap) {
+            uint8_t *bigger = realloc(buf, (size_t)(cap = 4 * (e - i) + 256));
+            if (!bigger) {
+                status = SC_NOMEM;
+                break;
+            }
+            buf = bigger;
+        }
+        Py_ssize_t len = K(utf8)(s, i, e, escape, buf);
+        if (len < 0) {
+            *refused = i;
+            status = ENCODE_REFUSED;
+        } else {
+            status = api->encode_piece(vocab, buf, (size_t)len, out);
+        }
+        i = e;
+    }
+    free(buf);
+    return status;
+}
+
+/* The last p in [lo, hi) where a stream may cut before s[p] (the safe-cut rules of
+ * docs/streaming.md, rule 6 when `crlf`), looking back into s[:p]; -1 if none. */
+static Py_ssize_t K(last_cut)(const CH *s, Py_ssize_t lo, Py_ssize_t hi, int crlf) {
+    for (Py_ssize_t p = hi - 1; p >= lo && p >= 1; p--) {
+        Py_UCS4 x = s[p - 1], y = s[p];
+        unsigned fx = uc_class(x), fy = uc_class(y);
+        int y_newline = y == '\r' || y == '\n', x_newline = x == '\r' || x == '\n';
+        int y_surrogate = y >= 0xD800 && y <= 0xDFFF;
+        if (!(fx & UC_SPACE) && (fy & UC_SPACE) && !y_newline) return p; /* 1 */
+        if ((fx & (UC_LETTER | UC_NUMBER)) && y_newline) return p;      /* 2 */
+        if ((fx & UC_LETTER) && !(fy & (UC_LETTER | UC_MARK | UC_SPACE)) && y != '\'' &&
+            !y_surrogate)
+            return p; /* 3 */
+        if ((fx & UC_NUMBER) && !(fy & (UC_NUMBER | UC_SPACE)) && !y_surrogate) return p; /* 4 */
+        if (x_newline && !(fy & UC_SPACE) && y != '/') {
+            if (p >= 2 && !(uc_class(s[p - 2]) & UC_SPACE)) return p; /* 5 */
+            if (crlf && x == '\n' && p >= 3 && s[p - 2] == '\r' &&
+                !(uc_class(s[p - 3]) & UC_SPACE))
+                return p; /* 6 */
+        }
+    }
+    return -1;
+}

@@ -1,0 +1,83 @@
+"""The native scanner: the named patterns cut into pieces in C, exactly as ``regex`` cuts them.
+
+The compiled module ``streamcodec.text._scan`` (built by setup.py when a C compiler is there)
+knows the three named patterns of ``streamcodec.vocab.PATTERNS`` (gpt2/r50k/p50k, cl100k_base,
+o200k_base) and classifies characters with the Unicode 16.0 tables generated from the pinned
+``regex`` (``tools/unicode_tables.py``). :func:`native_scanner` returns ``None`` for any other
+pattern, when the module is not built, or when ``STREAMCODEC_BACKEND=python`` asks for pure
+Python; the callers then use ``regex`` (:mod:`streamcodec.text.pretokenize`).
+
+    >>> from streamcodec.vocab import CL100K_PATTERN
+    >>> scanner = native_scanner(CL100K_PATTERN)
+    >>> scanner is None or scanner.pieces("it's 42", 0, 7) == ["it", "'s", " ", "42"]
+    True
+
+Why the C code equals ``regex``, alternative by alternative, is in docs/performance.md.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import os
+from types import ModuleType
+
+from streamcodec.vocab import CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN
+
+__all__ = ["BACKEND_VARIABLE", "NativeScanner", "native_scanner"]
+
+BACKEND_VARIABLE = "STREAMCODEC_BACKEND"  # "python": never use compiled code
+# The scanner's number for each pattern (_scan.c's PATTERN_* constants).
+_NUMBERS = {GPT2_PATTERN: 0, CL100K_PATTERN: 1, O200K_PATTERN: 2}
+
+
+class NativeScanner:
+    """One named pattern's compiled scanner."""
+
+    def __init__(self, module: ModuleType, number: int) -> None:
+        self._scan = module
+        self.number = number
+
+    def pieces(self, text: str, start: int, end: int) -> list[str]:
+        """The pieces of ``text[start:end]``, the slice ending the text: equal to
+        ``regex.compile(pattern).findall(text, start, end)``."""
+        pieces: list[str] = self._scan.pieces(text, self.number, start, end)
+        return pieces
+
+    def words(self, text: str, start: int, end: int) -> list[str]:
+        """``text[start:end]`` cut before each space that follows a non-space character: equal
+        to ``Pretokenizer.words`` (its ``re`` path) for every named pattern."""
+        words: list[str] = self._scan.words(text, self.number, start, end)
+        return words
+
+    def encode(self, text: str, start: int, end: int, core: object, errors: str) -> list[int]:
+        """The ids of ``text[start:end]``, each piece merged by the compiled ``core``
+        (``streamcodec.pieces._core.Core``) as soon as it is cut, with no list of pieces in
+        between: equal to ``core.encode_pieces(self.pieces(text, start, end), errors=errors)``.
+        ``errors`` is "strict" or "surrogateescape", as for ``str.encode``."""
+        ids: list[int] = self._scan.encode(text, self.number, start, end, core, errors)
+        return ids
+
+    def last_cut(self, text: str, lo: int, hi: int) -> int | None:
+        """The last ``p`` in ``[lo, hi)`` where a stream may cut before ``text[p]``, looking back
+        into ``text[:p]``: the last match of ``streamcodec.stream.SAFE_CUTS[pattern]`` there
+        (searched with ``regex.REVERSE``), or ``None``."""
+        cut: int = self._scan.last_cut(text, self.number, lo, hi)
+        return cut if cut >= 0 else None
+
+
+def native_scanner(pattern: str) -> NativeScanner | None:
+    """The compiled scanner of a named ``pattern``, or ``None`` (see the module docstring)."""
+    number = _NUMBERS.get(pattern)
+    module = _module()
+    return None if number is None or module is None else NativeScanner(module, number)
+
+
+@functools.cache
+def _module() -> ModuleType | None:
+    if os.environ.get(BACKEND_VARIABLE, "").lower() == "python":
+        return None
+    try:
+        return importlib.import_module("streamcodec.text._scan")
+    except ImportError:  # not built: no C compiler at install time
+        return None
