@@ -19,11 +19,12 @@ stands for; :func:`input_positions` maps offsets in that text back to the caller
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from itertools import accumulate
 from operator import itemgetter, sub
 from typing import Literal
+
+from streamcodec.text.unicode import has_surrogates
 
 __all__ = ["OffsetCounter", "Unit", "input_positions", "starts_inside_character"]
 
@@ -42,7 +43,6 @@ class _CharCounts(dict[bytes, int]):
 
 
 _CHARS = _CharCounts()
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class OffsetCounter:
@@ -81,7 +81,7 @@ def input_positions(text: str) -> list[int] | None:
     >>> input_positions("a\\ud83d\\ude00b")
     [0, 1, 3, 4]
     """
-    if not _SURROGATE.search(text):
+    if not has_surrogates(text):
         return None
     positions: list[int] = []
     i = 0
