@@ -17,6 +17,7 @@ import multiprocessing
 import os
 import signal
 import sys
+import threading
 from array import array
 from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO, TypeGuard
@@ -124,7 +125,8 @@ def _run(
     start = next(points)
     name = os.fspath(path)
     in_flight: collections.deque[tuple[int, Any]] = collections.deque()
-    with multiprocessing.Pool(jobs, _init_worker, (encoding,)) as pool:
+    pool = multiprocessing.Pool(jobs, _init_worker, (encoding,))
+    try:
         for end in points:
             task: Task = (name, start, end, policy)
             in_flight.append((end - start, pool.apply_async(work, (task,))))
@@ -133,6 +135,34 @@ def _run(
                 yield _result(in_flight, progress)
         while in_flight:
             yield _result(in_flight, progress)
+    finally:
+        _end_pool(pool)
+
+
+def _end_pool(pool: Any) -> None:
+    """Terminate ``pool``; a stop signal arriving meanwhile is raised again once it is done.
+
+    A signal handler that raises in the middle of ``terminate`` leaves the pool's threads
+    waiting for each other, and the process hangs at exit.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        pool.terminate()
+        pool.join()
+        return
+    caught: list[int] = []
+    previous = {signum: signal.signal(signum, _record(caught)) for signum in _STOP_SIGNALS}
+    try:
+        pool.terminate()
+        pool.join()
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    if caught:
+        signal.raise_signal(caught[0])
+
+
+def _record(caught: list[int]) -> Callable[[int, Any], None]:
+    return lambda signum, frame: caught.append(signum)
 
 
 def _result(in_flight: collections.deque[tuple[int, Any]], progress: Any) -> Any:
@@ -143,6 +173,7 @@ def _result(in_flight: collections.deque[tuple[int, Any]], progress: Any) -> Any
     return result
 
 
+_STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
 _worker_encoding: Encodes | None = None
 
 
