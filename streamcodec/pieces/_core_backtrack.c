@@ -12,11 +12,30 @@
 
 /* ------------------------------------------------------------------ rank-order facts */
 
-/* Scratch of one backtracking call: two tokens' bytes, and the merge state over them. */
+/* Scratch of one backtracking call: two tokens' bytes, and the merge state over them, for
+ * tokens of up to `cap` bytes. It grows with the candidates met (room(), below), not with the
+ * vocabulary's longest token. `status` is SC_NOMEM once growing failed. */
 typedef struct {
     uint8_t *bytes;
     merge_scratch merge;
+    size_t cap;
+    int status;
 } work;
+
+/* Make room in `w` for two tokens of `len` bytes each (a pair's bytes, or their merge). */
+static int room(work *w, size_t len) {
+    if (len <= w->cap) return SC_OK;
+    size_t cap = len > 2 * w->cap ? len : 2 * w->cap;
+    uint8_t *bytes = realloc(w->bytes, 2 * cap + 1);
+    if (bytes) w->bytes = bytes;
+    sc__scratch_free(&w->merge);
+    if (!bytes || sc__scratch_init(&w->merge, 2 * cap + 1) != SC_OK) {
+        w->merge.starts = w->merge.stack_starts; /* nothing on the heap to free */
+        return w->status = SC_NOMEM;
+    }
+    w->cap = cap;
+    return SC_OK;
+}
 
 /* The facts are written by whichever thread needs them first (the tables are shared and the
  * GIL is not held): the split is stored, then its bit is set with release order, and a reader
@@ -192,8 +211,10 @@ static uint32_t longest_prefix(const sc_vocab *v, const uint8_t *p, size_t n, si
 /* The longest reachable token that p[0:n] starts with and that is shorter than `below` bytes,
  * or NONE: TokenTrie.candidates filtered by reachability, one at a time. */
 static uint32_t candidate(const sc_vocab *v, const uint8_t *p, size_t n, size_t below, work *w) {
-    for (uint32_t t; (t = longest_prefix(v, p, n, below)) != NONE; below = token_len(v, t))
+    for (uint32_t t; (t = longest_prefix(v, p, n, below)) != NONE; below = token_len(v, t)) {
+        if (room(w, token_len(v, t)) != SC_OK) return NONE;
         if (is_reachable(v, t, w)) return t;
+    }
     if (below > 1 && n >= 1) {
         int64_t t = sc_lookup(v, p, 1);
         if (t >= 0 && is_reachable(v, (uint32_t)t, w)) return (uint32_t)t;
@@ -204,13 +225,10 @@ static uint32_t candidate(const sc_vocab *v, const uint8_t *p, size_t n, size_t 
 int sc_backtrack_piece(const sc_vocab *v, const uint8_t *p, size_t n, sc_ids *out) {
     size_t base = out->len; /* the tokens taken so far are out->ids[base:] */
     uint8_t *dead = calloc(n / 8 + 1, 1);
-    size_t scratch = 2 * v->longest + 1;
-    work w = {malloc(scratch), {.starts = NULL}};
+    work w = {NULL, {.starts = NULL}, 0, SC_OK};
+    w.merge.starts = w.merge.stack_starts; /* nothing on the heap yet */
     int status = SC_NOMEM;
-    if (!dead || !w.bytes || sc__scratch_init(&w.merge, scratch) != SC_OK) {
-        w.merge.starts = w.merge.stack_starts; /* nothing on the heap to free */
-        goto done;
-    }
+    if (!dead || room(&w, 64) != SC_OK) goto done;
     size_t pos = 0;
     uint32_t token = candidate(v, p, n, SIZE_MAX, &w);
     while (pos < n) {
@@ -223,6 +241,7 @@ int sc_backtrack_piece(const sc_vocab *v, const uint8_t *p, size_t n, sc_ids *ou
             token = candidate(v, p + pos, n - pos, token_len(v, token), &w);
         }
         if (token == NONE) {
+            if (w.status != SC_OK) goto done;
             /* Every candidate failed: no encoding has a boundary here. Step back. */
             dead[pos >> 3] |= (uint8_t)(1u << (pos & 7));
             if (out->len == base) goto done; /* unreachable with all single bytes as tokens */
