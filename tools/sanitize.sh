@@ -42,7 +42,7 @@ fi
 # Resident memory is not checked here: ASan keeps freed memory in quarantine (it grows up to
 # 256 MB by design); benchmarks/native_memory.py checks it on a normal build.
 "$python" -m pytest -q -p no:cacheprovider tests/test_native.py tests/test_scan.py \
-    tests/test_scan_encode.py tests/test_fuzz.py \
+    tests/test_scan_encode.py tests/test_fuzz.py tests/test_hostile_vocab.py \
     -k "native or backends or tiktoken or stream or reference or cache or scan or pretokenize" \
     --deselect tests/test_native.py::test_memory_stays_flat_over_many_calls
 # Half the budget on the core's own targets, half on whole encodings through it.

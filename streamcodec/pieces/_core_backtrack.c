@@ -145,14 +145,10 @@ static int sorts_before(const sc_vocab *v, uint32_t a, uint32_t b) {
     return c < 0 || (c == 0 && la < lb);
 }
 
-int sc__index_prefixes(sc_vocab *v) {
-    size_t count = 0;
-    for (uint32_t t = 0; t < v->n; t++)
-        if (token_len(v, t) >= 2) v->prefix_order[count++] = t;
-    uint32_t *tmp = malloc((count ? count : 1) * sizeof *tmp);
-    if (!tmp) return SC_NOMEM;
-    /* A bottom-up merge sort: qsort has no portable way to pass the vocabulary. */
-    uint32_t *src = v->prefix_order, *dst = tmp;
+/* Sort a[0:count] by token bytes with tmp[0:count] as room: a bottom-up merge sort (qsort has
+ * no portable way to pass the vocabulary). */
+static void sort_tokens(const sc_vocab *v, uint32_t *a, uint32_t *tmp, size_t count) {
+    uint32_t *src = a, *dst = tmp;
     for (size_t width = 1; width < count; width *= 2) {
         for (size_t lo = 0; lo < count; lo += 2 * width) {
             size_t mid = lo + width < count ? lo + width : count;
@@ -165,14 +161,30 @@ int sc__index_prefixes(sc_vocab *v) {
         src = dst;
         dst = swap;
     }
-    if (src != v->prefix_order) memcpy(v->prefix_order, src, count * sizeof *src);
+    if (src != a) memcpy(a, src, count * sizeof *a);
+}
+
+static inline uint32_t start_of(const sc_vocab *v, uint32_t t) {
+    const uint8_t *p = v->data + v->off[t];
+    return (uint32_t)p[0] << 8 | p[1];
+}
+
+int sc__index_prefixes(sc_vocab *v) {
+    uint32_t *tmp = malloc((v->n ? v->n : 1) * sizeof *tmp), *from = v->prefix_from;
+    if (!tmp) return SC_NOMEM;
+    /* Bucket by the first two bytes (a counting sort: from[k + 1] counts, then ends, then starts
+     * bucket k), then sort each bucket. */
+    for (uint32_t t = 0; t < v->n; t++)
+        if (token_len(v, t) >= 2) from[start_of(v, t) + 1]++;
+    for (size_t k = 1; k <= 65536; k++) from[k] += from[k - 1];
+    size_t count = from[65536];
+    for (uint32_t t = 0; t < v->n; t++)
+        if (token_len(v, t) >= 2) v->prefix_order[--from[start_of(v, t) + 1]] = t;
+    memmove(from, from + 1, 65536 * sizeof *from);
+    from[65536] = (uint32_t)count;
+    for (size_t k = 0; k < 65536; k++)
+        sort_tokens(v, v->prefix_order + from[k], tmp, from[k + 1] - from[k]);
     free(tmp);
-    for (size_t i = 0; i < count; i++) {
-        const uint8_t *p = v->data + v->off[v->prefix_order[i]];
-        v->prefix_from[((uint32_t)p[0] << 8 | p[1]) + 1] = (uint32_t)i + 1;
-    }
-    for (size_t k = 1; k <= 65536; k++) /* starts with no token begin where the last ended */
-        if (v->prefix_from[k] < v->prefix_from[k - 1]) v->prefix_from[k] = v->prefix_from[k - 1];
     return SC_OK;
 }
 
