@@ -8,6 +8,9 @@ against ``regex`` with the *other* spelling, on the texts of tests/test_scan.py.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 import regex
 from hypothesis import given, settings
@@ -139,7 +142,8 @@ def _encoding(pattern: str) -> Encoding:
 
 PROSE = (
     "It's 2024; we'll see. DON'T SHOUT ſ'S 12345678 ½ Ⅻ naïve café\r\n\r\n  Indented\tcode()\n"
-    "    return x/y // 3\n\u00a0\u3000中文字符 日本語のテキスト 한국어 😀\u200d😀 'quoted' ’curly’\n\n  "
+    "    return x/y // 3\n\u00a0\u3000中文字符 日本語のテキスト 한국어 😀\u200d😀 "
+    "'quoted' ’curly’\n\n  "
 )
 
 
@@ -164,3 +168,28 @@ def test_an_unknown_pattern_says_so() -> None:
     enc = _encoding(r"\S+|\s+")
     assert enc.native_pattern is None
     assert _encoding(LLAMA3).native_pattern == "llama3"
+
+
+@pytest.mark.parametrize("pattern", [LLAMA3, QWEN2, TEKKEN], ids=["llama3", "qwen2", "tekken"])
+def test_a_tokenizer_json_with_a_known_pattern_runs_natively_as_hugging_face_does(
+    pattern: str, tmp_path: Path
+) -> None:
+    """The Split of a tokenizer.json (as the models write it: Isolated, then ByteLevel without
+    its regex) reads back as the pattern itself, cut natively; Hugging Face gives the same ids
+    (cl100k_base's ranks: the models' own files are not available offline)."""
+    tokenizers = pytest.importorskip("tokenizers")
+    from streamcodec.formats import read_huggingface
+    from streamcodec.formats.huggingface import huggingface_json
+    from streamcodec.vocab import Vocabulary
+
+    ranks = _encoding(pattern).mergeable_ranks
+    doc = huggingface_json(Vocabulary(ranks, {}, pattern))
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    vocabulary = read_huggingface(path, allow_unreachable=True)
+    assert native_name(str(vocabulary.pat_str)) == native_name(pattern)
+    enc = Encoding("hf", pat_str=str(vocabulary.pat_str), mergeable_ranks=ranks, special_tokens={})
+    assert enc.native_pattern == native_name(pattern)
+    hugging_face = tokenizers.Tokenizer.from_str(json.dumps(doc))
+    for line in PROSE.splitlines(keepends=True):
+        assert hugging_face.encode(line).ids == enc.encode_ordinary(line), line
