@@ -55,6 +55,8 @@ NOT_NATIVE = [
         "(?i:'s|'t|'re|'ve|'m|'ll|'d)", "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])"
     ),
     LLAMA3.replace(r"\p{L}+", r"\p{L}+?"),  # lazy
+    LLAMA3.replace(r"\s*[\r\n]+", r"\s*+[\r\n]+"),  # possessive: never gives the newline back
+    O200K_PATTERN.replace(r"\p{M}]*", r"\p{M}]*+"),  # U*+ keeps what W+ needs
     LLAMA3.replace(r"|\s+", ""),  # a lone space before a letter matches nothing: dropped
     LLAMA3.replace(r"\p{N}{1,3}", r"\p{N}{1,2}"),  # no scanner for that shape
     r"\w+|\s+",

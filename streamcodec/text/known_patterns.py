@@ -161,23 +161,39 @@ _TOKEN = re.compile(
     r"\\p\{\w+\}|\\.|\[\^?\]?(?:\\.|[^\]])*\]|\((?:\?[:!=]|\?i:)?|\)|(?:[*+?]|\{\d+(?:,\d*)?\})[+?]?|.",
     re.DOTALL,
 )
+# (quantified item, next item) pairs of the grammar with no character in common, normalized.
+_DISJOINT = frozenset(
+    {
+        (r"[^\n\p{L}\p{N}\r]", r"\p{L}"),
+        (r"[^\p{L}\p{N}\s]", r"[\n\r]"),
+        (r"[^\p{L}\p{N}\s]", r"[/\n\r]"),
+    }
+)
 _CLASS_ITEM = re.compile(r"\\p\{\w+\}|\\.|.", re.DOTALL)
 
 
 def _normal(alternative: str) -> str | None:
-    """``alternative`` with possessive quantifiers made greedy and each class's items sorted;
-    ``None`` for a lazy quantifier (not in the grammar)."""
-    out = []
+    """``alternative`` with each class's items sorted and its possessive quantifiers made greedy
+    where that cannot change a match: at the end, before ``$``, or before an item of a class
+    disjoint from the quantified one (:data:`_DISJOINT`). ``None`` for any other possessive
+    quantifier and for a lazy one (not in the grammar)."""
+    out: list[str] = []
+    possessive: list[int] = []  # positions in out of the quantifiers that were possessive
     for token in _TOKEN.findall(alternative):
         if token[0] in "*+?{" and len(token) > 1 and token[-1] in "+?" and token[-2] != "{":
             if token[-1] == "?":
                 return None  # lazy
-            token = token[:-1]  # possessive: see docs/patterns.md for why it is the same here
+            token = token[:-1]
+            possessive.append(len(out))
         elif token.startswith("[") and len(token) > 2:
             negated = token.startswith("[^")
             items = sorted(_CLASS_ITEM.findall(token[2 if negated else 1 : -1]))
             token = "[" + ("^" if negated else "") + "".join(items) + "]"
         out.append(token)
+    for k in possessive:
+        after = out[k + 1] if k + 1 < len(out) else "$"
+        if after != "$" and (out[k - 1], after) not in _DISJOINT:
+            return None  # giving back could matter: a different pattern
     return "".join(out)
 
 
