@@ -20,12 +20,20 @@ import streamcodec
 from fuzz.strategies import CLASS_SAMPLES, class_texts
 from streamcodec import Encoding
 from streamcodec.text import native
-from streamcodec.text.known_patterns import KNOWN_PATTERNS, NATIVE_SHAPES, native_name, shape_of
+from streamcodec.text.known_patterns import (
+    DIGITS_GPT2_PATTERN,
+    KNOWN_PATTERNS,
+    NATIVE_SHAPES,
+    native_name,
+    shape_of,
+)
 from streamcodec.vocab import CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN
 
 LLAMA3 = next(k.pattern for k in KNOWN_PATTERNS if k.name == "llama3")
 QWEN2 = next(k.pattern for k in KNOWN_PATTERNS if k.name == "qwen2")
 TEKKEN = next(k.pattern for k in KNOWN_PATTERNS if k.name == "tekken")
+NEW = [LLAMA3, QWEN2, TEKKEN, DIGITS_GPT2_PATTERN]
+NEW_IDS = ["llama3", "qwen2", "tekken", "digits_gpt2"]
 
 # Other spellings of the same meaning, each with the shape it must get.
 SPELLINGS = {
@@ -47,6 +55,8 @@ SPELLINGS = {
     # a class's items in another order
     LLAMA3.replace(r"[^\r\n\p{L}\p{N}]", r"[^\n\r\p{N}\p{L}]"): "llama3",
     TEKKEN.replace(r"[\r\n/]*", r"[/\n\r]*"): "tekken",
+    DIGITS_GPT2_PATTERN.replace(r"'s|'t|'re|'ve|'m|'ll|'d", "'(?:[sdmt]|ll|ve|re)"): "digits_gpt2",
+    DIGITS_GPT2_PATTERN.replace(r"(?![^\s\p{N}])|\s+", r"(?![^\p{N}\s])|\s"): "digits_gpt2",
 }
 # Patterns that look alike but mean something else (or are outside the grammar): not native.
 NOT_NATIVE = [
@@ -55,7 +65,11 @@ NOT_NATIVE = [
         "(?i:'s|'t|'re|'ve|'m|'ll|'d)", "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])"
     ),
     LLAMA3.replace(r"\p{L}+", r"\p{L}+?"),  # lazy
-    LLAMA3.replace(r"\s*[\r\n]+", r"\s*+[\r\n]+"),  # possessive: never gives the newline back
+    LLAMA3.replace(r"\s*[\r\n]+", r"\s*+[\r\n]+"),
+    DIGITS_GPT2_PATTERN.replace(r"(?![^\s\p{N}])", r"(?!\S)"),  # \p{N} first, but (?!\S) after
+    DIGITS_GPT2_PATTERN.replace(
+        "\\p{N}|", "", 1
+    ),  # the lookahead, but no digit alone first  # possessive: never gives the newline back
     O200K_PATTERN.replace(r"\p{M}]*", r"\p{M}]*+"),  # U*+ keeps what W+ needs
     LLAMA3.replace(r"|\s+", ""),  # a lone space before a letter matches nothing: dropped
     LLAMA3.replace(r"\p{N}{1,3}", r"\p{N}{1,2}"),  # no scanner for that shape
@@ -82,6 +96,7 @@ def test_every_known_pattern_is_native() -> None:
     assert names["o200k_harmony"] == "o200k_base"
     assert names["cl100k_base without possessives"] == "cl100k_base"
     assert {name for name, _ in NATIVE_SHAPES.values()} >= {"llama3", "qwen2", "tekken"}
+    assert names["digits_gpt2"] == "digits_gpt2"
 
 
 @pytest.mark.parametrize("pattern", list(SPELLINGS), ids=range(len(SPELLINGS)))
@@ -115,7 +130,7 @@ def test_pieces_equal_regex_for_every_spelling(text: str, data: st.DataObject) -
         assert _pieces(pattern, text, start, end) == expected, (pattern, text)
 
 
-@pytest.mark.parametrize("pattern", [LLAMA3, QWEN2, TEKKEN], ids=["llama3", "qwen2", "tekken"])
+@pytest.mark.parametrize("pattern", NEW, ids=NEW_IDS)
 def test_every_triple_of_class_samples(pattern: str) -> None:
     samples = sorted(set(CLASS_SAMPLES))
     compiled = regex.compile(pattern)
@@ -124,7 +139,7 @@ def test_every_triple_of_class_samples(pattern: str) -> None:
     assert not differing, differing[:5]
 
 
-@pytest.mark.parametrize("pattern", [LLAMA3, QWEN2, TEKKEN], ids=["llama3", "qwen2", "tekken"])
+@pytest.mark.parametrize("pattern", NEW, ids=NEW_IDS)
 def test_code_points_in_context(pattern: str) -> None:
     # Every code point alone (between newlines) and between letters of both cases, digits, a
     # space and a newline: a wrong class changes the pieces.
@@ -149,7 +164,7 @@ PROSE = (
 )
 
 
-@pytest.mark.parametrize("pattern", [LLAMA3, QWEN2, TEKKEN], ids=["llama3", "qwen2", "tekken"])
+@pytest.mark.parametrize("pattern", NEW, ids=NEW_IDS)
 def test_ids_equal_tiktoken_and_the_stream_equals_the_whole(pattern: str) -> None:
     import tiktoken
 
@@ -172,7 +187,7 @@ def test_an_unknown_pattern_says_so() -> None:
     assert _encoding(LLAMA3).native_pattern == "llama3"
 
 
-@pytest.mark.parametrize("pattern", [LLAMA3, QWEN2, TEKKEN], ids=["llama3", "qwen2", "tekken"])
+@pytest.mark.parametrize("pattern", NEW, ids=NEW_IDS)
 def test_a_tokenizer_json_with_a_known_pattern_runs_natively_as_hugging_face_does(
     pattern: str, tmp_path: Path
 ) -> None:
@@ -192,6 +207,54 @@ def test_a_tokenizer_json_with_a_known_pattern_runs_natively_as_hugging_face_doe
     assert native_name(str(vocabulary.pat_str)) == native_name(pattern)
     enc = Encoding("hf", pat_str=str(vocabulary.pat_str), mergeable_ranks=ranks, special_tokens={})
     assert enc.native_pattern == native_name(pattern)
+    hugging_face = tokenizers.Tokenizer.from_str(json.dumps(doc))
+    for line in PROSE.splitlines(keepends=True):
+        assert hugging_face.encode(line).ids == enc.encode_ordinary(line), line
+
+
+def test_digits_then_byte_level_is_one_pattern() -> None:
+    """Hugging Face's Digits(individual_digits) then ByteLevel(use_regex) cuts as the one
+    pattern DIGITS_GPT2_PATTERN (on text whose classes Oniguruma and regex agree on)."""
+    pre_tokenizers = pytest.importorskip("tokenizers.pre_tokenizers")
+    sequence = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Digits(individual_digits=True),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True),
+        ]
+    )
+    samples = ["a", "Z", "1", "٣", "'", "s", "t", "\t", "\r\n", "!", ".", "/", "_", "中", " ", "  "]
+    texts = [PROSE, *(a + b + c for a in samples for b in samples for c in samples)]
+    for text in texts:
+        theirs = [text[a:b] for _, (a, b) in sequence.pre_tokenize_str(text)]
+        assert _pieces(DIGITS_GPT2_PATTERN, text) == theirs, text
+
+
+def test_a_tokenizer_json_with_digits_then_byte_level(tmp_path: Path) -> None:
+    tokenizers = pytest.importorskip("tokenizers")
+    from streamcodec.formats import read_huggingface
+    from streamcodec.formats.huggingface import huggingface_json
+    from streamcodec.vocab import Vocabulary
+
+    ranks = _encoding(GPT2_PATTERN).mergeable_ranks
+    doc = huggingface_json(Vocabulary(ranks, {}, GPT2_PATTERN))
+    doc["pre_tokenizer"] = {
+        "type": "Sequence",
+        "pretokenizers": [
+            {"type": "Digits", "individual_digits": True},
+            {
+                "type": "ByteLevel",
+                "add_prefix_space": False,
+                "trim_offsets": True,
+                "use_regex": True,
+            },
+        ],
+    }
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    vocabulary = read_huggingface(path, allow_unreachable=True)
+    assert vocabulary.pat_str == DIGITS_GPT2_PATTERN
+    enc = Encoding("hf", pat_str=DIGITS_GPT2_PATTERN, mergeable_ranks=ranks, special_tokens={})
+    assert enc.native_pattern == "digits_gpt2"
     hugging_face = tokenizers.Tokenizer.from_str(json.dumps(doc))
     for line in PROSE.splitlines(keepends=True):
         assert hugging_face.encode(line).ids == enc.encode_ordinary(line), line

@@ -36,9 +36,11 @@ static inline Py_ssize_t K(spaces)(const CH *s, Py_ssize_t i, Py_ssize_t n, cons
         if (s[k] == '\r' || s[k] == '\n') last_newline = k;
         k++;
     }
-    if (k == n && (p->dollar || !p->newline)) return n;
+    /* With a digit barrier, a digit after the run ends the text as (?![^\s\p{N}]) sees it. */
+    int end = k == n || (p->barrier && (uc_class(s[k]) & UC_NUMBER));
+    if (end && (p->dollar || !p->newline)) return k;
     if (p->newline && last_newline >= 0) return last_newline + 1;
-    if (k == n) return n;
+    if (end) return k;
     return k - 1 > i ? k - 1 : i + 1;
 }
 
@@ -113,11 +115,13 @@ static inline Py_ssize_t K(punctuation)(const CH *s, Py_ssize_t j, Py_ssize_t n,
  *   contraction | letters | numbers | ' ?[^\s\p{L}\p{N}]+' trail | whitespace
  * Always inlined by K(next) with a constant shape, so each pattern gets its own straight code.
  * SC_LETTERS_SPACE (GPT-2): ' ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+': a space goes with what
- * follows it unless that is whitespace. */
+ * follows it unless that is whitespace (or, with a digit barrier, a digit: the end of its part
+ * of the text). */
 static inline __attribute__((always_inline)) Py_ssize_t
 K(shape_next)(const CH *s, Py_ssize_t i, Py_ssize_t n, const sc_pattern *p) {
     Py_UCS4 c = s[i];
     unsigned f = uc_class(c);
+    if (p->barrier && (f & UC_NUMBER)) return i + 1;
     if (c == '\'' && (p->contraction == SC_CONTRACTION_CASED ||
                       p->contraction == SC_CONTRACTION_FOLDED)) {
         Py_ssize_t e = K(contraction)(s, i, n, p->contraction == SC_CONTRACTION_FOLDED);
@@ -125,7 +129,8 @@ K(shape_next)(const CH *s, Py_ssize_t i, Py_ssize_t n, const sc_pattern *p) {
     }
     Py_ssize_t j = i;
     if (p->letters == SC_LETTERS_SPACE) {
-        if (c == ' ' && i + 1 < n && !(uc_class(s[i + 1]) & UC_SPACE)) f = uc_class(s[j = i + 1]);
+        unsigned after = p->barrier ? UC_SPACE | UC_NUMBER : UC_SPACE;
+        if (c == ' ' && i + 1 < n && !(uc_class(s[i + 1]) & after)) f = uc_class(s[j = i + 1]);
         if (f & UC_LETTER) return K(run)(s, j + 1, n, UC_LETTER);
         if (f & UC_NUMBER) return K(run)(s, j + 1, n, UC_NUMBER);
         if (!(f & UC_SPACE)) return K(punctuation)(s, j, n, p->trail);
@@ -167,6 +172,7 @@ static inline Py_ssize_t K(next)(const CH *s, Py_ssize_t i, Py_ssize_t n, int pa
         SHAPE_CASE(PATTERN_LLAMA3)
         SHAPE_CASE(PATTERN_QWEN2)
         SHAPE_CASE(PATTERN_TEKKEN)
+        SHAPE_CASE(PATTERN_DIGITS_GPT2)
     default: return K(word_next)(s, i, n);
     }
 }

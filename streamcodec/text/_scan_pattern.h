@@ -25,6 +25,8 @@ typedef struct {
     unsigned char trail;       /* SC_TRAIL_* */
     unsigned char newline;     /* \s*[\r\n]+ (or its twin \s*[\r\n]) before \s+(?!\S) */
     unsigned char dollar;      /* \s++$ before that newline alternative */
+    unsigned char barrier;     /* \p{N} first, and \s+(?![^\s\p{N}]): a digit alone, and the end
+                                  of the text for the rest (HF's Digits, then the pattern) */
 } sc_pattern;
 
 /* The pattern numbers (K(next)'s `pattern`); CUT_WORDS cuts Pretokenizer.words instead. */
@@ -36,17 +38,21 @@ enum {
     PATTERN_LLAMA3 = 4, /* Llama 3, cl100k_base's earlier spelling */
     PATTERN_QWEN2 = 5,  /* Qwen 2/2.5/3 */
     PATTERN_TEKKEN = 6, /* Mistral Tekken */
-    PATTERN_COUNT = 7
+    PATTERN_DIGITS_GPT2 = 7, /* StarCoder 2, SmolLM: Digits(individual_digits), then GPT-2's */
+    PATTERN_COUNT = 8
 };
 
 static const sc_pattern SC_PATTERNS[PATTERN_COUNT] = {
-    [PATTERN_GPT2] = {SC_CONTRACTION_CASED, SC_LETTERS_SPACE, 0, SC_TRAIL_NONE, 0, 0},
-    [PATTERN_CL100K] = {SC_CONTRACTION_FOLDED, SC_LETTERS_PREFIX, 3, SC_TRAIL_NEWLINES, 1, 1},
-    [PATTERN_O200K] = {SC_CONTRACTION_SUFFIX, SC_LETTERS_CASES, 3, SC_TRAIL_NEWLINES_SLASH, 1, 0},
-    [CUT_WORDS] = {0, 0, 0, 0, 0, 0},
-    [PATTERN_LLAMA3] = {SC_CONTRACTION_FOLDED, SC_LETTERS_PREFIX, 3, SC_TRAIL_NEWLINES, 1, 0},
-    [PATTERN_QWEN2] = {SC_CONTRACTION_FOLDED, SC_LETTERS_PREFIX, 1, SC_TRAIL_NEWLINES, 1, 0},
-    [PATTERN_TEKKEN] = {SC_CONTRACTION_NONE, SC_LETTERS_CASES, 1, SC_TRAIL_NEWLINES_SLASH, 1, 0},
+    [PATTERN_GPT2] = {SC_CONTRACTION_CASED, SC_LETTERS_SPACE, 0, SC_TRAIL_NONE, 0, 0, 0},
+    [PATTERN_CL100K] = {SC_CONTRACTION_FOLDED, SC_LETTERS_PREFIX, 3, SC_TRAIL_NEWLINES, 1, 1, 0},
+    [PATTERN_O200K] = {SC_CONTRACTION_SUFFIX, SC_LETTERS_CASES, 3, SC_TRAIL_NEWLINES_SLASH, 1, 0,
+                       0},
+    [CUT_WORDS] = {0, 0, 0, 0, 0, 0, 0},
+    [PATTERN_LLAMA3] = {SC_CONTRACTION_FOLDED, SC_LETTERS_PREFIX, 3, SC_TRAIL_NEWLINES, 1, 0, 0},
+    [PATTERN_QWEN2] = {SC_CONTRACTION_FOLDED, SC_LETTERS_PREFIX, 1, SC_TRAIL_NEWLINES, 1, 0, 0},
+    [PATTERN_TEKKEN] = {SC_CONTRACTION_NONE, SC_LETTERS_CASES, 1, SC_TRAIL_NEWLINES_SLASH, 1, 0,
+                        0},
+    [PATTERN_DIGITS_GPT2] = {SC_CONTRACTION_CASED, SC_LETTERS_SPACE, 1, SC_TRAIL_NONE, 0, 0, 1},
 };
 
 #endif

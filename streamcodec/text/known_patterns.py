@@ -28,6 +28,7 @@ import re
 from typing import TypeVar
 
 __all__ = [
+    "DIGITS_GPT2_PATTERN",
     "KNOWN_PATTERNS",
     "NATIVE_SHAPES",
     "KnownPattern",
@@ -48,6 +49,7 @@ class Shape:
     trail: str  # after " ?[^\s\p{L}\p{N}]+": "", "\r\n" ([\r\n]*) or "\r\n/" ([\r\n/]*)
     newline: bool  # \s*[\r\n]+ (or \s*[\r\n]) before \s+(?!\S)
     dollar: bool  # \s++$ before that newline alternative
+    barrier: bool = False  # \p{N} first, (?![^\s\p{N}]) for (?!\S): Hugging Face's Digits first
 
 
 #: The shapes the native scanner cuts: name and number (``_scan_pattern.h``'s PATTERN_*).
@@ -58,6 +60,7 @@ NATIVE_SHAPES: dict[Shape, tuple[str, int]] = {
     Shape("folded", "prefix", 3, "\r\n", True, False): ("llama3", 4),
     Shape("folded", "prefix", 1, "\r\n", True, False): ("qwen2", 5),
     Shape("none", "cases", 1, "\r\n/", True, False): ("tekken", 6),
+    Shape("cased", "space", 1, "", False, False, barrier=True): ("digits_gpt2", 7),
 }
 
 
@@ -82,6 +85,12 @@ _O200K_LETTERS = (
     rf"|[^\r\n\p{{L}}\p{{N}}]?{_O200K_UPPER}+{_O200K_LOWER}*SUFFIX"
 )
 _HF_BYTE_LEVEL = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
+#: Hugging Face's ``Digits(individual_digits=True)`` then ``ByteLevel(use_regex=True)`` as one
+#: pattern: each digit alone, and GPT-2's pattern on the text between digits, where a digit is
+#: the end of the text: `` ?\p{N}+`` never matches there, and ``(?!\S)`` holds before a digit.
+DIGITS_GPT2_PATTERN = (
+    r"\p{N}|'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?[^\s\p{L}\p{N}]+|\s+(?![^\s\p{N}])|\s+"
+)
 
 #: The patterns found in public sources (the sources are quoted, not copied: each string is the
 #: pattern itself). ``streamcodec.vocab`` holds tiktoken's own three.
@@ -124,6 +133,14 @@ KNOWN_PATTERNS: tuple[KnownPattern, ...] = (
         "whisper/tokenizer.py (pat_str)",
     ),
     KnownPattern(
+        "digits_gpt2",
+        "StarCoder 2, SmolLM (tokenizer.json: Digits(individual_digits), then ByteLevel)",
+        DIGITS_GPT2_PATTERN,
+        "the pre_tokenizer Sequence of bigcode/starcoder2's and HuggingFaceTB/SmolLM's "
+        "tokenizer.json, as ggml-org/llama.cpp src/llama-vocab.cpp spells it (STARCODER, SMOLLM: "
+        "'\\p{N}' then GPT-2's)",
+    ),
+    KnownPattern(
         "o200k_harmony",
         "gpt-oss (o200k_harmony: o200k_base's pattern, more special tokens)",
         _O200K_LETTERS.replace("SUFFIX", r"(?i:'s|'t|'re|'ve|'m|'ll|'d)?")
@@ -152,6 +169,7 @@ _CONTRACTION_SPELLINGS = {
 _LETTERS = {r" ?\p{L}+": "space", r"[^\r\n\p{L}\p{N}]?\p{L}+": "prefix"}
 _DIGITS = {r" ?\p{N}+": 0, r"\p{N}{1,3}": 3, r"\p{N}": 1, r"\p{N}{1}": 1, r"\p{N}{1,1}": 1}
 _PUNCTUATION = r" ?[^\s\p{L}\p{N}]+"
+_BARRIER_LOOKAHEAD = r"\s+(?![^\p{N}\s])"  # normalized
 _TRAILS = {"": "", r"[\r\n]*": "\r\n", r"[\r\n/]*": "\r\n/"}
 _NEWLINES = (r"\s*[\r\n]", r"\s*[\r\n]+")
 
@@ -238,6 +256,10 @@ def shape_of(pattern: str) -> Shape | None:
     if len(rest) < len(normalized):
         return None
     contractions, letter_runs, digit_runs, trails, punctuation = _tables()
+    barrier = rest[0] == r"\p{N}" and _BARRIER_LOOKAHEAD in rest  # a digit alone, then the rest
+    rest = rest[barrier:]
+    if not rest:
+        return None
     contraction = contractions.get(rest[0])
     if contraction is not None:
         rest = rest[1:]
@@ -256,17 +278,18 @@ def shape_of(pattern: str) -> Shape | None:
                 break
         else:
             return None
-    digits = digit_runs.get(rest[0]) if rest else None
-    if digits is None or len(rest) < 2 or not rest[1].startswith(punctuation):
+    digits = 1 if barrier else digit_runs.get(rest[0]) if rest else None
+    rest = rest[not barrier :]
+    if digits is None or not rest or not rest[0].startswith(punctuation):
         return None
-    trail = trails.get(rest[1][len(punctuation) :])
+    trail = trails.get(rest[0][len(punctuation) :])
     if trail is None:
         return None
-    return _whitespace(contraction or "none", letters, digits, trail, rest[2:])
+    return _whitespace(contraction or "none", letters, digits, trail, rest[1:], barrier)
 
 
 def _whitespace(
-    contraction: str, letters: str, digits: int, trail: str, rest: list[str]
+    contraction: str, letters: str, digits: int, trail: str, rest: list[str], barrier: bool
 ) -> Shape | None:
     r"""The shape, once the whitespace alternatives ``rest`` are known to be of the grammar:
     [\s+$] [\s*[\r\n] or \s*[\r\n]+] \s+(?!\S) (\s or \s+)."""
@@ -274,10 +297,11 @@ def _whitespace(
     rest = rest[dollar:]
     newline = bool(rest) and rest[0] in {_normal(spelling) for spelling in _NEWLINES}
     rest = rest[newline:]
-    if rest not in ([r"\s+(?!\S)", r"\s"], [r"\s+(?!\S)", r"\s+"]):
+    lookahead = _BARRIER_LOOKAHEAD if barrier else r"\s+(?!\S)"
+    if rest not in ([lookahead, r"\s"], [lookahead, r"\s+"]):
         return None
     # Without a newline alternative, \s+$ takes what \s+(?!\S) takes at the end anyway.
-    return Shape(contraction, letters, digits, trail, newline, dollar and newline)
+    return Shape(contraction, letters, digits, trail, newline, dollar and newline, barrier)
 
 
 def native_number(pattern: str) -> int | None:
