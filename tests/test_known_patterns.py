@@ -258,3 +258,38 @@ def test_a_tokenizer_json_with_digits_then_byte_level(tmp_path: Path) -> None:
     hugging_face = tokenizers.Tokenizer.from_str(json.dumps(doc))
     for line in PROSE.splitlines(keepends=True):
         assert hugging_face.encode(line).ids == enc.encode_ordinary(line), line
+
+
+# Latin-1 text is a 1-byte str, scanned with the SWAR fast paths (_scan_ascii.h): runs of every
+# length across 8-byte words, ended by each kind of character, ASCII or not.
+LATIN1 = "aZq0 9\t\n\r\x0b\x1c\x85\xa0'!/_@[`{:\x1féÀªµ¹¼\x7f\x80\xc0\xdasStTdDlLvVeErRmM"
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    runs=st.lists(
+        st.tuples(st.sampled_from("aZz0 AQ9.'"), st.integers(0, 19), st.sampled_from(LATIN1[:27])),
+        max_size=12,
+    )
+)
+def test_latin1_runs_equal_regex(runs: list[tuple[str, int, str]]) -> None:
+    text = "".join(char * length + end for char, length, end in runs)
+    assert max(text, default="a") <= "\xff"  # a 1-byte str: the SWAR paths
+    for pattern in DISTINCT:
+        assert _pieces(pattern, text) == regex.compile(pattern).findall(text), (pattern, text)
+
+
+def test_latin1_words_of_every_length_and_end() -> None:
+    for pattern in DISTINCT:
+        compiled = regex.compile(pattern)
+        for length in range(0, 20):
+            for run in (
+                "abcdefghij" * 2,
+                "ABCDEFGHIJ" * 2,
+                "0123456789" * 2,
+                " " * 20,
+                "aBcDe" * 4,
+            ):
+                for end in LATIN1:
+                    text = f"x{run[:length]}{end}{run[:length]}"
+                    assert _pieces(pattern, text) == compiled.findall(text), (pattern, text)

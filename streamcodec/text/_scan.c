@@ -24,6 +24,7 @@
 #include "../pieces/_core.h"
 #include "_scan_pattern.h"
 #include "_unicode_tables.h"
+#include "_scan_ascii.h"
 
 #define UC_LETTER (UC_UPPER | UC_LOWER | UC_OTHER_LETTER)
 /* o200k_base's case classes: [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}] and [\p{Ll}\p{Lm}\p{Lo}\p{M}]. */

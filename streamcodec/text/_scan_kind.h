@@ -10,8 +10,10 @@
  * ("The native scanner"); tests/test_scan.py and the fuzz targets check it against regex.
  */
 
-/* The end of the run of code points from i whose class has one of the `flags`. */
+/* The end of the run of code points from i whose class has one of the `flags` (1-byte strings
+ * skip whole ASCII words of the run first: _scan_ascii.h). */
 static inline Py_ssize_t K(run)(const CH *s, Py_ssize_t i, Py_ssize_t n, unsigned flags) {
+    if (sizeof(CH) == 1) i = ascii_run((const uint8_t *)s, i, n, flags);
     while (i < n && (uc_class(s[i]) & flags)) i++;
     return i;
 }
@@ -32,6 +34,7 @@ static inline Py_ssize_t K(run_not)(const CH *s, Py_ssize_t i, Py_ssize_t n, uns
  * the one character left. */
 static inline Py_ssize_t K(spaces)(const CH *s, Py_ssize_t i, Py_ssize_t n, const sc_pattern *p) {
     Py_ssize_t k = i, last_newline = -1;
+    if (sizeof(CH) == 1) k = ascii_run((const uint8_t *)s, i, n, UC_SPACE); /* spaces: no CR/LF */
     while (k < n && (uc_class(s[k]) & UC_SPACE)) {
         if (s[k] == '\r' || s[k] == '\n') last_newline = k;
         k++;
