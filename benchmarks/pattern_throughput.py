@@ -1,9 +1,9 @@
 """Encoding speed with each known pattern: streamcodec against tiktoken with the same ranks.
 
-    python benchmarks/pattern_throughput.py [--runs 3]
+    python benchmarks/pattern_throughput.py [--runs 3] [--repeat 4]
 
 For each pattern of :mod:`streamcodec.text.known_patterns` (and tiktoken's own three) and each
-sample of ``fuzz/corpus.py`` (prose, code, multilingual), it prints the CPU time of
+sample of ``fuzz/corpus.py`` (prose, code, multilingual; ``--repeat`` times over), it prints the CPU time of
 ``encode_ordinary`` (one thread, a fresh ``Encoding`` per pattern, median of ``--runs``) of:
 
 - streamcodec, the pattern cut by the native scanner;
@@ -65,8 +65,9 @@ def main() -> None:
         os.environ["STREAMCODEC_DATA_DIR"] = str(shared)
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=4, help="each sample this many times")
     args = parser.parse_args()
-    texts = samples()
+    texts = {corpus: text * args.repeat for corpus, text in samples().items()}
     print(f"CPU seconds, median of {args.runs} runs; x = tiktoken's time / streamcodec's")
     print(
         "| pattern (scanner) | ranks | corpus | MB | native | regex path | tiktoken | native x "
