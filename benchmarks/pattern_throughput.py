@@ -3,8 +3,9 @@
     python benchmarks/pattern_throughput.py [--runs 3] [--repeat 4]
 
 For each pattern of :mod:`streamcodec.text.known_patterns` (and tiktoken's own three) and each
-sample of ``fuzz/corpus.py`` (prose, code, multilingual; ``--repeat`` times over), it prints the CPU time of
-``encode_ordinary`` (one thread, a fresh ``Encoding`` per pattern, median of ``--runs``) of:
+sample of ``fuzz/corpus.py`` (prose, code, multilingual; each ``--repeat`` times over), it prints
+the CPU time of ``encode_ordinary`` (one thread, a fresh ``Encoding`` per pattern, median of
+``--runs``) of:
 
 - streamcodec, the pattern cut by the native scanner;
 - streamcodec before it knew the pattern: the same pattern with a never-matching alternative
