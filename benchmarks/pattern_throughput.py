@@ -24,30 +24,19 @@ from __future__ import annotations
 import argparse
 import functools
 import os
-import statistics
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import tiktoken
+from scan_throughput import cpu_seconds
 
 import streamcodec
 from fuzz.corpus import samples
 from streamcodec.text.known_patterns import KNOWN_PATTERNS, native_name, shape_of
 from streamcodec.vocab import CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN
-
-
-def cpu_seconds(run: Callable[[], object], runs: int) -> float:
-    """Median CPU time of ``runs`` calls."""
-    times = []
-    for _ in range(runs):
-        start = time.process_time()
-        run()
-        times.append(time.process_time() - start)
-    return statistics.median(times)
 
 
 def patterns() -> dict[str, str]:
