@@ -21,6 +21,7 @@ from fuzz.strategies import CLASS_SAMPLES, class_texts
 from streamcodec import Encoding
 from streamcodec.text import native
 from streamcodec.text.known_patterns import (
+    DEEPSEEK_V3_PATTERN,
     DIGITS_GPT2_PATTERN,
     KNOWN_PATTERNS,
     NATIVE_SHAPES,
@@ -32,8 +33,8 @@ from streamcodec.vocab import CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN
 LLAMA3 = next(k.pattern for k in KNOWN_PATTERNS if k.name == "llama3")
 QWEN2 = next(k.pattern for k in KNOWN_PATTERNS if k.name == "qwen2")
 TEKKEN = next(k.pattern for k in KNOWN_PATTERNS if k.name == "tekken")
-NEW = [LLAMA3, QWEN2, TEKKEN, DIGITS_GPT2_PATTERN]
-NEW_IDS = ["llama3", "qwen2", "tekken", "digits_gpt2"]
+NEW = [LLAMA3, QWEN2, TEKKEN, DIGITS_GPT2_PATTERN, DEEPSEEK_V3_PATTERN]
+NEW_IDS = ["llama3", "qwen2", "tekken", "digits_gpt2", "deepseek_v3"]
 
 # Other spellings of the same meaning, each with the shape it must get.
 SPELLINGS = {

@@ -39,8 +39,10 @@ static inline Py_ssize_t K(spaces)(const CH *s, Py_ssize_t i, Py_ssize_t n, cons
         if (s[k] == '\r' || s[k] == '\n') last_newline = k;
         k++;
     }
-    /* With a digit barrier, a digit after the run ends the text as (?![^\s\p{N}]) sees it. */
-    int end = k == n || (p->barrier && (uc_class(s[k]) & UC_NUMBER));
+    /* With a barrier, a digit (or CJK character) after the run ends the text, as
+     * (?![^\s\p{N}]) sees it. */
+    int end = k == n || (p->barrier && ((uc_class(s[k]) & UC_NUMBER) ||
+                                        (p->barrier == SC_BARRIER_DIGITS_CJK && sc_cjk(s[k]))));
     if (end && (p->dollar || !p->newline)) return k;
     if (p->newline && last_newline >= 0) return last_newline + 1;
     if (end) return k;
@@ -124,7 +126,7 @@ static inline __attribute__((always_inline)) Py_ssize_t
 K(shape_next)(const CH *s, Py_ssize_t i, Py_ssize_t n, const sc_pattern *p) {
     Py_UCS4 c = s[i];
     unsigned f = uc_class(c);
-    if (p->barrier && (f & UC_NUMBER)) return i + 1;
+    if (p->barrier && (f & UC_NUMBER)) return i + 1; /* SC_LETTERS_SPACE only: HF's Digits */
     if (c == '\'' && (p->contraction == SC_CONTRACTION_CASED ||
                       p->contraction == SC_CONTRACTION_FOLDED)) {
         Py_ssize_t e = K(contraction)(s, i, n, p->contraction == SC_CONTRACTION_FOLDED);
@@ -162,6 +164,8 @@ static Py_ssize_t K(word_next)(const CH *s, Py_ssize_t i, Py_ssize_t n) {
     return n;
 }
 
+#include "_scan_deepseek.h"
+
 #define SHAPE_CASE(number)                                                                       \
     case number: return K(shape_next)(s, i, n, &SC_PATTERNS[number]);
 
@@ -176,6 +180,7 @@ static inline Py_ssize_t K(next)(const CH *s, Py_ssize_t i, Py_ssize_t n, int pa
         SHAPE_CASE(PATTERN_QWEN2)
         SHAPE_CASE(PATTERN_TEKKEN)
         SHAPE_CASE(PATTERN_DIGITS_GPT2)
+    case PATTERN_DEEPSEEK_V3: return K(deepseek_next)(s, i, n);
     default: return K(word_next)(s, i, n);
     }
 }

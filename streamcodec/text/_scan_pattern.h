@@ -9,6 +9,8 @@
 #ifndef STREAMCODEC_SCAN_PATTERN_H
 #define STREAMCODEC_SCAN_PATTERN_H
 
+#include <stdint.h>
+
 /* The contraction alternative: none; '(?:[sdmt]|ll|ve|re) (CASED); '(?i:[sdmt]|ll|ve|re)
  * (FOLDED); or (?i:'s|'t|'re|'ve|'m|'ll|'d)? after each letter alternative (SUFFIX, o200k). */
 enum { SC_CONTRACTION_NONE, SC_CONTRACTION_CASED, SC_CONTRACTION_FOLDED, SC_CONTRACTION_SUFFIX };
@@ -25,9 +27,17 @@ typedef struct {
     unsigned char trail;       /* SC_TRAIL_* */
     unsigned char newline;     /* \s*[\r\n]+ (or its twin \s*[\r\n]) before \s+(?!\S) */
     unsigned char dollar;      /* \s++$ before that newline alternative */
-    unsigned char barrier;     /* \p{N} first, and \s+(?![^\s\p{N}]): a digit alone, and the end
-                                  of the text for the rest (HF's Digits, then the pattern) */
+    unsigned char barrier;     /* SC_BARRIER_*: where the whitespace alternatives see an end */
 } sc_pattern;
+
+/* What ends a text for \s+(?!\S) besides the end: nothing; a digit (HF's Digits first:
+ * \p{N} alone, then \s+(?![^\s\p{N}])); a digit or a CJK character (DeepSeek V3). */
+enum { SC_BARRIER_NONE, SC_BARRIER_DIGITS, SC_BARRIER_DIGITS_CJK };
+
+/* DeepSeek V3's CJK ranges [一-龥぀-ゟ゠-ヿ]: U+4E00..U+9FA5 and U+3040..U+30FF. */
+static inline int sc_cjk(uint32_t c) {
+    return (c >= 0x4E00 && c <= 0x9FA5) || (c >= 0x3040 && c <= 0x30FF);
+}
 
 /* The pattern numbers (K(next)'s `pattern`); CUT_WORDS cuts Pretokenizer.words instead. */
 enum {
@@ -39,7 +49,9 @@ enum {
     PATTERN_QWEN2 = 5,  /* Qwen 2/2.5/3 */
     PATTERN_TEKKEN = 6, /* Mistral Tekken */
     PATTERN_DIGITS_GPT2 = 7, /* StarCoder 2, SmolLM: Digits(individual_digits), then GPT-2's */
-    PATTERN_COUNT = 8
+    PATTERN_DEEPSEEK_V3 = 8, /* DeepSeek V3/R1's three Splits as one pattern: no shape, its own
+                                scanner (_scan_deepseek.h) */
+    PATTERN_COUNT = 9
 };
 
 static const sc_pattern SC_PATTERNS[PATTERN_COUNT] = {
@@ -52,7 +64,10 @@ static const sc_pattern SC_PATTERNS[PATTERN_COUNT] = {
     [PATTERN_QWEN2] = {SC_CONTRACTION_FOLDED, SC_LETTERS_PREFIX, 1, SC_TRAIL_NEWLINES, 1, 0, 0},
     [PATTERN_TEKKEN] = {SC_CONTRACTION_NONE, SC_LETTERS_CASES, 1, SC_TRAIL_NEWLINES_SLASH, 1, 0,
                         0},
-    [PATTERN_DIGITS_GPT2] = {SC_CONTRACTION_CASED, SC_LETTERS_SPACE, 1, SC_TRAIL_NONE, 0, 0, 1},
+    [PATTERN_DIGITS_GPT2] = {SC_CONTRACTION_CASED, SC_LETTERS_SPACE, 1, SC_TRAIL_NONE, 0, 0,
+                             SC_BARRIER_DIGITS},
+    /* Its whitespace alternatives only: \s*[\r\n]+ | \s+(?![^\s\p{N}CJK]) | \s+ */
+    [PATTERN_DEEPSEEK_V3] = {0, 0, 0, 0, 1, 0, SC_BARRIER_DIGITS_CJK},
 };
 
 #endif

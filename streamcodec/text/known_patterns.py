@@ -28,6 +28,8 @@ import re
 from typing import TypeVar
 
 __all__ = [
+    "CJK",
+    "DEEPSEEK_V3_PATTERN",
     "DIGITS_GPT2_PATTERN",
     "KNOWN_PATTERNS",
     "NATIVE_SHAPES",
@@ -92,6 +94,33 @@ DIGITS_GPT2_PATTERN = (
     r"\p{N}|'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?[^\s\p{L}\p{N}]+|\s+(?![^\s\p{N}])|\s+"
 )
 
+#: DeepSeek V3's CJK ranges (U+4E00..U+9FA5, U+3040..U+30FF).
+CJK = "一-龥぀-ゟ゠-ヿ"
+# A character that ends the third step's texts: a digit or a CJK character.
+_BARRIER = rf"[\p{{N}}{CJK}]"
+# The third pattern inside those texts: no class crosses a barrier, whose place is an end.
+_THIRD = (
+    r"""[!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+"""
+    rf"|(?:(?!{_BARRIER})[^\r\n\p{{L}}\p{{P}}\p{{S}}])?(?:(?!{_BARRIER})[\p{{L}}\p{{M}}])+"
+    rf"| ?(?:(?!{_BARRIER})[\p{{P}}\p{{S}}])+[\r\n]*"
+    rf"|\s*[\r\n]+|\s+(?![^\s\p{{N}}{CJK}])|\s+"
+)
+# The third pattern inside a run of CJK characters (the second step's matches are cut by the
+# third step too): letters and marks, or punctuation and symbols; no space, digit or ASCII.
+_IN_CJK = (
+    rf"(?:(?=[{CJK}])[^\r\n\p{{L}}\p{{P}}\p{{S}}])?(?:(?=[{CJK}])[\p{{L}}\p{{M}}])+"
+    rf"|(?:(?=[{CJK}])[\p{{P}}\p{{S}}])+"
+)
+#: DeepSeek V3's Sequence as one pattern: digits in threes; inside CJK runs, the third pattern's
+#: pieces and the runs where it does not match; elsewhere the same, none crossing a digit or a
+#: CJK character (Hugging Face keeps each run where a pattern does not match as a piece).
+DEEPSEEK_V3_PATTERN = (
+    rf"\p{{N}}{{1,3}}|{_IN_CJK}|(?:(?!{_IN_CJK})[{CJK}])+"
+    rf"|{_THIRD}|(?:(?!(?:{_THIRD})|{_BARRIER})[\s\S])+"
+)
+#: (streamcodec.formats.hf_sequences reads it from the tokenizer.json's three Splits; the native
+#: scanner knows it by this exact string, _scan_deepseek.h.)
+
 #: The patterns found in public sources (the sources are quoted, not copied: each string is the
 #: pattern itself). ``streamcodec.vocab`` holds tiktoken's own three.
 KNOWN_PATTERNS: tuple[KnownPattern, ...] = (
@@ -141,6 +170,14 @@ KNOWN_PATTERNS: tuple[KnownPattern, ...] = (
         "'\\p{N}' then GPT-2's)",
     ),
     KnownPattern(
+        "deepseek_v3",
+        "DeepSeek V3, R1 (tokenizer.json: three Splits in a Sequence, read as one pattern)",
+        DEEPSEEK_V3_PATTERN,
+        "the Splits of deepseek-ai/DeepSeek-V3's tokenizer.json as ggml-org/llama.cpp "
+        "src/llama-vocab.cpp spells them (DEEPSEEK3_LLM); joined by "
+        "streamcodec.formats.hf_sequences",
+    ),
+    KnownPattern(
         "o200k_harmony",
         "gpt-oss (o200k_harmony: o200k_base's pattern, more special tokens)",
         _O200K_LETTERS.replace("SUFFIX", r"(?i:'s|'t|'re|'ve|'m|'ll|'d)?")
@@ -157,6 +194,7 @@ KNOWN_PATTERNS: tuple[KnownPattern, ...] = (
 )
 
 _T = TypeVar("_T")
+
 
 # The alternatives of the grammar, written plainly and normalized as patterns are (_normal).
 _CONTRACTIONS = frozenset(("'s", "'t", "'re", "'ve", "'m", "'ll", "'d"))
@@ -318,5 +356,7 @@ def native_name(pattern: str) -> str | None:
 
 @functools.lru_cache(maxsize=64)
 def _native(pattern: str) -> tuple[str, int] | None:
+    if pattern == DEEPSEEK_V3_PATTERN:
+        return "deepseek_v3", 8
     shape = shape_of(pattern)
     return None if shape is None else NATIVE_SHAPES.get(shape)
