@@ -5,7 +5,10 @@ tiktoken first did (no possessive quantifiers, ``\s*[\r\n]+``), Hugging Face wri
 contractions as seven alternatives, Qwen cuts digits one by one. :func:`shape_of` parses a
 pattern of that small grammar into a :class:`Shape`, the same for every spelling of one meaning,
 and :func:`native_number` gives the native scanner's number for the shapes it cuts
-(``_scan_pattern.h``); any other pattern keeps the ``regex`` path.
+(``_scan_pattern.h``). Two patterns that Hugging Face Sequences spell as several steps have
+one-pattern forms here: :data:`DIGITS_GPT2_PATTERN` (StarCoder 2, SmolLM: a shape of the
+grammar) and :data:`DEEPSEEK_V3_PATTERN` (its own scanner, known by that exact string, as
+``streamcodec.formats`` writes it). Any other pattern keeps the ``regex`` path.
 
     >>> llama3 = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}"
     >>> llama3 += r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
