@@ -269,7 +269,9 @@ LATIN1 = "aZq0 9\t\n\r\x0b\x1c\x85\xa0'!/_@[`{:\x1féÀªµ¹¼\x7f\x80\xc0\xdas
 @settings(max_examples=300, deadline=None)
 @given(
     runs=st.lists(
-        st.tuples(st.sampled_from("aZz0 AQ9.'"), st.integers(0, 19), st.sampled_from(LATIN1[:27])),
+        st.tuples(
+            st.sampled_from("aZz0 AQ9.'=$-~"), st.integers(0, 19), st.sampled_from(LATIN1[:27])
+        ),
         max_size=12,
     )
 )
@@ -290,6 +292,8 @@ def test_latin1_words_of_every_length_and_end() -> None:
                 "0123456789" * 2,
                 " " * 20,
                 "aBcDe" * 4,
+                "!/:@[`{~=$" * 2,
+                "-" * 20,
             ):
                 for end in LATIN1:
                     text = f"x{run[:length]}{end}{run[:length]}"

@@ -1,6 +1,6 @@
 /* SWAR fast paths of the scanner for 1-byte strings (PEP 393's Latin-1 kind, which holds all
  * ASCII text): eight code points at a time through one 64-bit word, for the runs the patterns
- * take most often (letters, digits, spaces). Each function returns how far, from i, the run
+ * take most often (letters, digits, spaces, punctuation). Each function returns how far, from i, the run
  * certainly goes: only whole words of ASCII code points all in the run's class are skipped, and
  * the caller's exact loop (uc_class on each code point) goes on from there, so the pieces are the
  * same with or without them. Plain C: no instruction set to choose at run time; on a big-endian
@@ -26,7 +26,8 @@ static inline uint64_t swar_between(uint64_t w, unsigned lo, unsigned hi) {
 }
 
 /* Bit 7 of each byte of the 8 code points at s set where it is ASCII and in a class of `flags`
- * (A-Z are UC_UPPER, a-z UC_LOWER, 0-9 UC_NUMBER, the space UC_SPACE in _unicode_tables.h). */
+ * (A-Z are UC_UPPER, a-z UC_LOWER, 0-9 UC_NUMBER, the space UC_SPACE in _unicode_tables.h, and
+ * the printable others UC_PUNCT or UC_SYMBOL: taken when both are asked for). */
 static inline uint64_t swar_in_class(const uint8_t *s, unsigned flags) {
     uint64_t word;
     memcpy(&word, s, 8);
@@ -35,6 +36,9 @@ static inline uint64_t swar_in_class(const uint8_t *s, unsigned flags) {
     if (flags & UC_LOWER) in |= swar_between(low, 'a', 'z');
     if (flags & UC_NUMBER) in |= swar_between(low, '0', '9');
     if (flags & UC_SPACE) in |= swar_between(low, ' ', ' ');
+    if ((flags & (UC_PUNCT | UC_SYMBOL)) == (UC_PUNCT | UC_SYMBOL)) /* ASCII's are all P or S */
+        in |= swar_between(low, '!', '/') | swar_between(low, ':', '@') |
+              swar_between(low, '[', '`') | swar_between(low, '{', '~');
     return in & ~word; /* not ASCII: not taken here */
 }
 

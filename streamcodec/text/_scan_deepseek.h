@@ -16,6 +16,7 @@
  * (no class of `flags` holds a digit, so the run never takes a barrier). */
 static inline Py_ssize_t K(ds_run)(const CH *s, Py_ssize_t i, Py_ssize_t n, unsigned flags,
                                    int cjk) {
+    if (sizeof(CH) == 1 && !cjk) i = ascii_run((const uint8_t *)s, i, n, flags); /* not CJK */
     while (i < n && (uc_class(s[i]) & flags) && sc_cjk(s[i]) == cjk) i++;
     return i;
 }

@@ -18,8 +18,12 @@ static inline Py_ssize_t K(run)(const CH *s, Py_ssize_t i, Py_ssize_t n, unsigne
     return i;
 }
 
-/* The end of the run from i of code points with none of the `flags`. */
+/* The end of the run from i of code points with none of the `flags` (1-byte strings skip whole
+ * words of ASCII punctuation and symbols first when `flags` are the punctuation run's
+ * complement, letters, numbers and whitespace: no such code point is in one of them). */
 static inline Py_ssize_t K(run_not)(const CH *s, Py_ssize_t i, Py_ssize_t n, unsigned flags) {
+    if (sizeof(CH) == 1 && flags == (UC_LETTER | UC_NUMBER | UC_SPACE))
+        i = ascii_run((const uint8_t *)s, i, n, UC_PUNCT | UC_SYMBOL);
     while (i < n && !(uc_class(s[i]) & flags)) i++;
     return i;
 }
