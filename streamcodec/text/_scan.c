@@ -26,10 +26,6 @@
 #include "_unicode_tables.h"
 #include "_scan_ascii.h"
 
-#define UC_LETTER (UC_UPPER | UC_LOWER | UC_OTHER_LETTER)
-/* o200k_base's case classes: [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}] and [\p{Ll}\p{Lm}\p{Lo}\p{M}]. */
-#define O200K_UPPER (UC_UPPER | UC_OTHER_LETTER | UC_MARK)
-#define O200K_LOWER (UC_LOWER | UC_OTHER_LETTER | UC_MARK)
 
 /* encode(): a piece's str.encode raises (a lone surrogate the errors mode refuses). */
 enum { ENCODE_REFUSED = 1 };

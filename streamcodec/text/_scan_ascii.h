@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "_unicode_tables.h"
+
 #if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define SCAN_SWAR 1
 #define SWAR_ONES 0x0101010101010101ull

@@ -8,7 +8,10 @@
  * never matches the empty string, so the pieces of s[start:n] are start = e0 < e1 = next(e0) < ...
  * How each alternative's backtracking reduces to the scans below is argued in docs/performance.md
  * ("The native scanner"); tests/test_scan.py and the fuzz targets check it against regex.
+ * Needs Python.h first; the headers below are guarded, so any C unit may include this one.
  */
+#include "_scan_ascii.h"
+#include "_scan_pattern.h"
 
 /* The end of the run of code points from i whose class has one of the `flags` (1-byte strings
  * skip whole ASCII words of the run first: _scan_ascii.h). */

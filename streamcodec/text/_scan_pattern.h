@@ -11,6 +11,13 @@
 
 #include <stdint.h>
 
+#include "_unicode_tables.h"
+
+#define UC_LETTER (UC_UPPER | UC_LOWER | UC_OTHER_LETTER)
+/* o200k_base's case classes: [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}] and [\p{Ll}\p{Lm}\p{Lo}\p{M}]. */
+#define O200K_UPPER (UC_UPPER | UC_OTHER_LETTER | UC_MARK)
+#define O200K_LOWER (UC_LOWER | UC_OTHER_LETTER | UC_MARK)
+
 /* The contraction alternative: none; '(?:[sdmt]|ll|ve|re) (CASED); '(?i:[sdmt]|ll|ve|re)
  * (FOLDED); or (?i:'s|'t|'re|'ve|'m|'ll|'d)? after each letter alternative (SUFFIX, o200k). */
 enum { SC_CONTRACTION_NONE, SC_CONTRACTION_CASED, SC_CONTRACTION_FOLDED, SC_CONTRACTION_SUFFIX };
