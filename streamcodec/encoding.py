@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 
 from streamcodec.compat import TiktokenMethods
 from streamcodec.ordinary import DEFAULT_CACHE_SIZE, OrdinaryEncoder
-from streamcodec.pieces.token_bytes import TokenBytes
+from streamcodec.pieces.token_bytes import TokenBytes, plain_ids
 from streamcodec.stream.methods import StreamMethods
 from streamcodec.stream.sources import Source
 from streamcodec.text.offsets import OffsetCounter, Unit, input_positions, starts_inside_character
@@ -70,8 +70,8 @@ class Encoding(StreamMethods, TiktokenMethods):
     ) -> None:
         self.name = name
         self._pat_str = pat_str
-        self._mergeable_ranks = mergeable_ranks
-        self._special_tokens = special_tokens
+        self._mergeable_ranks = mergeable_ranks = plain_ids(mergeable_ranks)
+        self._special_tokens = special_tokens = plain_ids(special_tokens)
         self.max_token_value = max(
             max(mergeable_ranks.values(), default=0), max(special_tokens.values(), default=0)
         )

@@ -119,17 +119,81 @@ static int valid_pair(const sc_vocab *v, uint32_t left, uint32_t right, work *w)
 
 /* ------------------------------------------------------------------ backtracking */
 
-/* The longest reachable token that p[0:n] starts with and that is shorter than `below` bytes,
- * or NONE: TokenTrie.candidates filtered by reachability, one at a time. Lengths are tried
- * downwards from the longest token with the same first two bytes, each a table lookup. */
-static uint32_t candidate(const sc_vocab *v, const uint8_t *p, size_t n, size_t below, work *w) {
-    size_t top = n >= 2 ? v->longest_from[(uint32_t)p[0] << 8 | p[1]] : 0;
-    if (top > n) top = n;
-    if (top >= below) top = below - 1;
-    for (size_t len = top; len >= 2; len--) {
-        int64_t t = sc_lookup(v, p, len);
-        if (t >= 0 && is_reachable(v, (uint32_t)t, w)) return (uint32_t)t;
+/* Whether token a's bytes sort before token b's (a prefix before the longer token). */
+static int sorts_before(const sc_vocab *v, uint32_t a, uint32_t b) {
+    size_t la = token_len(v, a), lb = token_len(v, b);
+    int c = memcmp(v->data + v->off[a], v->data + v->off[b], la < lb ? la : lb);
+    return c < 0 || (c == 0 && la < lb);
+}
+
+int sc__index_prefixes(sc_vocab *v) {
+    size_t count = 0;
+    for (uint32_t t = 0; t < v->n; t++)
+        if (token_len(v, t) >= 2) v->prefix_order[count++] = t;
+    uint32_t *tmp = malloc((count ? count : 1) * sizeof *tmp);
+    if (!tmp) return SC_NOMEM;
+    /* A bottom-up merge sort: qsort has no portable way to pass the vocabulary. */
+    uint32_t *src = v->prefix_order, *dst = tmp;
+    for (size_t width = 1; width < count; width *= 2) {
+        for (size_t lo = 0; lo < count; lo += 2 * width) {
+            size_t mid = lo + width < count ? lo + width : count;
+            size_t hi = mid + width < count ? mid + width : count, i = lo, j = mid, k = lo;
+            while (i < mid && j < hi) dst[k++] = sorts_before(v, src[j], src[i]) ? src[j++] : src[i++];
+            while (i < mid) dst[k++] = src[i++];
+            while (j < hi) dst[k++] = src[j++];
+        }
+        uint32_t *swap = src;
+        src = dst;
+        dst = swap;
     }
+    if (src != v->prefix_order) memcpy(v->prefix_order, src, count * sizeof *src);
+    free(tmp);
+    for (size_t i = 0; i < count; i++) {
+        const uint8_t *p = v->data + v->off[v->prefix_order[i]];
+        v->prefix_from[((uint32_t)p[0] << 8 | p[1]) + 1] = (uint32_t)i + 1;
+    }
+    for (size_t k = 1; k <= 65536; k++) /* starts with no token begin where the last ended */
+        if (v->prefix_from[k] < v->prefix_from[k - 1]) v->prefix_from[k] = v->prefix_from[k - 1];
+    return SC_OK;
+}
+
+/* The first index in order[lo:hi] whose token's byte `d` is at least `byte` (all of them are
+ * longer than d bytes and agree before it, so they are sorted by that byte). */
+static size_t first_with(const sc_vocab *v, size_t lo, size_t hi, size_t d, unsigned byte) {
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v->data[v->off[v->prefix_order[mid]] + d] < byte)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The longest token, of two bytes or more and shorter than `below`, that p[0:n] starts with, or
+ * NONE: TokenTrie.candidates' walk. The run of tokens starting with p[0:d] is narrowed one byte
+ * at a time by binary search, so the walk stops where the trie's would, whatever the length of
+ * the longest token. */
+static uint32_t longest_prefix(const sc_vocab *v, const uint8_t *p, size_t n, size_t below) {
+    if (n < 2 || below <= 2) return NONE;
+    size_t limit = n < below - 1 ? n : below - 1; /* the longest length allowed */
+    uint32_t key = (uint32_t)p[0] << 8 | p[1], found = NONE;
+    size_t lo = v->prefix_from[key], hi = v->prefix_from[key + 1];
+    for (size_t d = 2; lo < hi; d++) {
+        /* order[lo:hi] are the tokens starting with p[0:d]; p[0:d] itself, if one, comes first. */
+        if (token_len(v, v->prefix_order[lo]) == d) found = v->prefix_order[lo++];
+        if (d == limit) break;
+        lo = first_with(v, lo, hi, d, p[d]);
+        hi = first_with(v, lo, hi, d, p[d] + 1u);
+    }
+    return found;
+}
+
+/* The longest reachable token that p[0:n] starts with and that is shorter than `below` bytes,
+ * or NONE: TokenTrie.candidates filtered by reachability, one at a time. */
+static uint32_t candidate(const sc_vocab *v, const uint8_t *p, size_t n, size_t below, work *w) {
+    for (uint32_t t; (t = longest_prefix(v, p, n, below)) != NONE; below = token_len(v, t))
+        if (is_reachable(v, t, w)) return t;
     if (below > 1 && n >= 1) {
         int64_t t = sc_lookup(v, p, 1);
         if (t >= 0 && is_reachable(v, (uint32_t)t, w)) return (uint32_t)t;

@@ -183,12 +183,14 @@ sc_vocab *sc_vocab_new(size_t n, const uint8_t *data, const size_t *offsets,
     v->rank = malloc((n ? n : 1) * sizeof *v->rank);
     v->slots = calloc(cap, sizeof *v->slots);
     v->short_index = malloc((SHORT_ONE + 256) * sizeof *v->short_index);
-    v->longest_from = calloc(SHORT_ONE, sizeof *v->longest_from);
+    v->prefix_order = malloc((n ? n : 1) * sizeof *v->prefix_order);
+    v->prefix_from = calloc(SHORT_ONE + 1, sizeof *v->prefix_from);
     /* calloc'd: untouched pages cost nothing until a long piece needs a token's facts. */
     v->facts = calloc(n ? n : 1, 1);
     v->split_left = calloc(n ? n : 1, sizeof *v->split_left);
     v->split_right = calloc(n ? n : 1, sizeof *v->split_right);
-    if (!v->data || !v->off || !v->rank || !v->slots || !v->short_index || !v->longest_from ||
+    if (!v->data || !v->off || !v->rank || !v->slots || !v->short_index || !v->prefix_order ||
+        !v->prefix_from ||
         !v->facts || !v->split_left || !v->split_right) {
         sc_vocab_free(v);
         return NULL;
@@ -202,8 +204,6 @@ sc_vocab *sc_vocab_new(size_t n, const uint8_t *data, const size_t *offsets,
         const uint8_t *p = data + offsets[t];
         size_t len = offsets[t + 1] - offsets[t];
         if (len > v->longest) v->longest = len;
-        if (len >= 2 && v->longest_from[(uint32_t)p[0] << 8 | p[1]] < len)
-            v->longest_from[(uint32_t)p[0] << 8 | p[1]] = (uint32_t)len;
         if (len == 1 || len == 2) {
             v->short_index[len == 1 ? SHORT_ONE + (uint32_t)p[0] : (uint32_t)p[0] << 8 | p[1]] = (uint32_t)t;
             continue;
@@ -211,6 +211,10 @@ sc_vocab *sc_vocab_new(size_t n, const uint8_t *data, const size_t *offsets,
         uint64_t head = head_of(p, len), i = hash_key(p, len, head) & v->mask;
         while (v->slots[i].idx1) i = (i + 1) & v->mask;
         v->slots[i] = (slot){head, (uint32_t)len, (uint32_t)t + 1};
+    }
+    if (sc__index_prefixes(v) != SC_OK) {
+        sc_vocab_free(v);
+        return NULL;
     }
     return v;
 }
@@ -222,7 +226,8 @@ void sc_vocab_free(sc_vocab *v) {
     free(v->rank);
     free(v->slots);
     free(v->short_index);
-    free(v->longest_from);
+    free(v->prefix_order);
+    free(v->prefix_from);
     free(v->facts);
     free(v->split_left);
     free(v->split_right);

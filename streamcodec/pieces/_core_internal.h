@@ -23,7 +23,10 @@ struct sc_vocab {
     slot *slots;
     uint64_t mask;
     uint32_t *short_index; /* keys of one and two bytes: their token index, or NONE */
-    uint32_t *longest_from; /* by first two bytes: the length of the longest such token */
+    /* The tokens of two bytes or more sorted by their bytes (a shorter token before the longer
+     * ones it starts), and where each two-byte start's run begins in it (prefix_from[k] to
+     * prefix_from[k + 1]): a trie's walk by binary search, for the backtracking candidates. */
+    uint32_t *prefix_order, *prefix_from;
     /* The facts of RankOrder, computed per token on first use by any thread (facts.c below):
      * a FACT_* bit set says the matching split or verdict is written. */
     uint8_t *facts;
@@ -50,5 +53,9 @@ void sc__scratch_free(merge_scratch *s);
  * entries), pair[] the pair ranks; returns the number of parts. */
 size_t sc__merge_parts(const sc_vocab *v, const uint8_t *p, size_t n, size_t parts,
                        size_t *starts, uint32_t *pair);
+
+/* Fill prefix_order and prefix_from (the index of the backtracking candidates) once the tokens
+ * are in: SC_OK or SC_NOMEM. */
+int sc__index_prefixes(sc_vocab *v);
 
 #endif

@@ -94,18 +94,29 @@ class RankOrder:
 
     def is_ordered(self, token: int) -> bool:
         """Whether ``token`` is reachable and every merge that builds it joins parts that rank
-        below the result (true of every token of a trained vocabulary)."""
-        known = self._ordered.get(token)
-        if known is None:
-            split = self.split(token)
+        below the result (true of every token of a trained vocabulary).
+
+        Walks the split tree with an explicit stack: a chain of merges may be thousands deep.
+        """
+        stack = [token]
+        while stack:
+            top = stack[-1]
+            if top in self._ordered:
+                stack.pop()
+                continue
+            split = self.split(top)
             if split is None:
-                known = len(self.token_bytes(token)) == 1
+                self._ordered[top] = len(self.token_bytes(top)) == 1
+            elif not (split[0] < top and split[1] < top):
+                self._ordered[top] = False
             else:
-                left, right = split
-                known = left < token and right < token
-                known = known and self.is_ordered(left) and self.is_ordered(right)
-            self._ordered[token] = known
-        return known
+                pending = [part for part in split if part not in self._ordered]
+                if pending:
+                    stack.extend(pending)
+                    continue
+                self._ordered[top] = self._ordered[split[0]] and self._ordered[split[1]]
+            stack.pop()
+        return self._ordered[token]
 
     def is_valid_pair(self, left: int, right: int) -> bool:
         """Whether merging the bytes of ``left`` then ``right`` gives exactly ``[left, right]``.

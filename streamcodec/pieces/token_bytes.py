@@ -20,8 +20,11 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Mapping, Sequence
+from typing import TypeVar
 
-__all__ = ["TokenBytes"]
+__all__ = ["TokenBytes", "plain_ids"]
+
+_Key = TypeVar("_Key")
 
 
 class TokenBytes:
@@ -93,3 +96,17 @@ def _as_list(tokens: Sequence[int]) -> list[int]:
         return tokens
     tolist = getattr(tokens, "tolist", None)
     return tolist() if callable(tolist) else list(tokens)
+
+
+def plain_ids(ids: dict[_Key, int]) -> dict[_Key, int]:
+    """``ids`` with every value a plain ``int``: the same dict when it already is, else a copy.
+
+    Ids come out of the vocabulary's own values, and tiktoken always returns ``int``, so an
+    ``int`` subclass (a ``bool``, an ``IntEnum``) given as a rank must not reach the caller.
+
+    >>> plain_ids({b"a": True})
+    {b'a': 1}
+    """
+    if all(type(value) is int for value in ids.values()):
+        return ids
+    return {key: int(value) for key, value in ids.items()}
