@@ -1,0 +1,88 @@
+"""Stop signals: SIGINT, SIGTERM and SIGHUP unwind the main thread as Ctrl-C does, once.
+
+The command line installs this handling first thing, before it imports the rest of the package,
+so a signal at any moment gives one line and the conventional status (128 + the signal's
+number), never a traceback. The first stop signal raises :class:`Stopped` (a
+``KeyboardInterrupt``, so code that cleans up after Ctrl-C cleans up after SIGTERM too); later
+ones are only recorded, so the unwinding they would cut short (removing a temporary file, ending
+workers) always finishes: ``timeout`` sends SIGTERM to its command and then to the whole group,
+so two arrive. A signal the process was started ignoring (``nohup``, ``&`` in a script) stays
+ignored.
+
+    >>> with stop_signals():
+    ...     try:
+    ...         signal.raise_signal(signal.SIGTERM)
+    ...     except Stopped as stopped:
+    ...         print(stopped.name, stopped.status)
+    SIGTERM 143
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+import types
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+__all__ = ["STOP_SIGNALS", "Stopped", "disarm", "stop_signals"]
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+class Stopped(KeyboardInterrupt):
+    """A stop signal arrived: ``signum``, its ``name`` and the exit ``status`` it calls for."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+        self.name = signal.Signals(signum).name
+        self.status = 128 + signum
+
+    def __str__(self) -> str:
+        return f"interrupted ({self.name})"
+
+
+class _State:
+    armed = False  # the next stop signal raises
+    raised = False  # one was raised: the others only follow it
+    pending: int | None = None  # the first that came when disarmed, if none was raised
+
+
+def _handler(signum: int, frame: types.FrameType | None) -> None:
+    if _State.armed:
+        _State.armed, _State.raised = False, True
+        raise Stopped(signum)
+    if not _State.raised and _State.pending is None:
+        _State.pending = signum
+
+
+@contextmanager
+def stop_signals(*, restore: bool = True) -> Iterator[None]:
+    """Within the block, the first stop signal raises :class:`Stopped` in the main thread (in any
+    other thread this does nothing). ``restore=False`` leaves the handlers in place after."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {
+        signum: signal.getsignal(signum)
+        for signum in STOP_SIGNALS
+        if signal.getsignal(signum) not in (signal.SIG_IGN, _handler)
+    }
+    if previous:
+        _State.armed, _State.raised, _State.pending = True, False, None
+    for signum in previous:
+        signal.signal(signum, _handler)
+    try:
+        yield
+    finally:
+        if restore:
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
+
+
+def disarm() -> int | None:
+    """From now on stop signals are only recorded; the first that came since, unless one was
+    raised before (a run that was stopped reports that signal only)."""
+    _State.armed = False
+    return _State.pending
