@@ -78,10 +78,20 @@ def _group(pgid: int) -> list[int]:
     return found
 
 
+def _heard(signums: tuple[int, ...] = SIGNALS) -> None:
+    """Undo ``nohup`` and ``&`` (which start a process ignoring SIGHUP or SIGINT): the runs
+    inherit what is ignored, and streamcodec rightly keeps ignoring it."""
+    for signum in signums:
+        if signal.getsignal(signum) == signal.SIG_IGN:
+            default = signal.default_int_handler if signum == signal.SIGINT else signal.SIG_DFL
+            signal.signal(signum, default)
+
+
 def signal_once(
     big: Path, backend: str, signum: int, target: str, at: float, *, budget: float = 1.0
 ) -> list[str]:
     """One run, signalled ``at`` seconds after its start; what went wrong (nothing: ``[]``)."""
+    _heard()
     folder = Path(tempfile.mkdtemp(prefix="soak."))
     out = folder / "out.ids"
     out.write_bytes(b"old")
