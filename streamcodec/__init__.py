@@ -11,10 +11,14 @@ It is a drop-in for tiktoken: ``import streamcodec as tiktoken``, or, for a libr
 tiktoken itself, ``sys.modules["tiktoken"] = streamcodec`` first (see :mod:`streamcodec.dropin`).
 """
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from __future__ import annotations
 
+import importlib
+
+TYPE_CHECKING = False  # not typing's: ``import typing`` alone costs more than all of this
 if TYPE_CHECKING:
+    from typing import Any
+
     from streamcodec.encoding import DisallowedSpecialTokenError, Encoding
     from streamcodec.model import encoding_for_model, encoding_name_for_model
     from streamcodec.pieces.native import backend

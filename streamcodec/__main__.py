@@ -7,7 +7,7 @@ loading the command line, ends the run with one line and status 128 + N, never a
 
 import sys
 
-from streamcodec.interrupts import Stopped, disarm, stop_signals
+from streamcodec.interrupts import Stopped, disarm, stop_signals, stopped_by
 
 
 def run() -> int:
@@ -18,8 +18,11 @@ def run() -> int:
 
             status = main()
             late = disarm()  # from here on a signal is only recorded
-        except Stopped as stopped:  # before the command started, or after it ended
+        except BaseException as exc:  # a signal before the command started, or after it ended
             disarm()
+            stopped = stopped_by(exc)
+            if stopped is None:
+                raise
             late, status = stopped.signum, 0
     if late is None:
         return status

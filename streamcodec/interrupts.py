@@ -20,12 +20,14 @@ ignored.
 from __future__ import annotations
 
 import signal
-import threading
-import types
-from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["STOP_SIGNALS", "Stopped", "disarm", "stop_signals"]
+TYPE_CHECKING = False  # loaded before the rest of the command line: no ``typing``
+if TYPE_CHECKING:
+    import types
+    from collections.abc import Iterator
+
+__all__ = ["STOP_SIGNALS", "Stopped", "disarm", "stop_signals", "stopped_by"]
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
@@ -61,24 +63,34 @@ def _handler(signum: int, frame: types.FrameType | None) -> None:
 def stop_signals(*, restore: bool = True) -> Iterator[None]:
     """Within the block, the first stop signal raises :class:`Stopped` in the main thread (in any
     other thread this does nothing). ``restore=False`` leaves the handlers in place after."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
     previous = {
         signum: signal.getsignal(signum)
         for signum in STOP_SIGNALS
         if signal.getsignal(signum) not in (signal.SIG_IGN, _handler)
     }
+    try:
+        for signum in previous:
+            signal.signal(signum, _handler)
+    except ValueError:  # not the main thread: signals are the main thread's business
+        previous = {}
     if previous:
         _State.armed, _State.raised, _State.pending = True, False, None
-    for signum in previous:
-        signal.signal(signum, _handler)
     try:
         yield
     finally:
         if restore:
             for signum, handler in previous.items():
                 signal.signal(signum, handler)
+
+
+def stopped_by(exc: BaseException) -> Stopped | None:
+    """The :class:`Stopped` behind ``exc``: code running when a signal came may have wrapped
+    it (Python 3.11 turns an exception in ``__set_name__``, during an import, into a
+    ``RuntimeError``)."""
+    seen: BaseException | None = exc
+    while seen is not None and not isinstance(seen, Stopped):
+        seen = seen.__cause__ or seen.__context__
+    return seen
 
 
 def disarm() -> int | None:

@@ -31,7 +31,7 @@ from typing import Any
 
 import streamcodec
 from streamcodec.cli import count, decode, encode, explain, split, train, verify
-from streamcodec.interrupts import Stopped, stop_signals
+from streamcodec.interrupts import Stopped, stop_signals, stopped_by
 from streamcodec.text.unicode import InvalidUTF8Error
 
 __all__ = ["build_parser", "main"]
@@ -56,15 +56,23 @@ def main(argv: Sequence[str] | None = None) -> int:
             command: Callable[[argparse.Namespace], int] = args.run
             return command(args)
         except KeyboardInterrupt as exc:  # Stopped, or Ctrl-C where no handler was installed
-            stopped = exc if isinstance(exc, Stopped) else Stopped(signal.SIGINT)
-            print(f"streamcodec: {stopped}; -o files are as they were", file=sys.stderr)
-            return stopped.status
+            return _interrupted(exc if isinstance(exc, Stopped) else Stopped(signal.SIGINT))
         except BrokenPipeError:  # the reader went away (``| head``): stop quietly, as cat does
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return 141
         except (OSError, ValueError, KeyError, ImportError) as exc:  # ImportError: the backend
             print(f"streamcodec: error: {_message(exc)}", file=sys.stderr)
             return 1
+        except BaseException as exc:  # a signal wrapped by the code it stopped (an import)
+            stopped = stopped_by(exc)
+            if stopped is None:
+                raise
+            return _interrupted(stopped)
+
+
+def _interrupted(stopped: Stopped) -> int:
+    print(f"streamcodec: {stopped}; -o files are as they were", file=sys.stderr)
+    return stopped.status
 
 
 def _message(exc: BaseException) -> str:
