@@ -35,7 +35,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Generator, Iterable
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, NoReturn, TypeVar
 
 from streamcodec.interrupts import STOP_SIGNALS
 
@@ -171,17 +171,26 @@ class _Process:
             signal.pthread_sigmask(signal.SIG_SETMASK, previous)
             child.close()
 
+    def send(self, task: Any) -> None:
+        try:
+            self.conn.send(task)
+        except OSError:  # BrokenPipeError: it is gone
+            self._died()
+
     def receive(self) -> Any:
         try:
             ok, value = self.conn.recv()
         except (EOFError, OSError):
-            self.process.join(1)
-            code = self.process.exitcode
-            how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit {code}"
-            raise WorkerDied(f"a worker process ended without answering ({how})") from None
+            self._died()
         if not ok:
             raise value
         return value
+
+    def _died(self) -> NoReturn:
+        self.process.join(1)
+        code = self.process.exitcode
+        how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit {code}"
+        raise WorkerDied(f"a worker process ended without answering ({how})") from None
 
     def end(self) -> None:
         if self.process.pid is not None:
@@ -202,7 +211,7 @@ def _process_map(
             if len(workers) < jobs:
                 workers.append(_Process(context, work))
             worker = workers[n % jobs]  # each answers its own tasks in the order they came
-            worker.conn.send(task)
+            worker.send(task)
             pending.append(worker)
         while pending:
             yield pending.popleft().receive()
