@@ -102,3 +102,33 @@ def test_an_ignored_signal_stays_ignored() -> None:
             time.sleep(0.01)
     finally:
         signal.signal(signal.SIGHUP, previous)
+
+
+def test_a_worker_killed_from_outside_is_one_line_not_a_hang(big: Path) -> None:
+    env = {**os.environ, "STREAMCODEC_BACKEND": "python"}  # worker processes: the pure path's
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamcodec", "count", str(big), "--jobs", "2"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while not (workers := _children(proc.pid)) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.2)
+    os.kill(workers[0], signal.SIGKILL)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1
+    assert err.decode().splitlines() == [
+        "streamcodec: error: a worker process ended without answering (killed by signal 9)"
+    ]
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                if int(f.read().rsplit(")", 1)[1].split()[1]) == pid:
+                    found.append(int(entry))
+        except OSError:
+            continue
+    return found
