@@ -116,3 +116,14 @@ def test_abandoned_process_maps_leave_no_process_or_descriptor() -> None:
 def test_jobs_below_one_are_refused() -> None:
     with pytest.raises(ValueError, match="at least 1"):
         ordered_map(_square, range(3), jobs=0)
+
+
+def test_doctests() -> None:
+    import doctest
+
+    from streamcodec import interrupts
+    from streamcodec.stream import workers
+
+    for module in (workers, interrupts):
+        result = doctest.testmod(module)
+        assert result.attempted > 0 and result.failed == 0, module.__name__
