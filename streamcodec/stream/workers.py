@@ -145,12 +145,12 @@ def _end_threads(threads: list[threading.Thread], inbox: queue.SimpleQueue[Any])
 def _surely(end: Callable[..., None], *args: Any) -> None:
     """Run the idempotent ``end`` to completion: a signal that interrupts it (a second Ctrl-C,
     ``timeout`` sending SIGTERM to the child and then to its group) is raised again after."""
-    interrupted: BaseException | None = None
+    interrupted: KeyboardInterrupt | None = None
     while True:
         try:
             end(*args)
             break
-        except BaseException as exc:
+        except KeyboardInterrupt as exc:  # what signal handlers raise (interrupts.Stopped too)
             interrupted = interrupted or exc
     if interrupted is not None:
         raise interrupted
@@ -161,7 +161,8 @@ class _Process:
 
     def __init__(self, context: Any, work: Callable[[Any], Any]) -> None:
         self.conn, child = context.Pipe()
-        parent = os.getpid() if context.get_start_method() != "forkserver" else None
+        self.owner = os.getpid()
+        parent = self.owner if context.get_start_method() != "forkserver" else None
         self.process = context.Process(target=_serve_process, args=(child, work, parent))
         self.process.daemon = True
         previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
@@ -220,6 +221,8 @@ def _process_map(
 
 
 def _end_processes(workers: list[_Process]) -> None:
+    if workers and workers[0].owner != os.getpid():
+        return  # a forked copy of the map: the workers are its parent's
     for worker in workers:
         if worker.process.pid is not None:
             worker.process.kill()  # first all, at once
