@@ -7,7 +7,8 @@ number), never a traceback. The first stop signal raises :class:`Stopped` (a
 ones are only recorded, so the unwinding they would cut short (removing a temporary file, ending
 workers) always finishes: ``timeout`` sends SIGTERM to its command and then to the whole group,
 so two arrive. A signal the process was started ignoring (``nohup``, ``&`` in a script) stays
-ignored.
+ignored. A signal that lands in a finalizer (``__del__``, a weakref callback), where Python
+prints an exception and drops it, is raised again a millisecond later (``SIGALRM``).
 
     >>> with stop_signals():
     ...     try:
@@ -20,12 +21,14 @@ ignored.
 from __future__ import annotations
 
 import signal
+import sys
 from contextlib import contextmanager
 
 TYPE_CHECKING = False  # loaded before the rest of the command line: no ``typing``
 if TYPE_CHECKING:
     import types
     from collections.abc import Iterator
+    from typing import Any
 
 __all__ = ["STOP_SIGNALS", "Stopped", "disarm", "stop_signals", "stopped_by"]
 
@@ -49,6 +52,8 @@ class _State:
     armed = False  # the next stop signal raises
     raised = False  # one was raised: the others only follow it
     pending: int | None = None  # the first that came when disarmed, if none was raised
+    again: int | None = None  # one a finalizer swallowed, to raise again
+    unraisable_hook = sys.unraisablehook
 
 
 def _handler(signum: int, frame: types.FrameType | None) -> None:
@@ -57,6 +62,22 @@ def _handler(signum: int, frame: types.FrameType | None) -> None:
         raise Stopped(signum)
     if not _State.raised and _State.pending is None:
         _State.pending = signum
+
+
+def _unraisable(unraisable: Any) -> None:
+    """A signal that came while a finalizer ran (``__del__``, a weakref callback) was printed
+    and dropped by Python, and the run would go on: raise it again in a moment, outside."""
+    if isinstance(unraisable.exc_value, Stopped) and _State.again is None:
+        _State.again = unraisable.exc_value.signum
+        signal.setitimer(signal.ITIMER_REAL, 0.001)
+    else:
+        _State.unraisable_hook(unraisable)
+
+
+def _again(signum: int, frame: types.FrameType | None) -> None:
+    if _State.again is not None:
+        stopped, _State.again = _State.again, None
+        raise Stopped(stopped)
 
 
 @contextmanager
@@ -75,12 +96,15 @@ def stop_signals(*, restore: bool = True) -> Iterator[None]:
         previous = {}
     if previous:
         _State.armed, _State.raised, _State.pending = True, False, None
+        previous[signal.SIGALRM] = signal.signal(signal.SIGALRM, _again)
+        _State.unraisable_hook, sys.unraisablehook = sys.unraisablehook, _unraisable
     try:
         yield
     finally:
-        if restore:
+        if restore and previous:
             for signum, handler in previous.items():
                 signal.signal(signum, handler)
+            sys.unraisablehook = _State.unraisable_hook
 
 
 def stopped_by(exc: BaseException) -> Stopped | None:

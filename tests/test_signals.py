@@ -93,6 +93,20 @@ def test_a_signal_after_the_work_is_reported() -> None:
         assert disarm() == signal.SIGHUP
 
 
+class _SignalledWhileFinalized:
+    def __del__(self) -> None:
+        signal.raise_signal(signal.SIGTERM)  # the signal lands while a finalizer runs
+
+
+def test_a_signal_a_finalizer_swallowed_is_raised_again() -> None:
+    # Before: Python printed "Exception ignored in ...", and the run went on to exit 0.
+    with stop_signals(), pytest.raises(Stopped, match="SIGTERM"):
+        _SignalledWhileFinalized()  # dropped at once
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            time.sleep(0.001)
+
+
 def test_an_ignored_signal_stays_ignored() -> None:
     previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)  # as under nohup
     try:

@@ -24,6 +24,7 @@ dies with its parent (``PR_SET_PDEATHSIG``), even one killed with SIGKILL.
 
 from __future__ import annotations
 
+import atexit
 import collections
 import contextlib
 import ctypes
@@ -160,17 +161,25 @@ class _Process:
     """One worker process and the parent's end of its own pipe."""
 
     def __init__(self, context: Any, work: Callable[[Any], Any]) -> None:
-        self.conn, child = context.Pipe()
+        self.conn, self._child = context.Pipe()
         self.owner = os.getpid()
         parent = self.owner if context.get_start_method() != "forkserver" else None
-        self.process = context.Process(target=_serve_process, args=(child, work, parent))
+        self.process = context.Process(target=_serve_process, args=(self._child, work, parent))
         self.process.daemon = True
+
+    def start(self) -> None:
+        """Start the worker; the caller has listed it already, so that whatever interrupts
+        this (a signal held back meanwhile arrives as the mask is restored) ends it too."""
+        _LIVE.add(self.process)
+        if not _LIVE_ENDED_AT_EXIT:  # after multiprocessing's own exit hook: runs before it
+            atexit.register(_kill_live)
+            _LIVE_ENDED_AT_EXIT.append(True)
         previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
         try:  # the child starts with them blocked, until it ignores them
             self.process.start()
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, previous)
-            child.close()
+            self._child.close()
 
     def send(self, task: Any) -> None:
         try:
@@ -196,7 +205,21 @@ class _Process:
     def end(self) -> None:
         if self.process.pid is not None:
             self.process.join()
+        _LIVE.discard(self.process)
         self.conn.close()
+
+
+# Worker processes started and not yet ended. They ignore SIGTERM, so multiprocessing's exit
+# hook (SIGTERM, then wait) would wait forever for one a signal kept from being ended: this kills
+# any such worker first.
+_LIVE: set[Any] = set()
+_LIVE_ENDED_AT_EXIT: list[bool] = []
+
+
+def _kill_live() -> None:
+    for process in list(_LIVE):
+        if process.pid is not None:
+            process.kill()
 
 
 def _process_map(
@@ -211,6 +234,7 @@ def _process_map(
                 yield pending.popleft().receive()
             if len(workers) < jobs:
                 workers.append(_Process(context, work))
+                workers[-1].start()
             worker = workers[n % jobs]  # each answers its own tasks in the order they came
             worker.send(task)
             pending.append(worker)
