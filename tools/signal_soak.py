@@ -118,7 +118,7 @@ def signal_once(
     start = time.monotonic()
     proc = subprocess.Popen(
         command, env=_env(backend), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-        start_new_session=True,
+        start_new_session=True, cwd=folder,  # not the caller's folder, which -m would import
     )  # fmt: skip
     if target != "timeout":
         _listening(proc.pid)
@@ -201,7 +201,9 @@ def abandon(big: Path, backend: str, count: int, *, part_bytes: int | None = Non
     """``count`` abandoned generators in a child process; what went wrong."""
     args = [sys.executable, "-c", ABANDON, str(big), str(count)]
     args += [str(part_bytes)] if part_bytes else []
-    proc = subprocess.Popen(args, env=_env(backend), stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        args, env=_env(backend), stdout=subprocess.PIPE, text=True, cwd=big.parent
+    )
     assert proc.stdout is not None
     last, seen = time.monotonic(), collections.deque(maxlen=2)
     os.set_blocking(proc.stdout.fileno(), False)
