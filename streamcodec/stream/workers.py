@@ -140,7 +140,8 @@ def _end_threads(threads: list[threading.Thread], inbox: queue.SimpleQueue[Any])
     for _ in threads:
         inbox.put(None)
     for thread in threads:
-        thread.join()  # the step in hand: the work asks cancelled() between steps
+        with contextlib.suppress(RuntimeError):  # a signal stopped start(): it ends on its own
+            thread.join()  # the step in hand: the work asks cancelled() between steps
 
 
 def _surely(end: Callable[..., None], *args: Any) -> None:
