@@ -159,7 +159,8 @@ def add_text_options(command: argparse.ArgumentParser) -> None:
         "--jobs",
         type=positive_int,
         default=1,
-        help="worker processes for a regular file (default 1; not with -f jsonl)",
+        help="workers for a regular file: threads on the native path, processes on the pure "
+        "path (default 1; not with -f jsonl)",
     )
 
 
