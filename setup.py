@@ -41,6 +41,8 @@ scan = Extension(
     sources=["streamcodec/text/_scan.c"],
     depends=[
         "streamcodec/text/_scan_kind.h",
+        "streamcodec/text/_scan_pattern.h",
+        "streamcodec/text/_scan_ascii.h",
         "streamcodec/text/_unicode_tables.h",
         "streamcodec/pieces/_core.h",
     ],

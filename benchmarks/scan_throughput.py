@@ -1,6 +1,6 @@
 """How fast the pre-tokenizer cuts text: the native scanner against ``re``, ``regex`` and tiktoken.
 
-    python benchmarks/scan_throughput.py [--runs 5]
+    python benchmarks/scan_throughput.py [--runs 5] [--other-build OLD/_scan.cpython-...so]
 
 For cl100k_base and o200k_base (when its file is found: ``STREAMCODEC_DATA_DIR``) and each sample
 of ``fuzz/corpus.py``, it prints MB/s (CPU time, median of ``--runs``) of cutting the text into
@@ -8,17 +8,24 @@ a list of pieces with the native scanner (``streamcodec.text.native``), with the
 (``streamcodec.text.pretokenize.fast_pattern``) and with ``regex`` itself, and of tiktoken's
 *whole* ``encode_ordinary`` (cutting and merging), then the native scanner's speed as a multiple
 of each. Every path's pieces are checked equal to ``regex``'s first.
+
+``--other-build`` loads another build of ``streamcodec.text._scan`` (a copy of the ``.so`` from
+before a change, e.g. before the SWAR fast paths of ``_scan_ascii.h``) and adds its speed and
+the native scanner's ratio to it, measured in the same run.
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
+import importlib.machinery
+import importlib.util
 import statistics
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -27,7 +34,7 @@ import tiktoken
 
 import streamcodec
 from fuzz.corpus import samples
-from streamcodec.text.native import native_scanner
+from streamcodec.text.native import NativeScanner, native_scanner
 from streamcodec.text.pretokenize import fast_pattern
 
 
@@ -45,13 +52,15 @@ def main() -> None:
     """Print the table."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--other-build", type=Path, help="another build's _scan .so to compare")
     args = parser.parse_args()
+    other = _load(args.other_build) if args.other_build else None
     print("MB/s, CPU time, median of", args.runs, "runs; native / each other path")
     print(
         "| encoding | input | MB | native | re | regex | tiktoken encode | vs re | vs regex"
-        " | vs tiktoken |"
+        " | vs tiktoken |" + (" other build | vs other build |" if other else "")
     )
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|---:|" if other else ""))
     for name in ("cl100k_base", "o200k_base"):
         try:
             ours = streamcodec.get_encoding(name)
@@ -79,7 +88,24 @@ def main() -> None:
             seconds = [cpu_seconds(path, args.runs) for path in paths]
             speeds = " | ".join(f"{size / s:.1f}" for s in seconds)
             ratios = " | ".join(f"{s / seconds[0]:.1f}x" for s in seconds[1:])
-            print(f"| {name} | {label} | {size:.2f} | {speeds} | {ratios} |")
+            row = f"| {name} | {label} | {size:.2f} | {speeds} | {ratios} |"
+            if other is not None:
+                old = NativeScanner(other, scanner.number, scanner.name)
+                if old.pieces(text, 0, len(text)) != expected:
+                    raise AssertionError(f"{name} {label}: the other build's pieces differ")
+                before = cpu_seconds(functools.partial(old.pieces, text, 0, len(text)), args.runs)
+                row += f" {size / before:.1f} | {before / seconds[0]:.2f}x |"
+            print(row)
+
+
+def _load(path: Path) -> ModuleType:
+    """Another build of ``streamcodec.text._scan``, from its ``.so`` file."""
+    loader = importlib.machinery.ExtensionFileLoader("streamcodec.text._scan", str(path))
+    spec = importlib.util.spec_from_loader(loader.name, loader)
+    assert spec is not None
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
 
 
 if __name__ == "__main__":

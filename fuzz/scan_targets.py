@@ -4,7 +4,7 @@ Registered in :data:`fuzz.targets.TARGETS` (imported at its end) when the scanne
 ``STREAMCODEC_BACKEND`` is not ``python``), so the suite, the campaign and the atheris harness
 run it like every other target.
 
-    python -m fuzz.campaign --seconds 60 --targets scanner
+    python -m fuzz.campaign --seconds 60 --targets scanner,patterns
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from fuzz.strategies import Case, scanner_cases
 from fuzz.targets import Tally, expect_equal, outcome, target, windows
 from streamcodec.pieces.native import backend
 from streamcodec.stream import SAFE_CUTS
+from streamcodec.text.known_patterns import KNOWN_PATTERNS
 from streamcodec.text.native import native_scanner
 from streamcodec.vocab import GPT2_PATTERN
 
@@ -60,5 +61,32 @@ def _check_scanner(case: Case) -> Tally:
     return Tally(checked)
 
 
+def _check_known_patterns(case: Case) -> Tally:
+    """The native scanner == regex's findall on text[start:end] for each known pattern of the
+    open models (streamcodec.text.known_patterns), as those models spell it, on the case's texts
+    and their Latin-1 parts; its one pass to ids == the core's encode_pieces of those pieces,
+    when the core is built."""
+    core, checked = _core(), 0
+    # Each text also without its code points past U+00FF: a 1-byte str, which the scanner's
+    # SWAR fast paths read (_scan_ascii.h).
+    latin1 = ["".join(c for c in text if c <= "\xff") for text in case.texts]
+    for pattern in sorted({known.pattern for known in KNOWN_PATTERNS}):
+        scanner, compiled = native_scanner(pattern), regex.compile(pattern)
+        assert scanner is not None
+        for text in [*case.texts, *latin1]:
+            for start, end in windows(text, case.cuts):
+                expected = compiled.findall(text, start, end)
+                expect_equal(
+                    case, "text", text[start:end], scanner.pieces(text, start, end), expected
+                )
+                checked += 1
+                if core is not None:
+                    one_pass = outcome(scanner.encode, text, start, end, core, "surrogateescape")
+                    two_steps = outcome(core.encode_pieces, expected, errors="surrogateescape")  # type: ignore[attr-defined]
+                    expect_equal(case, "ids of", text[start:end], one_pass, two_steps)
+    return Tally(checked)
+
+
 if native_scanner(GPT2_PATTERN) is not None:
     target("scanner", scanner_cases())(_check_scanner)
+    target("patterns", scanner_cases())(_check_known_patterns)

@@ -11,16 +11,40 @@ It is a drop-in for tiktoken: ``import streamcodec as tiktoken``, or, for a libr
 tiktoken itself, ``sys.modules["tiktoken"] = streamcodec`` first (see :mod:`streamcodec.dropin`).
 """
 
-import importlib
-import types
+from __future__ import annotations
 
-from streamcodec.encoding import DisallowedSpecialTokenError, Encoding
-from streamcodec.model import encoding_for_model, encoding_name_for_model
-from streamcodec.pieces.native import backend
-from streamcodec.registry import get_encoding, list_all_encoding_names, list_encoding_names
-from streamcodec.stream import InvalidUTF8Error, StreamDecoder, StreamEncoder, Window
-from streamcodec.training import train
-from streamcodec.vocab import VocabularyError
+import importlib
+
+TYPE_CHECKING = False  # not typing's: ``import typing`` alone costs more than all of this
+if TYPE_CHECKING:
+    from typing import Any
+
+    from streamcodec.encoding import DisallowedSpecialTokenError, Encoding
+    from streamcodec.model import encoding_for_model, encoding_name_for_model
+    from streamcodec.pieces.native import backend
+    from streamcodec.registry import get_encoding, list_all_encoding_names, list_encoding_names
+    from streamcodec.stream import InvalidUTF8Error, StreamDecoder, StreamEncoder, Window
+    from streamcodec.training import train
+    from streamcodec.vocab import VocabularyError
+
+# Where each public name lives: loaded on first use, so ``import streamcodec`` loads nothing
+# (the command line handles signals before it loads the rest: streamcodec/__main__.py).
+_HOMES = {
+    "DisallowedSpecialTokenError": "encoding",
+    "Encoding": "encoding",
+    "encoding_for_model": "model",
+    "encoding_name_for_model": "model",
+    "backend": "pieces.native",
+    "get_encoding": "registry",
+    "list_all_encoding_names": "registry",
+    "list_encoding_names": "registry",
+    "InvalidUTF8Error": "stream",
+    "StreamDecoder": "stream",
+    "StreamEncoder": "stream",
+    "Window": "stream",
+    "train": "training",
+    "VocabularyError": "vocab",
+}
 
 __all__ = [
     "DisallowedSpecialTokenError",
@@ -40,13 +64,22 @@ __all__ = [
 ]
 __version__ = "0.1.0"
 
-# Loaded on first use, so that ``import streamcodec`` stays cheap: ``streamcodec.formats``, and
-# tiktoken's module names that client code reaches as attributes (``tiktoken.load.read_file``).
+# tiktoken's module names that client code reaches as attributes (``tiktoken.load.read_file``),
+# and ``streamcodec.formats``.
 _LAZY_MODULES = frozenset({"formats", "load", "core"})
 
 
-def __getattr__(name: str) -> types.ModuleType:
-    """The modules of ``_LAZY_MODULES``, imported when first asked for."""
+def __getattr__(name: str) -> Any:
+    """The public names and the modules of ``_LAZY_MODULES``, imported when first asked for."""
     if name in _LAZY_MODULES:
         return importlib.import_module(f"streamcodec.{name}")
-    raise AttributeError(f"module 'streamcodec' has no attribute {name!r}")
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'streamcodec' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"streamcodec.{home}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_HOMES, *_LAZY_MODULES})

@@ -53,8 +53,8 @@ class Encoding(StreamMethods, TiktokenMethods):
 
     The constructor and the public methods are those of ``tiktoken.Encoding``, so code written
     for tiktoken runs unchanged after swapping the import. Added, keyword-only: ``cache_size``
-    (:mod:`streamcodec.ordinary`) and ``backend`` (:mod:`streamcodec.pieces.native`; the attribute
-    ``backend`` is the path taken); streaming: :class:`~streamcodec.stream.methods.StreamMethods`.
+    (:mod:`streamcodec.ordinary`) and ``backend`` (:mod:`streamcodec.pieces.native`; attributes:
+    ``backend``, ``native_pattern``); streaming: :class:`~streamcodec.stream.methods.StreamMethods`.
     """
 
     def __init__(
@@ -91,8 +91,8 @@ class Encoding(StreamMethods, TiktokenMethods):
         self._cache_size = cache_size
         ordinary = OrdinaryEncoder(pat_str, mergeable_ranks, cache_size=cache_size, backend=backend)
         self._ordinary, self.backend = ordinary, ordinary.backend
-        # Set by the registry: a registered encoding pickles as the call that returns it.
-        self.recipe: Recipe | None = None
+        self.native_pattern = ordinary.native_pattern  # the known pattern cut in C, or None
+        self.recipe: Recipe | None = None  # set by the registry: pickled as the call returning it
 
     def __repr__(self) -> str:
         return f"<Encoding {self.name!r}>"

@@ -77,6 +77,8 @@ class OrdinaryEncoder:
         if scanner is not None and self.native is not None:
             self._one_pass = functools.partial(scanner.encode, core=self.native.core)
         self.backend: Backend = "python" if self.native is None else "native"
+        #: The known pattern (``"llama3"``...) the native scanner cuts ``pattern`` as, or None.
+        self.native_pattern = scanner.name if scanner is not None else None
 
     def encode(
         self,

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+import streamcodec
 from streamcodec import Encoding, get_encoding
 from streamcodec.audit import audit_text, explain_piece
 from streamcodec.cli import main
@@ -70,6 +71,30 @@ def test_verify_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert "specification (regex pieces, reference.rank_merge): equal" in out
     assert "tiktoken built from the same vocabulary: equal" in out
     assert "100,256 mergeable tokens, 0 unreachable" in out
+    if streamcodec.backend() == "native":
+        assert "  pre-tokenizer: native scanner, pattern known as cl100k_base\n" in out
+
+
+def test_verify_names_the_known_pattern_or_regex(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from streamcodec.formats import write_tiktoken
+    from streamcodec.text.known_patterns import KNOWN_PATTERNS
+
+    src, vocab = tmp_path / "mine.txt", tmp_path / "bytes.tiktoken"
+    src.write_text("Llama's 12345 words\n", encoding="utf-8")
+    write_tiktoken({bytes([b]): b for b in range(256)}, vocab)
+    llama3 = next(k.pattern for k in KNOWN_PATTERNS if k.name == "llama3")
+    for pattern, expected in (
+        (llama3, "native scanner, pattern known as llama3"),
+        (r"\S+|\s+", "regex"),
+    ):
+        assert main(["verify", str(src), "--vocab", str(vocab), "--pattern", pattern]) == 0
+        line = capsys.readouterr().out.splitlines()[1]
+        if streamcodec.backend() == "native":
+            assert line.startswith(f"  pre-tokenizer: {expected}"), line
+        else:
+            assert line == "  pre-tokenizer: regex (the pure-Python backend)"
 
 
 def test_verify_command_fails_on_a_mismatch(

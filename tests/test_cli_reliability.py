@@ -200,10 +200,11 @@ def test_a_signal_leaves_the_folder_as_it_was(tmp_path: Path, signum: int, jobs:
     big.write_text(samples()["prose"] * 60, encoding="utf-8")  # ~18 MB: several seconds
     (tmp_path / "out.ids").write_bytes(b"old")
     before = {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.name != "big.txt"}
+    # --jobs runs threads on the native path: worker processes are the pure-Python path's.
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamcodec", "encode", str(big), "-o", str(tmp_path / "out.ids"),
          "--jobs", jobs],
-        stderr=subprocess.PIPE,
+        stderr=subprocess.PIPE, env={**os.environ, "STREAMCODEC_BACKEND": "python"},
     )  # fmt: skip
     deadline = time.monotonic() + 60
     while not list(tmp_path.glob(".out.ids.*.tmp")) and time.monotonic() < deadline:
@@ -229,6 +230,7 @@ def test_workers_die_with_a_killed_parent(tmp_path: Path) -> None:
         [sys.executable, "-m", "streamcodec", "count", str(big), "--jobs", "2"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        env={**os.environ, "STREAMCODEC_BACKEND": "python"},  # processes: the pure path's
     )
     deadline = time.monotonic() + 60
     while len(_children(proc.pid)) < 2 and time.monotonic() < deadline:

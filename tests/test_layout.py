@@ -20,10 +20,11 @@ ALLOWED = {
     "vocab": set(),
     "reference": set(),
     "atomicfile": set(),
+    "interrupts": set(),
     "text": {"vocab"},
     "pieces": {"vocab"},
     "ordinary": {"text", "pieces", "vocab"},
-    "stream": {"ordinary", "text", "pieces", "vocab"},
+    "stream": {"ordinary", "text", "pieces", "vocab", "interrupts"},
     # tiktoken's lesser methods, a base class of Encoding beside stream's StreamMethods
     "compat": {"ordinary", "text", "pieces", "vocab"},
     "explain": {"reference"},  # the page and the traces: the specification only

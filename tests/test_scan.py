@@ -124,8 +124,12 @@ def test_bad_arguments_are_errors() -> None:
 
     with pytest.raises(TypeError, match="needs a str"):
         _scan.pieces(b"bytes", 0, 0, 5)
-    with pytest.raises(ValueError, match="unknown pattern number 7"):
-        _scan.pieces("text", 7, 0, 4)
+    with pytest.raises(ValueError, match="unknown pattern number 99"):
+        _scan.pieces("text", 99, 0, 4)
+    with pytest.raises(ValueError, match="unknown pattern number 3"):  # words' number
+        _scan.pieces("text", 3, 0, 4)
+    with pytest.raises(ValueError, match="no proven safe cuts for pattern 4"):
+        _scan.last_cut("text", 4, 0, 4)
     with pytest.raises(TypeError, match="takes 4 arguments"):
         _scan.last_cut("text", 0)
     assert _scan.UNICODE_VERSION == "16.0"

@@ -31,6 +31,10 @@ PATTERN_CLASSES = {
     ),
     r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]": ((r"\p{Ll}", r"\p{Lm}", r"\p{Lo}", r"\p{M}"), "", False),
     **{f"(?i:{letter})": ((f"(?i:{letter})",), "", False) for letter in "sdmtlver"},
+    # DeepSeek V3's (streamcodec.formats.hf_sequences)
+    r"[\p{P}\p{S}]": ((r"\p{P}", r"\p{S}"), "", False),
+    r"[^\r\n\p{L}\p{P}\p{S}]": ((r"\p{L}", r"\p{P}", r"\p{S}"), "\r\n", True),
+    r"[\p{L}\p{M}]": ((r"\p{L}", r"\p{M}"), "", False),
 }
 
 

@@ -42,12 +42,13 @@ fi
 # Resident memory is not checked here: ASan keeps freed memory in quarantine (it grows up to
 # 256 MB by design); benchmarks/native_memory.py checks it on a normal build.
 "$python" -m pytest -q -p no:cacheprovider tests/test_native.py tests/test_scan.py \
-    tests/test_scan_encode.py tests/test_fuzz.py tests/test_hostile_vocab.py \
-    -k "native or backends or tiktoken or stream or reference or cache or scan or pretokenize" \
+    tests/test_scan_encode.py tests/test_known_patterns.py tests/test_fuzz.py \
+    tests/test_hostile_vocab.py \
+    -k "native or backends or tiktoken or stream or reference or cache or scan or pretokenize or pattern" \
     --deselect tests/test_native.py::test_memory_stays_flat_over_many_calls
 # Half the budget on the core's own targets, half on whole encodings through it.
 "$python" -m fuzz.campaign --seconds "$((seconds / 2))" --workers 1 --batch 10 --no-save \
-    --targets native_core,real_native_core,scanner
+    --targets native_core,real_native_core,scanner,patterns
 "$python" -m fuzz.campaign --seconds "$((seconds / 2))" --workers 1 --batch 10 --no-save \
     --targets backends,real_backends,real_tiktoken,real_stream
 # Coverage-guided inputs (atheris) into the core's entry points, if atheris is installed.
@@ -55,5 +56,6 @@ if "$python" -c 'import atheris' 2>/dev/null; then
     "$python" -m fuzz.atheris_harness native_core -runs=2000 2>&1 | tail -1
     "$python" -m fuzz.atheris_harness backends -runs=1000 2>&1 | tail -1
     "$python" -m fuzz.atheris_harness scanner -runs=2000 2>&1 | tail -1
+    "$python" -m fuzz.atheris_harness patterns -runs=2000 2>&1 | tail -1
 fi
 echo "sanitize: clean (AddressSanitizer + UBSan, ${seconds} s of fuzzing)"

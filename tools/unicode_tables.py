@@ -2,7 +2,8 @@
 
 The named patterns (``streamcodec.vocab.PATTERNS``: gpt2/r50k/p50k, cl100k_base, o200k_base)
 name a few Unicode classes: ``\\p{L}``, ``\\p{N}``, ``\\s``, o200k_base's ``\\p{Lu}``,
-``\\p{Lt}``, ``\\p{Lm}``, ``\\p{Lo}``, ``\\p{Ll}``, ``\\p{M}``, and the letters of the
+``\\p{Lt}``, ``\\p{Lm}``, ``\\p{Lo}``, ``\\p{Ll}``, ``\\p{M}`` (DeepSeek V3's, in
+streamcodec.formats.hf_sequences, also ``\\p{P}`` and ``\\p{S}``), and the letters of the
 case-insensitive contractions (``(?i:s)`` is ``s``, ``S`` and ``ſ``). This script asks the pinned
 ``regex`` (pyproject.toml: Unicode 16.0, as tiktoken 0.14) which code points, astral ones and
 surrogates included, each class matches, and writes two files:
@@ -43,6 +44,8 @@ C_FLAGS = {
     "UC_MARK": (r"\p{M}",),
     "UC_NUMBER": (r"\p{N}",),
     "UC_SPACE": (r"\s",),
+    "UC_PUNCT": (r"\p{P}",),
+    "UC_SYMBOL": (r"\p{S}",),
 }
 # The letters of the contractions ('s 'd 'm 't 'll 've 're), matched case-insensitively.
 FOLDS = tuple(spelling for spelling in CLASSES if spelling.startswith("(?i:"))

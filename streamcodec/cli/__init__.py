@@ -1,9 +1,10 @@
 """The command line: ``streamcodec encode | decode | count | train | verify | explain``.
 
 Only this package prints or touches the terminal. Errors from the library become one line on
-stderr and exit status 1; Ctrl-C exits with 130. Output files are written atomically (a temporary
-file renamed at the end), so an interrupted run leaves no file that looks complete. A progress bar
-(bytes read) is shown on stderr when it is a terminal, unless ``--quiet``.
+stderr and exit status 1; Ctrl-C exits with 130, SIGTERM with 143, SIGHUP with 129. Output files
+are written atomically (a temporary file renamed at the end), so an interrupted run leaves no file
+that looks complete. A progress bar (bytes read) is shown on stderr when it is a terminal, unless
+``--quiet``.
 
 One module per command (``encode``, ``decode``, ``count``, ``train``, ``verify``, ``explain``),
 each with an ``add(commands)`` that declares its options and the function that runs it; add a
@@ -25,18 +26,15 @@ import argparse
 import os
 import signal
 import sys
-import threading
-import types
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import streamcodec
 from streamcodec.cli import count, decode, encode, explain, split, train, verify
+from streamcodec.interrupts import Stopped, stop_signals, stopped_by
 from streamcodec.text.unicode import InvalidUTF8Error
 
 __all__ = ["build_parser", "main"]
-
-STOP_SIGNALS = [signal.SIGTERM, signal.SIGHUP]  # SIGINT is Python's KeyboardInterrupt already
 
 COMMANDS: list[Callable[[Any], None]] = [
     encode.add,
@@ -49,44 +47,32 @@ COMMANDS: list[Callable[[Any], None]] = [
 ]
 
 
-class _Stopped(BaseException):
-    """SIGTERM or SIGHUP arrived: unwind as Ctrl-C does (temporary files are removed)."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
-
-
-def _stop(signum: int, frame: types.FrameType | None) -> None:
-    raise _Stopped(signum)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; return the exit status (128 + N after signal N)."""
-    args = build_parser().parse_args(argv)
-    command: Callable[[argparse.Namespace], int] = args.run
-    main_thread = threading.current_thread() is threading.main_thread()
-    previous = {signum: signal.signal(signum, _stop) for signum in STOP_SIGNALS if main_thread}
-    try:
-        return command(args)
-    except KeyboardInterrupt:
-        return _interrupted(signal.SIGINT)
-    except _Stopped as stopped:
-        return _interrupted(signal.Signals(stopped.signum))
-    except BrokenPipeError:  # the reader went away (``| head``): stop quietly, as cat does
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 141
-    except (OSError, ValueError, KeyError, ImportError) as exc:  # ImportError: STREAMCODEC_BACKEND
-        print(f"streamcodec: error: {_message(exc)}", file=sys.stderr)
-        return 1
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
+    """Run the command line; return the exit status (128 + N after signal N: SIGINT, SIGTERM
+    and SIGHUP all unwind as Ctrl-C does, see :mod:`streamcodec.interrupts`)."""
+    with stop_signals():
+        try:
+            args = build_parser().parse_args(argv)
+            command: Callable[[argparse.Namespace], int] = args.run
+            return command(args)
+        except KeyboardInterrupt as exc:  # Stopped, or Ctrl-C where no handler was installed
+            return _interrupted(exc if isinstance(exc, Stopped) else Stopped(signal.SIGINT))
+        except BrokenPipeError:  # the reader went away (``| head``): stop quietly, as cat does
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 141
+        except (OSError, ValueError, KeyError, ImportError) as exc:  # ImportError: the backend
+            print(f"streamcodec: error: {_message(exc)}", file=sys.stderr)
+            return 1
+        except BaseException as exc:  # a signal wrapped by the code it stopped (an import)
+            stopped = stopped_by(exc)
+            if stopped is None:
+                raise
+            return _interrupted(stopped)
 
 
-def _interrupted(signum: signal.Signals) -> int:
-    print(f"streamcodec: interrupted ({signum.name}); -o files are as they were", file=sys.stderr)
-    return 128 + signum
+def _interrupted(stopped: Stopped) -> int:
+    print(f"streamcodec: {stopped}; -o files are as they were", file=sys.stderr)
+    return stopped.status
 
 
 def _message(exc: BaseException) -> str:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from streamcodec.atomicfile import atomic_output
-from streamcodec.cli.options import add_encoding, build_encoding
+from streamcodec.cli.options import add_encoding, build_encoding, pretokenizer_note
 from streamcodec.encoding import Encoding
 from streamcodec.explain.trace import Explanation, explain_piece
 from streamcodec.text.pretokenize import Pretokenizer
@@ -69,6 +69,7 @@ def run(args: argparse.Namespace) -> int:
         return _write_page(enc, args)
     if args.piece is not None:
         raise ValueError("--piece chooses the piece of an --html page: add --html OUT.html")
+    print(pretokenizer_note(enc), file=sys.stderr)
     ranks = enc.mergeable_ranks
     longest = max(map(len, ranks))
     for piece in Pretokenizer(enc.pat_str).pieces(args.text):

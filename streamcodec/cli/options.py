@@ -41,6 +41,16 @@ __all__ = [
 DEFAULT_ENCODING = "cl100k_base"
 
 
+def pretokenizer_note(enc: Encoding) -> str:
+    """How ``enc`` cuts text into pieces: the native scanner and the known pattern it matched
+    (docs/patterns.md), or ``regex``, and why."""
+    if enc.native_pattern is not None:
+        return f"pre-tokenizer: native scanner, pattern known as {enc.native_pattern}"
+    if enc.backend != "native":
+        return "pre-tokenizer: regex (the pure-Python backend)"
+    return "pre-tokenizer: regex (not a known pattern, see docs/patterns.md)"
+
+
 def add_input_and_encoding(command: argparse.ArgumentParser) -> None:
     """The input, the encoding (by name or from a file) and ``--mode``."""
     command.add_argument(
@@ -149,7 +159,8 @@ def add_text_options(command: argparse.ArgumentParser) -> None:
         "--jobs",
         type=positive_int,
         default=1,
-        help="worker processes for a regular file (default 1; not with -f jsonl)",
+        help="workers for a regular file: threads on the native path, processes on the pure "
+        "path (default 1; not with -f jsonl)",
     )
 
 

@@ -2,6 +2,7 @@
 
     $ streamcodec verify book.txt
     verify book.txt with cl100k_base
+      pre-tokenizer: native scanner, pattern known as cl100k_base
       fast encoder vs specification (regex pieces, reference.rank_merge): equal
 
 It exits 1 on any mismatch, so it can guard a pipeline.
@@ -14,7 +15,7 @@ from typing import Any
 
 from streamcodec.audit import Audit, audit_text
 from streamcodec.cli.inputs import source
-from streamcodec.cli.options import add_input_and_encoding, build_encoding
+from streamcodec.cli.options import add_input_and_encoding, build_encoding, pretokenizer_note
 from streamcodec.stream.sources import text_chunks
 
 __all__ = ["add"]
@@ -40,7 +41,8 @@ def run(args: argparse.Namespace) -> int:
     text = "".join(text_chunks(source(args)))
     audit = audit_text(enc, text)
     unreachable = unreachable_tokens(enc.mergeable_ranks)
-    for line in _report(args.input, audit, len(enc.mergeable_ranks), unreachable):
+    lines = _report(args.input, audit, len(enc.mergeable_ranks), unreachable)
+    for line in [*lines[:1], f"  {pretokenizer_note(enc)}", *lines[1:]]:
         print(line)
     return 0 if audit.mismatch is None and audit.tiktoken_equal is not False else 1
 

@@ -8,8 +8,10 @@ The parts streamcodec reads and writes:
 - ``added_tokens``: become special tokens;
 - ``pre_tokenizer``: a ``Split`` regex (in Oniguruma's dialect, see
   :mod:`~streamcodec.formats.oniguruma`) followed by ``ByteLevel``; or ``ByteLevel`` alone, whose
-  built-in regex is GPT-2's. Text between ``Split``'s matches is kept as pieces, as Hugging
-  Face keeps it (:func:`with_gaps`).
+  built-in regex is GPT-2's, alone or after ``Digits(individual_digits=True)`` (StarCoder 2,
+  SmolLM: :data:`~streamcodec.text.known_patterns.DIGITS_GPT2_PATTERN`). Text between
+  ``Split``'s matches is kept as pieces, as Hugging Face keeps it (:func:`with_gaps`); a Sequence
+  of several Splits is read when :mod:`~streamcodec.formats.hf_sequences` knows it (DeepSeek V3).
 
 A tiktoken rank is both the id and the merge priority, so a file is accepted only when its ids
 follow its merge order. Tokens that Hugging Face would output where streamcodec would not (or
@@ -46,10 +48,12 @@ import regex
 from streamcodec.atomicfile import atomic_output
 from streamcodec.formats.gpt2 import token_to_unicode, unicode_to_token, unicode_to_tokens
 from streamcodec.formats.hf_parts import Reader, added_tokens, check_normalizer, shown
+from streamcodec.formats.hf_sequences import sequence_pattern
 from streamcodec.formats.jsondoc import is_id, parse_json
 from streamcodec.formats.merges import splits, unreachable_tokens
 from streamcodec.formats.oniguruma import from_oniguruma, to_oniguruma
 from streamcodec.formats.split_gaps import with_gaps
+from streamcodec.text.known_patterns import DIGITS_GPT2_PATTERN
 from streamcodec.vocab import (
     GPT2_PATTERN,
     PATTERNS,
@@ -258,7 +262,7 @@ def _pattern(reader: Reader, pre: object, path: str) -> str | None:
         raise reader.fail(f"{path}.pretokenizers", "expected a JSON array")
     inner = f"{path}.pretokenizers" if pre.get("type") == "Sequence" else None
     patterns: list[str] = []
-    byte_level = False
+    byte_level = digits = False
     for index, step in enumerate(steps):
         where = f"{inner}[{index}]" if inner else path
         kind = step.get("type") if isinstance(step, dict) else None
@@ -272,13 +276,20 @@ def _pattern(reader: Reader, pre: object, path: str) -> str | None:
                 patterns.append(GPT2_PATTERN)
         elif kind == "Split":
             patterns.append(_split_pattern(reader, step, where))
+        elif kind == "Digits" and step.get("individual_digits") and index == 0:
+            digits = True  # StarCoder 2, SmolLM: each digit alone first
         else:
             raise reader.fail(f"{where}.type", f"pre-tokenizer {kind!r} is unsupported")
     if not byte_level:
         raise reader.fail(path, "no ByteLevel step, so this is not a byte-level BPE tokenizer")
-    if len(patterns) > 1:
-        raise reader.fail(path, "splits the text twice; only one pattern is supported")
-    return patterns[0] if patterns else None
+    if len(patterns) > 1:  # each Split cuts the pieces of the one before: known Sequences only
+        known = sequence_pattern(patterns)
+        if known is None:
+            raise reader.fail(path, "splits the text twice, in a Sequence that is not supported")
+        return known
+    if digits and patterns != [GPT2_PATTERN]:
+        raise reader.fail(path, "Digits is supported only before ByteLevel's own regex")
+    return DIGITS_GPT2_PATTERN if digits else with_gaps(patterns[0]) if patterns else None
 
 
 def _split_pattern(reader: Reader, step: Mapping[str, Any], where: str) -> str:
@@ -286,11 +297,13 @@ def _split_pattern(reader: Reader, step: Mapping[str, Any], where: str) -> str:
         raise reader.fail(where, "only Split with behavior Isolated and invert false is supported")
     pattern = step.get("pattern")
     if isinstance(pattern, dict) and isinstance(pattern.get("String"), str):
-        return with_gaps(str(regex.escape(pattern["String"])))
+        return str(regex.escape(pattern["String"]))
     if not (isinstance(pattern, dict) and isinstance(pattern.get("Regex"), str)):
         raise reader.fail(f"{where}.pattern", f'expected {{"Regex": ...}}, got {shown(pattern)}')
     text: str = pattern["Regex"]
-    return with_gaps(_named_oniguruma().get(text) or from_oniguruma(text))
+    # The file may write CR and LF as characters: as escapes, the pattern is the same.
+    text = text.replace("\r", r"\r").replace("\n", r"\n")
+    return _named_oniguruma().get(text) or from_oniguruma(text)
 
 
 def read_huggingface(

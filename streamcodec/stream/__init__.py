@@ -4,7 +4,8 @@
 - :mod:`.cuts`: where text can be cut without changing its pieces (the safe-cut rules);
 - :mod:`.encoder`: :class:`StreamEncoder`, special tokens split off, settled text encoded;
 - :mod:`.decoder`: :class:`StreamDecoder`;
-- :mod:`.parallel`: one file split at safe cuts and encoded by worker processes;
+- :mod:`.parallel`: one file split at safe cuts and encoded by worker threads or processes;
+- :mod:`.workers`: ``ordered_map``, work over tasks by threads or processes, in order;
 - :mod:`.windows`: ``split``, windows of at most N tokens that are each exact on their own.
 
 This package takes what it needs of an encoding through small protocols (:class:`.Encodes`,

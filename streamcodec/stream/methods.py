@@ -91,7 +91,8 @@ class StreamMethods:
         """Like :meth:`iter_encode`, a list of ids per chunk read (faster to consume).
 
         With ``jobs > 1`` the source must be a path: it is split at safe cuts and the parts are
-        encoded in ``jobs`` worker processes, with the same ids in the same order.
+        encoded by ``jobs`` threads (native path) or processes (pure path), with the same ids
+        in the same order. Closing the iterator ends the workers.
         ``progress`` is called with each count of input bytes consumed.
         """
         policy = _policy(self, allowed_special, disallowed_special, errors)
@@ -208,7 +209,7 @@ def _chunks(
     jobs: int,
     progress: Callable[[int], object] | None,
 ) -> Iterator[list[int]]:
-    """The ids of ``source`` chunk by chunk: in ``jobs`` processes when it is a file."""
+    """The ids of ``source`` chunk by chunk: by ``jobs`` workers when it is a file."""
     if splits(source, encoding, jobs):
         return encode_file_parts(encoding, source, policy, jobs=jobs, progress=progress)
     return encode_source(encoding, source, policy, progress=progress)

@@ -1,23 +1,26 @@
-"""Parallel encoding of one file: cut it at safe cuts, encode the parts in worker processes.
+"""Parallel encoding of one file: cut it at safe cuts, encode the parts in worker threads.
 
 The file is split into parts of about ``PART_BYTES``, each ending at a safe cut (rules 1 to 5
 of :mod:`streamcodec.stream.cuts`) that no special token straddles. Encoding text in two parts
 at a safe cut gives the ids of the whole, so the ids of the parts, in order, are exactly one
-job's. Workers get the encoding once, pickled: a registered encoding pickles as its name (a
-forked worker finds it loaded), any other by value. Ids come back as packed ``uint32``; at most
-``2 * jobs`` parts are in flight, so memory stays bounded however large the file.
+job's. The parts go through :func:`~streamcodec.stream.workers.ordered_map`, at most ``2 * jobs``
+in flight, so memory stays bounded however large the file:
+
+- on the native path, ``jobs`` threads share the one encoding (the compiled core and scanner
+  release the GIL on long texts): nothing is pickled, and a closed run stops within a block;
+- on the pure-Python path, ``jobs`` processes, each with a pipe of its own: the encoding is
+  pickled once per worker (a registered encoding as its name; a forked worker finds it loaded).
+
+Either way a part's ids wait as packed ``uint32`` (4 bytes an id, not a list's 8 + an int).
 """
 
 from __future__ import annotations
 
 import collections
 import contextlib
-import ctypes
-import multiprocessing
+import functools
+import itertools
 import os
-import signal
-import sys
-import threading
 from array import array
 from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO, TypeGuard
@@ -25,6 +28,7 @@ from typing import Any, BinaryIO, TypeGuard
 from streamcodec.stream.cuts import PROVEN_PATTERNS, safe_cut
 from streamcodec.stream.encoder import Encodes, Policy, encode_text_chunks
 from streamcodec.stream.sources import Source, read_blocks
+from streamcodec.stream.workers import cancelled, ordered_map
 from streamcodec.text.specials import special_token_regex, straddles
 from streamcodec.text.unicode import decode_utf8
 
@@ -32,13 +36,12 @@ __all__ = ["count_file_parts", "encode_file_parts", "split_points", "splits"]
 
 PART_BYTES = 4 << 20
 WINDOW = 1 << 16  # bytes searched for a safe cut near each split target
-PR_SET_PDEATHSIG = 1  # prctl(2)
 
 Task = tuple[str, int, int, Policy]  # path, start and end offsets, policy
 
 
 def splits(source: Source, encoding: Encodes, jobs: int) -> TypeGuard[os.PathLike[str]]:
-    """Whether to split ``source`` across ``jobs`` processes: only a file, and only with a pattern
+    """Whether to split ``source`` across ``jobs`` workers: only a file, and only with a pattern
     whose safe cuts are proven (any other pattern is encoded in one process)."""
     if jobs <= 1:
         return False
@@ -55,15 +58,15 @@ def encode_file_parts(
     jobs: int,
     progress: Callable[[int], object] | None = None,
 ) -> Iterator[list[int]]:
-    """The ids of each part of the file, in order, encoded by ``jobs`` worker processes."""
-    for packed in _run(encoding, path, policy, _encode_part, jobs, progress):
-        yield array("I", packed).tolist()
+    """The ids of each part of the file, in order, encoded by ``jobs`` workers."""
+    for ids in _run(encoding, path, policy, _encode_part, jobs, progress):
+        yield ids.tolist()
 
 
 def count_file_parts(
     encoding: Encodes, path: os.PathLike[str], policy: Policy, *, jobs: int
 ) -> int:
-    """The number of ids of the file, counted by ``jobs`` worker processes."""
+    """The number of ids of the file, counted by ``jobs`` workers."""
     return sum(_run(encoding, path, policy, _count_part, jobs, None))
 
 
@@ -113,103 +116,62 @@ def _safe_cut_after(f: BinaryIO, offset: int, specials: frozenset[str]) -> int |
     return None
 
 
+def in_processes(encoding: Encodes) -> bool:
+    """Whether ``encoding``'s workers must be processes: the pure-Python path holds the GIL."""
+    return encoding.ordinary.backend != "native"
+
+
+Work = Callable[[Encodes, Task], Any]
+
+
 def _run(
     encoding: Encodes,
     path: os.PathLike[str],
     policy: Policy,
-    work: Callable[[Task], Any],
+    work: Work,
     jobs: int,
     progress: Callable[[int], object] | None,
 ) -> Iterator[Any]:
-    points = split_points(path, encoding)
-    start = next(points)
-    name = os.fspath(path)
-    in_flight: collections.deque[tuple[int, Any]] = collections.deque()
-    pool = multiprocessing.Pool(jobs, _init_worker, (encoding,))
-    try:
+    processes = in_processes(encoding)
+    sizes: collections.deque[int] = collections.deque()  # of the parts in flight, in order
+
+    def tasks() -> Iterator[Task]:
+        points = split_points(path, encoding)
+        start = next(points)
         for end in points:
-            task: Task = (name, start, end, policy)
-            in_flight.append((end - start, pool.apply_async(work, (task,))))
+            sizes.append(end - start)
+            yield os.fspath(path), start, end, policy
             start = end
-            if len(in_flight) >= 2 * jobs:
-                yield _result(in_flight, progress)
-        while in_flight:
-            yield _result(in_flight, progress)
-    finally:
-        _end_pool(pool)
+
+    part = functools.partial(work, encoding)
+    with contextlib.closing(ordered_map(part, tasks(), jobs=jobs, processes=processes)) as done:
+        for result in done:
+            if progress is not None:
+                progress(sizes.popleft())
+            yield result
 
 
-def _end_pool(pool: Any) -> None:
-    """Terminate ``pool``; a stop signal arriving meanwhile is raised again once it is done.
-
-    A signal handler that raises in the middle of ``terminate`` leaves the pool's threads
-    waiting for each other, and the process hangs at exit.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        pool.terminate()
-        pool.join()
-        return
-    caught: list[int] = []
-    previous = {signum: signal.signal(signum, _record(caught)) for signum in _STOP_SIGNALS}
-    try:
-        pool.terminate()
-        pool.join()
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
-    if caught:
-        signal.raise_signal(caught[0])
-
-
-def _record(caught: list[int]) -> Callable[[int, Any], None]:
-    return lambda signum, frame: caught.append(signum)
-
-
-def _result(in_flight: collections.deque[tuple[int, Any]], progress: Any) -> Any:
-    size, pending = in_flight.popleft()
-    result = pending.get()
-    if progress is not None:
-        progress(size)
-    return result
-
-
-_STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
-_worker_encoding: Encodes | None = None
-
-
-def _init_worker(encoding: Encodes) -> None:
-    global _worker_encoding
-    _die_with_parent()
-    _worker_encoding = encoding
-
-
-def _die_with_parent() -> None:
-    """Leave interrupts to the parent, which ends the pool (SIGTERM, quietly), and on Linux have
-    the kernel send SIGTERM if the parent dies without doing so (SIGKILL): no orphans."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    for signum in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(signum, signal.SIG_DFL)  # not a handler inherited from the parent
-    if sys.platform == "linux":
-        with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
-
-
-def _part_ids(task: Task) -> Iterator[list[int]]:
+def _part_ids(encoding: Encodes, task: Task) -> Iterator[list[int]]:
     path, start, end, policy = task
-    assert _worker_encoding is not None
     with open(path, "rb") as f:
         f.seek(start)
-        blocks = read_blocks(f, limit=end - start)
+        # A closed run stops a worker thread within a block (processes are killed instead).
+        blocks = itertools.takewhile(_going, read_blocks(f, limit=end - start))
         texts = decode_utf8(blocks, errors=policy.errors, name=path, offset=start)
-        yield from encode_text_chunks(policy.stream_encoder(_worker_encoding), texts)
+        yield from encode_text_chunks(policy.stream_encoder(encoding), texts)
 
 
-def _encode_part(task: Task) -> bytes:
-    ids: list[int] = []
-    for chunk in _part_ids(task):
-        ids += chunk
-    return array("I", ids).tobytes()
+def _going(_: object) -> bool:
+    return not cancelled()
 
 
-def _count_part(task: Task) -> int:
-    return sum(map(len, _part_ids(task)))
+def _encode_part(encoding: Encodes, task: Task) -> array[int]:
+    """The part's ids, packed as they come: a tenth of a list's memory, or of its pickle."""
+    ids = array("I")
+    for chunk in _part_ids(encoding, task):
+        ids.extend(chunk)
+    return ids
+
+
+def _count_part(encoding: Encodes, task: Task) -> int:
+    return sum(map(len, _part_ids(encoding, task)))

@@ -6,8 +6,10 @@
  *     encode(text, pattern, start, end, core, errors)  the ids, each piece merged by the compiled
  *         -> list[int]                                 core (streamcodec.pieces._core) once cut
  *
- * `pattern` is 0 (gpt2/r50k/p50k), 1 (cl100k_base) or 2 (o200k_base): see
- * streamcodec/text/native.py, the Python side, which names the Python functions these equal.
+ * `pattern` is a number of _scan_pattern.h (0 gpt2/r50k/p50k, 1 cl100k_base, 2 o200k_base, 4...
+ * the open models' patterns): streamcodec/text/known_patterns.py recognizes a pattern string
+ * and names its number; streamcodec/text/native.py, the Python side, names the Python functions
+ * these equal.
  *
  * The scanner reads the str's own PEP 393 buffer (1, 2 or 4 bytes a code point; lone surrogates
  * are code points there like any other), with no copy. It releases the GIL while it scans a long
@@ -20,14 +22,11 @@
 #include <string.h>
 
 #include "../pieces/_core.h"
+#include "_scan_pattern.h"
 #include "_unicode_tables.h"
+#include "_scan_ascii.h"
 
-#define UC_LETTER (UC_UPPER | UC_LOWER | UC_OTHER_LETTER)
-/* o200k_base's case classes: [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}] and [\p{Ll}\p{Lm}\p{Lo}\p{M}]. */
-#define O200K_UPPER (UC_UPPER | UC_OTHER_LETTER | UC_MARK)
-#define O200K_LOWER (UC_LOWER | UC_OTHER_LETTER | UC_MARK)
 
-enum { PATTERN_GPT2 = 0, PATTERN_CL100K = 1, PATTERN_O200K = 2, CUT_WORDS = 3 };
 /* encode(): a piece's str.encode raises (a lone surrogate the errors mode refuses). */
 enum { ENCODE_REFUSED = 1 };
 
@@ -101,7 +100,7 @@ static int parse_args(PyObject *const *args, Py_ssize_t nargs, Py_ssize_t expect
 #endif
     long p = PyLong_AsLong(args[1]);
     if (p == -1 && PyErr_Occurred()) return -1;
-    if (p < PATTERN_GPT2 || p > PATTERN_O200K) {
+    if (p < 0 || p >= PATTERN_COUNT || p == CUT_WORDS) {
         PyErr_Format(PyExc_ValueError, "%s(): unknown pattern number %ld", name, p);
         return -1;
     }
@@ -154,6 +153,10 @@ static PyObject *last_cut(PyObject *module, PyObject *const *args, Py_ssize_t na
     int pattern;
     Py_ssize_t lo, hi, cut;
     if (parse_args(args, nargs, 4, "last_cut", &text, &pattern, &lo, &hi) < 0) return NULL;
+    if (pattern > PATTERN_O200K) { /* the rules are proven for the three named patterns only */
+        PyErr_Format(PyExc_ValueError, "last_cut(): no proven safe cuts for pattern %d", pattern);
+        return NULL;
+    }
     const void *data = PyUnicode_DATA(text);
     int crlf = pattern != PATTERN_GPT2;
     switch (PyUnicode_KIND(text)) {

@@ -2,10 +2,12 @@
 
 The compiled module ``streamcodec.text._scan`` (built by setup.py when a C compiler is there)
 knows the three named patterns of ``streamcodec.vocab.PATTERNS`` (gpt2/r50k/p50k, cl100k_base,
-o200k_base) and classifies characters with the Unicode 16.0 tables generated from the pinned
-``regex`` (``tools/unicode_tables.py``). :func:`native_scanner` returns ``None`` for any other
-pattern, when the module is not built, or when ``STREAMCODEC_BACKEND=python`` asks for pure
-Python; the callers then use ``regex`` (:mod:`streamcodec.text.pretokenize`).
+o200k_base) and the open models' patterns of :mod:`streamcodec.text.known_patterns` (Llama 3,
+Qwen 2, Tekken...), however they are spelled, and classifies characters with the Unicode 16.0
+tables generated from the pinned ``regex`` (``tools/unicode_tables.py``).
+:func:`native_scanner` returns ``None`` for any other pattern, when the module is not built, or
+when ``STREAMCODEC_BACKEND=python`` asks for pure Python; the callers then use ``regex``
+(:mod:`streamcodec.text.pretokenize`).
 
     >>> from streamcodec.vocab import CL100K_PATTERN
     >>> scanner = native_scanner(CL100K_PATTERN)
@@ -22,21 +24,21 @@ import importlib
 import os
 from types import ModuleType
 
-from streamcodec.vocab import CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN
+from streamcodec.text.known_patterns import native_name, native_number
 
 __all__ = ["BACKEND_VARIABLE", "NativeScanner", "native_scanner"]
 
 BACKEND_VARIABLE = "STREAMCODEC_BACKEND"  # "python": never use compiled code
-# The scanner's number for each pattern (_scan.c's PATTERN_* constants).
-_NUMBERS = {GPT2_PATTERN: 0, CL100K_PATTERN: 1, O200K_PATTERN: 2}
 
 
 class NativeScanner:
-    """One named pattern's compiled scanner."""
+    """One pattern's compiled scanner: ``number`` is its shape's number in _scan_pattern.h,
+    ``name`` the known pattern it matched (``"cl100k_base"``, ``"llama3"``...)."""
 
-    def __init__(self, module: ModuleType, number: int) -> None:
+    def __init__(self, module: ModuleType, number: int, name: str) -> None:
         self._scan = module
         self.number = number
+        self.name = name
 
     def pieces(self, text: str, start: int, end: int) -> list[str]:
         """The pieces of ``text[start:end]``, the slice ending the text: equal to
@@ -61,16 +63,19 @@ class NativeScanner:
     def last_cut(self, text: str, lo: int, hi: int) -> int | None:
         """The last ``p`` in ``[lo, hi)`` where a stream may cut before ``text[p]``, looking back
         into ``text[:p]``: the last match of ``streamcodec.stream.SAFE_CUTS[pattern]`` there
-        (searched with ``regex.REVERSE``), or ``None``."""
+        (searched with ``regex.REVERSE``), or ``None``. Only for the three named patterns'
+        shapes (numbers 0 to 2), whose safe cuts are proven; ValueError for the others."""
         cut: int = self._scan.last_cut(text, self.number, lo, hi)
         return cut if cut >= 0 else None
 
 
 def native_scanner(pattern: str) -> NativeScanner | None:
-    """The compiled scanner of a named ``pattern``, or ``None`` (see the module docstring)."""
-    number = _NUMBERS.get(pattern)
+    """The compiled scanner of a known ``pattern``, or ``None`` (see the module docstring)."""
+    number, name = native_number(pattern), native_name(pattern)
     module = _module()
-    return None if number is None or module is None else NativeScanner(module, number)
+    if number is None or name is None or module is None:
+        return None
+    return NativeScanner(module, number, name)
 
 
 @functools.cache

@@ -37,6 +37,8 @@ CLASSES = (
     r"\p{M}",
     r"\p{N}",
     r"\s",
+    r"\p{P}",  # DeepSeek V3's pattern
+    r"\p{S}",
     *(f"(?i:{letter})" for letter in "delmrstv"),
 )
 # \p{L} is the union of the five letter categories.

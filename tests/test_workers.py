@@ -1,0 +1,129 @@
+"""The ordered map over threads and processes (stream/workers.py): order, bounds, errors, ends."""
+
+from __future__ import annotations
+
+import itertools
+import multiprocessing
+import os
+import signal
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from streamcodec.stream.workers import WorkerDied, cancelled, ordered_map
+
+KINDS = [False, True]  # threads, processes
+
+
+def _square(x: int) -> int:
+    return x * x
+
+
+def _fail_at_3(x: int) -> int:
+    if x == 3:
+        raise ValueError(f"bad task {x}")
+    return x
+
+
+def _die(x: int) -> int:
+    os.kill(os.getpid(), signal.SIGKILL)
+    return x
+
+
+def _slow_pid(x: int) -> int:
+    time.sleep(0.01)
+    return os.getpid()
+
+
+@pytest.mark.parametrize("processes", KINDS)
+@pytest.mark.parametrize("jobs", [1, 2, 3])
+def test_results_come_in_the_tasks_order(processes: bool, jobs: int) -> None:
+    results = ordered_map(_square, range(50), jobs=jobs, processes=processes)
+    assert list(results) == [x * x for x in range(50)]
+
+
+@pytest.mark.parametrize("processes", KINDS)
+def test_the_work_runs_in_the_workers(processes: bool) -> None:
+    pids = set(ordered_map(_slow_pid, range(12), jobs=2, processes=processes))
+    assert (os.getpid() not in pids) if processes else (pids == {os.getpid()})
+
+
+@pytest.mark.parametrize("processes", KINDS)
+def test_tasks_are_read_lazily_and_bounded(processes: bool) -> None:
+    pulled: list[int] = []
+
+    def tasks() -> Iterator[int]:
+        for x in itertools.count():
+            pulled.append(x)
+            yield x
+
+    results = ordered_map(_square, tasks(), jobs=2, processes=processes, ahead=3)
+    assert next(results) == 0
+    assert len(pulled) <= 2 * 3 + 1  # in flight at most, and the one after
+    assert next(results) == 1
+    results.close()
+
+
+@pytest.mark.parametrize("processes", KINDS)
+def test_an_error_is_raised_at_its_place(processes: bool) -> None:
+    results = ordered_map(_fail_at_3, range(10), jobs=2, processes=processes)
+    assert [next(results) for _ in range(3)] == [0, 1, 2]
+    with pytest.raises(ValueError, match="bad task 3"):
+        next(results)
+
+
+def test_a_dead_worker_process_is_an_error_not_a_hang() -> None:
+    with pytest.raises(WorkerDied, match="killed by signal 9"):
+        list(ordered_map(_die, range(4), jobs=2, processes=True))
+
+
+def test_closing_ends_threads_and_tells_the_work() -> None:
+    stopped: list[int] = []
+    inside = threading.Semaphore(0)
+
+    def work(x: int) -> int:
+        if x:
+            inside.release()
+        while x and not cancelled():  # every task but the first waits to be cancelled
+            time.sleep(0.001)
+        stopped.append(x)
+        return x
+
+    before = threading.active_count()
+    results = ordered_map(work, range(100), jobs=2)
+    assert next(results) == 0
+    inside.acquire()
+    inside.acquire()
+    results.close()  # the two workers are in work(1) and work(2): they are told, and end
+    assert threading.active_count() == before
+    assert sorted(stopped) == [0, 1, 2]
+    assert not cancelled()  # outside a worker
+
+
+def test_abandoned_process_maps_leave_no_process_or_descriptor() -> None:
+    fds = len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else None
+    for _ in range(5):
+        results = ordered_map(_slow_pid, range(100), jobs=2, processes=True)
+        next(results)
+        del results
+    if fds is not None:
+        assert len(os.listdir("/proc/self/fd")) == fds
+    assert multiprocessing.active_children() == []
+
+
+def test_jobs_below_one_are_refused() -> None:
+    with pytest.raises(ValueError, match="at least 1"):
+        ordered_map(_square, range(3), jobs=0)
+
+
+def test_doctests() -> None:
+    import doctest
+
+    from streamcodec import interrupts
+    from streamcodec.stream import workers
+
+    for module in (workers, interrupts):
+        result = doctest.testmod(module)
+        assert result.attempted > 0 and result.failed == 0, module.__name__
