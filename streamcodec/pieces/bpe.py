@@ -33,6 +33,7 @@ __all__ = ["LONG_PIECE", "PieceEncoder", "backtrack_piece"]
 LONG_PIECE = 512
 
 _MAX_WINDOWS = 4096  # candidate lists remembered per piece
+_MEMO_WINDOW = 1024  # the longest token for which they are remembered
 
 
 def backtrack_piece(piece: bytes, order: RankOrder, trie: TokenTrie) -> list[int]:
@@ -40,11 +41,15 @@ def backtrack_piece(piece: bytes, order: RankOrder, trie: TokenTrie) -> list[int
     reachable = order.is_reachable
     valid = order.is_valid_pair
     # Identical windows (runs of one byte, repeated words) have identical candidates; the memo
-    # is bounded so that a long piece of random bytes cannot fill memory with windows.
+    # is bounded so that a long piece of random bytes cannot fill memory with windows. Its key
+    # is as long as the longest token, so a vocabulary with a very long one goes without it
+    # (copying that many bytes per position would make the search quadratic).
     window = trie.longest
-    seen: dict[bytes, list[tuple[int, int]]] = {}
+    seen: dict[bytes, list[tuple[int, int]]] | None = {} if window <= _MEMO_WINDOW else None
 
     def candidates(pos: int) -> list[tuple[int, int]]:
+        if seen is None:
+            return [c for c in trie.candidates(piece, pos) if reachable(c[0])]
         key = piece[pos : pos + window]
         found = seen.get(key)
         if found is None:

@@ -65,10 +65,11 @@ class TokenTrie:
 
         Bytes that are not tokens on their own have no candidates.
         """
-        window = data[start : start + self.longest]
-        found = [step.value for step in self._trie(window[:2]).prefixes(window)]
+        # A view, not a copy: the walk reads only as far as some token matches.
+        window = memoryview(data)[start : start + self.longest]
+        found = [step.value for step in self._trie(data[start : start + 2]).prefixes(window)]
         found.reverse()
-        single = self._ranks.get(window[:1])
+        single = self._ranks.get(data[start : start + 1])
         if single is not None:
             found.append((single, 1))
         return found
