@@ -60,7 +60,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         except BrokenPipeError:  # the reader went away (``| head``): stop quietly, as cat does
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return 141
-        except (OSError, ValueError, KeyError, ImportError) as exc:  # ImportError: the backend
+        # ImportError: the backend; OverflowError: an id past a format's or the vocabulary's limit
+        except (OSError, ValueError, KeyError, ImportError, OverflowError) as exc:
             print(f"streamcodec: error: {_message(exc)}", file=sys.stderr)
             return 1
         except BaseException as exc:  # a signal wrapped by the code it stopped (an import)

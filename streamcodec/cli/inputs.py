@@ -53,7 +53,7 @@ def source(args: argparse.Namespace) -> Path | Recorder:
     if is_regular_file(args.input):
         return Path(args.input)
     if args.input == "-":
-        return Recorder(sys.stdin.buffer, "<stdin>")
+        return Recorder(stdin_bytes(), "<stdin>")
     return Recorder(open(args.input, "rb"), args.input)
 
 
@@ -94,7 +94,7 @@ def is_regular_file(name: str) -> bool:
 def binary_input(path: str) -> Iterator[BinaryIO]:
     """The file at ``path`` opened for reading bytes, or standard input for ``-``."""
     if path == "-":
-        yield sys.stdin.buffer
+        yield stdin_bytes()
     else:
         if os.path.isdir(path):
             raise IsADirectoryError(errno.EISDIR, "is a directory, not a file", path)
@@ -109,6 +109,14 @@ def blocks(path: str, progress: Progress | None, size: int = CHUNK_SIZE) -> Iter
             if progress is not None:
                 progress(len(block))
             yield block
+
+
+def stdin_bytes() -> BinaryIO:
+    """Standard input as bytes; ``OSError`` when it is closed (``<&-``: Python then has no
+    ``sys.stdin``), so the command says so in one line instead of failing on ``None``."""
+    if sys.stdin is None:
+        raise OSError(errno.EBADF, "standard input is closed", "<stdin>")
+    return sys.stdin.buffer
 
 
 def shown_name(name: str) -> str:
