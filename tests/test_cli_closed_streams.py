@@ -1,5 +1,5 @@
-"""Regression tests (issue 23): a closed standard input and an id past 2**32 - 1 give one line
-and exit 1, not a traceback."""
+"""Regression tests (issue 23): a closed standard input or output, and an id past 2**32 - 1,
+give one line and exit 1, not a traceback or silence; `-o FILE` needs no standard output."""
 
 from __future__ import annotations
 
@@ -35,3 +35,19 @@ def test_an_id_past_the_32_bit_limit_is_one_line(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert "Traceback" not in done.stderr
     assert "between 0 and 2**32 - 1" in done.stderr
+
+
+@pytest.mark.parametrize("command", ["count README.txt", "explain hi", "encode README.txt -q"])
+def test_a_closed_standard_output_is_an_error(command: str, tmp_path: Path) -> None:
+    (tmp_path / "README.txt").write_text("hello world\n")
+    done = _run(f"{command} >&-", tmp_path)
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    assert "standard output is closed" in done.stderr
+
+
+def test_output_to_a_file_needs_no_standard_output(tmp_path: Path) -> None:
+    (tmp_path / "README.txt").write_text("hello world\n")
+    done = _run("encode README.txt -o out.ids -q >&-", tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "out.ids").read_text().split() == ["15339", "1917", "198"]

@@ -31,6 +31,7 @@ from typing import Any
 
 import streamcodec
 from streamcodec.cli import count, decode, encode, explain, split, train, verify
+from streamcodec.cli.output import ClosedStdout
 from streamcodec.interrupts import Stopped, stop_signals, stopped_by
 from streamcodec.text.unicode import InvalidUTF8Error
 
@@ -50,6 +51,8 @@ COMMANDS: list[Callable[[Any], None]] = [
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status (128 + N after signal N: SIGINT, SIGTERM
     and SIGHUP all unwind as Ctrl-C does, see :mod:`streamcodec.interrupts`)."""
+    if sys.stdout is None:  # started with stdout closed: writing to it must fail, not vanish
+        sys.stdout = ClosedStdout()
     with stop_signals():
         try:
             args = build_parser().parse_args(argv)

@@ -11,23 +11,44 @@ or ``/dev/fd/N`` is written in place, and a missing folder is refused.
 from __future__ import annotations
 
 import contextlib
+import errno
+import io
 import shutil
 import sys
 import tempfile
 from collections.abc import Iterator
-from typing import BinaryIO
+from typing import BinaryIO, NoReturn
 
 from streamcodec.atomicfile import atomic_output, replaces
 
-__all__ = ["output"]
+__all__ = ["ClosedStdout", "output"]
+
+
+class ClosedStdout(io.TextIOBase):
+    """What ``sys.stdout`` becomes when the command starts with it closed (``>&-``: Python then
+    has ``None``, and ``print`` writes nowhere without a word): writing raises ``OSError``, so
+    the command fails in one line, as coreutils do, while commands writing to ``-o`` go on."""
+
+    @property
+    def buffer(self) -> BinaryIO:
+        self._refuse()
+
+    def write(self, text: str) -> int:
+        self._refuse()
+
+    @staticmethod
+    def _refuse() -> NoReturn:
+        raise OSError(
+            errno.EBADF, "standard output is closed (write to a file with -o)", "<stdout>"
+        )
 
 
 @contextlib.contextmanager
 def output(path: str | None, *, seekable: bool = False) -> Iterator[BinaryIO]:
     """The output (``None``: stdout); ``seekable`` spools through a temporary file whatever is
     written in place (stdout, a FIFO), so a writer may go back to its start."""
-    stdout = contextlib.nullcontext(sys.stdout.buffer)
-    with stdout if path is None else atomic_output(path) as out:
+    target = contextlib.nullcontext(sys.stdout.buffer) if path is None else atomic_output(path)
+    with target as out:
         if seekable and (path is None or not replaces(path)):
             with tempfile.TemporaryFile() as spool:
                 yield spool
