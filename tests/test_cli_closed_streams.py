@@ -51,3 +51,18 @@ def test_output_to_a_file_needs_no_standard_output(tmp_path: Path) -> None:
     done = _run("encode README.txt -o out.ids -q >&-", tmp_path)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "out.ids").read_text().split() == ["15339", "1917", "198"]
+
+
+@pytest.mark.parametrize(
+    ("command", "backend"),
+    [("count README.txt", "auto"), ("encode README.txt -o out.ids --jobs 2", "python")],
+)
+def test_a_closed_standard_error_never_stops_the_work(
+    command: str, backend: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("STREAMCODEC_BACKEND", backend)
+    (tmp_path / "README.txt").write_text("hello world\n" * 1000)
+    done = _run(f"{command} 2>&-", tmp_path)
+    assert done.returncode == 0
+    ids = done.stdout if "count" in command else (tmp_path / "out.ids").read_text()
+    assert ids.split() == (["3000"] if "count" in command else ["15339", "1917", "198"] * 1000)

@@ -53,6 +53,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     and SIGHUP all unwind as Ctrl-C does, see :mod:`streamcodec.interrupts`)."""
     if sys.stdout is None:  # started with stdout closed: writing to it must fail, not vanish
         sys.stdout = ClosedStdout()
+    if sys.stderr is None:  # started with stderr closed: messages and progress go nowhere, the
+        sys.stderr = open(os.devnull, "w")  # noqa: SIM115  (work goes on, as in coreutils)
     with stop_signals():
         try:
             args = build_parser().parse_args(argv)
