@@ -21,6 +21,7 @@ __all__ = [
     "BYTE_MODE_PATTERN",
     "CL100K_PATTERN",
     "GPT2_PATTERN",
+    "MAX_RANK",
     "O200K_PATTERN",
     "PATTERNS",
     "Vocabulary",
@@ -99,6 +100,10 @@ def resolve_pattern(name_or_pattern: str) -> str:
     return PATTERNS.get(name_or_pattern, name_or_pattern)
 
 
+# Ranks are token ids, which tiktoken (and every id format here: u32, npy) holds in 32 bits.
+MAX_RANK = 2**32 - 1
+
+
 def check_vocabulary(
     mergeable_ranks: Mapping[bytes, int],
     special_tokens: Mapping[str, int] | None = None,
@@ -113,8 +118,10 @@ def check_vocabulary(
     """
     seen: dict[int, bytes] = {}
     for token, rank in mergeable_ranks.items():
-        if not isinstance(rank, int) or rank < 0:
-            raise VocabularyError(f"{source}: token {token!r} has rank {rank!r}, not an int >= 0")
+        if not isinstance(rank, int) or not 0 <= rank <= MAX_RANK:
+            raise VocabularyError(
+                f"{source}: token {token!r} has rank {rank!r}, not an int from 0 to 2**32 - 1"
+            )
         if rank in seen:
             raise VocabularyError(
                 f"{source}: rank {rank} is given to both {seen[rank]!r} and {token!r}"

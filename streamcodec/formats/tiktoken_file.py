@@ -15,7 +15,7 @@ import os
 from collections.abc import Mapping
 
 from streamcodec.atomicfile import atomic_output
-from streamcodec.vocab import VocabularyError, check_vocabulary
+from streamcodec.vocab import MAX_RANK, VocabularyError, check_vocabulary
 
 __all__ = ["parse_tiktoken", "read_tiktoken", "write_tiktoken", "write_tiktoken_bytes"]
 
@@ -31,6 +31,7 @@ def parse_tiktoken(data: bytes, *, source: str = "<bytes>") -> dict[bytes, int]:
         if (
             len(ranks) == len(lines)
             and len(set(ranks.values())) == len(ranks)
+            and max(ranks.values(), default=0) <= MAX_RANK
             and all(line.split()[1].isdigit() for line in lines)
         ):
             return ranks
@@ -60,6 +61,10 @@ def _parse_tiktoken_lines(data: bytes, source: str) -> dict[bytes, int]:
             shown = fields[1][:30].decode(errors="replace")
             raise VocabularyError(f"{where}: rank {shown!r} is not a whole number")
         rank = int(fields[1])
+        if rank > MAX_RANK:
+            raise VocabularyError(
+                f"{where}: rank {rank} is past 2**32 - 1, the largest token id (tiktoken's too)"
+            )
         if token in ranks:
             raise VocabularyError(f"{where}: token {token!r} appears twice")
         if rank in seen_ranks:
