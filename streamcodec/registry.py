@@ -36,6 +36,7 @@ import importlib
 import importlib.util
 import os
 import threading
+import warnings
 from pathlib import Path
 
 from streamcodec.atomicfile import atomic_output
@@ -283,15 +284,26 @@ def load_vocabulary_file(spec: EncodingSpec) -> bytes:
 
 
 def _local_file(spec: EncodingSpec) -> bytes | None:
+    """The first local copy whose sha256 is right. A wrong copy (a corrupt file in tiktoken's
+    cache, say) is skipped with a warning naming it, so an installed copy further down still
+    loads; when no copy is right, the first wrong one's error is raised (nothing is downloaded
+    over a file the user put there)."""
+    refused: ValueError | None = None
     for path in _local_candidates(spec):
         if path.is_file():
-            return _verified(path.read_bytes(), spec, str(path))
+            try:
+                return _verified(path.read_bytes(), spec, str(path))
+            except ValueError as exc:
+                refused = refused or exc
+                warnings.warn(f"skipped: {exc}", RuntimeWarning, stacklevel=4)
     cache = _cache_folder()
     cached = cache / spec.filename
     if cached.is_file():
         data = cached.read_bytes()
         if _sha256(data) == spec.sha256:
             return data
+    if refused is not None:
+        raise refused
     return None
 
 

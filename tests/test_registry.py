@@ -79,7 +79,8 @@ def test_data_dir_comes_first_and_is_hash_checked(
 ) -> None:
     monkeypatch.setenv("STREAMCODEC_DATA_DIR", str(toy_file.parent))
     assert load_vocabulary_file(_spec(toy_file)) == toy_file.read_bytes()
-    with pytest.raises(ValueError, match=r"sha256 is .* but 'toy' must have 0000"):
+    wrong = pytest.raises(ValueError, match=r"sha256 is .* but 'toy' must have 0000")
+    with wrong, pytest.warns(RuntimeWarning, match="skipped"):
         load_vocabulary_file(_spec(toy_file, sha256="0" * 64))
 
 
@@ -146,3 +147,21 @@ def test_importing_streamcodec_stays_cheap() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split("\n")[:2] == ["[]", "load_vocabulary"]
+
+
+def test_a_corrupt_tiktoken_cache_file_is_skipped_for_the_installed_copy(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Regression (issue 23 §4): a corrupt file in TIKTOKEN_CACHE_DIR stopped cl100k_base from
+    loading although a valid copy is installed; it is now skipped, with a warning naming it."""
+    spec = SPECS["cl100k_base"]
+    cache = tmp_path / "tiktoken-cache"
+    cache.mkdir()
+    corrupt = cache / hashlib.sha1(spec.download_url.encode()).hexdigest()
+    corrupt.write_bytes(b"not a vocabulary\n")
+    monkeypatch.delenv("STREAMCODEC_DATA_DIR", raising=False)
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(cache))
+    monkeypatch.setenv("STREAMCODEC_CACHE_DIR", str(tmp_path / "empty-cache"))
+    with pytest.warns(RuntimeWarning, match=f"skipped: {corrupt}: sha256 is"):
+        data = load_vocabulary_file(spec)
+    assert hashlib.sha256(data).hexdigest() == spec.sha256
