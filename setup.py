@@ -30,8 +30,10 @@ core = Extension(
     "streamcodec.pieces._core",
     sources=[
         "streamcodec/pieces/_core.c",
-        "streamcodec/pieces/_core_engine.c",
+        "streamcodec/pieces/_core_tables.c",
+        "streamcodec/pieces/_core_merge.c",
         "streamcodec/pieces/_core_backtrack.c",
+        "streamcodec/pieces/_core_piece.c",
     ],
     depends=["streamcodec/pieces/_core.h", "streamcodec/pieces/_core_internal.h"],
 )

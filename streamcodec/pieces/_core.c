@@ -15,6 +15,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include "../_utf8.h"
 #include "_core.h"
 
 typedef struct {
@@ -174,8 +175,7 @@ static int append_utf8(piece_buffer *b, PyObject *piece, int escape) {
         return 0;
     }
     int kind = PyUnicode_KIND(piece);
-    /* UTF-8 takes at most 2 bytes for a 1-byte kind's characters, 3 for a 2-byte kind's. */
-    size_t most = kind == PyUnicode_1BYTE_KIND ? 2 : kind == PyUnicode_2BYTE_KIND ? 3 : 4;
+    size_t most = sc_utf8_most(kind);
     if ((size_t)n > SIZE_MAX / most || buffer_reserve(b, most * (size_t)n) < 0) {
         if (!PyErr_Occurred()) PyErr_NoMemory();
         return -1;
@@ -183,33 +183,16 @@ static int append_utf8(piece_buffer *b, PyObject *piece, int escape) {
     const void *src = PyUnicode_DATA(piece);
     uint8_t *out = b->data + b->len;
     for (Py_ssize_t i = 0; i < n; i++) {
-        Py_UCS4 c = PyUnicode_READ(kind, src, i);
-        if (c < 0x80) {
-            *out++ = (uint8_t)c;
-        } else if (c < 0x800) {
-            *out++ = (uint8_t)(0xc0 | c >> 6);
-            *out++ = (uint8_t)(0x80 | (c & 0x3f));
-        } else if (c >= 0xd800 && c <= 0xdfff) {
-            if (escape && c >= 0xdc80 && c <= 0xdcff) {
-                *out++ = (uint8_t)(c - 0xdc00);
-                continue;
-            }
+        int len = sc_utf8_put(out, PyUnicode_READ(kind, src, i), escape);
+        if (len < 0) {
             /* Let str.encode raise its own UnicodeEncodeError for this piece. */
             PyObject *ok = PyUnicode_AsEncodedString(piece, "utf-8", escape ? "surrogateescape" : "strict");
             Py_XDECREF(ok);
             if (!ok) return -1;
             PyErr_SetString(PyExc_SystemError, "str.encode accepted a lone surrogate");
             return -1;
-        } else if (c < 0x10000) {
-            *out++ = (uint8_t)(0xe0 | c >> 12);
-            *out++ = (uint8_t)(0x80 | (c >> 6 & 0x3f));
-            *out++ = (uint8_t)(0x80 | (c & 0x3f));
-        } else {
-            *out++ = (uint8_t)(0xf0 | c >> 18);
-            *out++ = (uint8_t)(0x80 | (c >> 12 & 0x3f));
-            *out++ = (uint8_t)(0x80 | (c >> 6 & 0x3f));
-            *out++ = (uint8_t)(0x80 | (c & 0x3f));
         }
+        out += len;
     }
     b->len = (size_t)(out - b->data);
     return 0;

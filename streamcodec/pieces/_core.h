@@ -40,18 +40,12 @@ void sc_vocab_free(sc_vocab *v);
 /* The index of the token whose bytes are data[:len], or -1 (a dict lookup of ranks). */
 int64_t sc_lookup(const sc_vocab *v, const uint8_t *data, size_t len);
 uint32_t sc_rank(const sc_vocab *v, uint32_t index);
-size_t sc_size(const sc_vocab *v);
 
 /* Append the ids of one piece to `out`: streamcodec.pieces.bpe.PieceEncoder.__call__ (the whole-piece
  * rule, then merge_piece below the long-piece length, backtrack_piece from it; both equal
  * streamcodec.reference.rank_merge). SC_OK or SC_NOMEM (then `out` holds what it held before).
  * Any number of threads may encode with one vocabulary at once. */
 int sc_encode_piece(const sc_vocab *v, const uint8_t *data, size_t len, sc_ids *out);
-
-/* sc_encode_piece for each piece of a batch: piece k is data[ends[k - 1]:ends[k]] (ends[-1] is
- * 0). */
-int sc_encode_batch(const sc_vocab *v, const uint8_t *data, const size_t *ends, size_t count,
-                    sc_ids *out);
 
 /* streamcodec.pieces.merge.merge_piece: the rank merge without the whole-piece rule. */
 int sc_merge_piece(const sc_vocab *v, const uint8_t *data, size_t len, sc_ids *out);

@@ -42,21 +42,21 @@ static int room(work *w, size_t len) {
  * that sees the bit (acquire) sees the split. Two threads may compute the same fact at once;
  * they write the same values. */
 static inline uint8_t facts_of(const sc_vocab *v, uint32_t t) {
-    return __atomic_load_n(&v->facts[t], __ATOMIC_ACQUIRE);
+    return atomic_load_explicit(&v->facts[t], memory_order_acquire);
 }
 
 static inline void add_facts(const sc_vocab *v, uint32_t t, uint8_t bits) {
-    __atomic_fetch_or(&v->facts[t], bits, __ATOMIC_RELEASE);
+    atomic_fetch_or_explicit(&v->facts[t], bits, memory_order_release);
 }
 
 /* A split half, read or written atomically (relaxed): a second thread may be writing the same
  * value while the first reads it, which must not be a data race. */
-static inline uint32_t half(const uint32_t *halves, uint32_t t) {
-    return __atomic_load_n(&halves[t], __ATOMIC_RELAXED);
+static inline uint32_t half(sc_atomic_u32 *halves, uint32_t t) {
+    return atomic_load_explicit(&halves[t], memory_order_relaxed);
 }
 
-static inline void set_half(uint32_t *halves, uint32_t t, uint32_t value) {
-    __atomic_store_n(&halves[t], value, __ATOMIC_RELAXED);
+static inline void set_half(sc_atomic_u32 *halves, uint32_t t, uint32_t value) {
+    atomic_store_explicit(&halves[t], value, memory_order_relaxed);
 }
 
 /* RankOrder.is_reachable and RankOrder.split: the merge loop's state at two parts is the split,
@@ -137,56 +137,6 @@ static int valid_pair(const sc_vocab *v, uint32_t left, uint32_t right, work *w)
 }
 
 /* ------------------------------------------------------------------ backtracking */
-
-/* Whether token a's bytes sort before token b's (a prefix before the longer token). */
-static int sorts_before(const sc_vocab *v, uint32_t a, uint32_t b) {
-    size_t la = token_len(v, a), lb = token_len(v, b);
-    int c = memcmp(v->data + v->off[a], v->data + v->off[b], la < lb ? la : lb);
-    return c < 0 || (c == 0 && la < lb);
-}
-
-/* Sort a[0:count] by token bytes with tmp[0:count] as room: a bottom-up merge sort (qsort has
- * no portable way to pass the vocabulary). */
-static void sort_tokens(const sc_vocab *v, uint32_t *a, uint32_t *tmp, size_t count) {
-    uint32_t *src = a, *dst = tmp;
-    for (size_t width = 1; width < count; width *= 2) {
-        for (size_t lo = 0; lo < count; lo += 2 * width) {
-            size_t mid = lo + width < count ? lo + width : count;
-            size_t hi = mid + width < count ? mid + width : count, i = lo, j = mid, k = lo;
-            while (i < mid && j < hi) dst[k++] = sorts_before(v, src[j], src[i]) ? src[j++] : src[i++];
-            while (i < mid) dst[k++] = src[i++];
-            while (j < hi) dst[k++] = src[j++];
-        }
-        uint32_t *swap = src;
-        src = dst;
-        dst = swap;
-    }
-    if (src != a) memcpy(a, src, count * sizeof *a);
-}
-
-static inline uint32_t start_of(const sc_vocab *v, uint32_t t) {
-    const uint8_t *p = v->data + v->off[t];
-    return (uint32_t)p[0] << 8 | p[1];
-}
-
-int sc__index_prefixes(sc_vocab *v) {
-    uint32_t *tmp = malloc((v->n ? v->n : 1) * sizeof *tmp), *from = v->prefix_from;
-    if (!tmp) return SC_NOMEM;
-    /* Bucket by the first two bytes (a counting sort: from[k + 1] counts, then ends, then starts
-     * bucket k), then sort each bucket. */
-    for (uint32_t t = 0; t < v->n; t++)
-        if (token_len(v, t) >= 2) from[start_of(v, t) + 1]++;
-    for (size_t k = 1; k <= 65536; k++) from[k] += from[k - 1];
-    size_t count = from[65536];
-    for (uint32_t t = 0; t < v->n; t++)
-        if (token_len(v, t) >= 2) v->prefix_order[--from[start_of(v, t) + 1]] = t;
-    memmove(from, from + 1, 65536 * sizeof *from);
-    from[65536] = (uint32_t)count;
-    for (size_t k = 0; k < 65536; k++)
-        sort_tokens(v, v->prefix_order + from[k], tmp, from[k + 1] - from[k]);
-    free(tmp);
-    return SC_OK;
-}
 
 /* The first index in order[lo:hi] whose token's byte `d` is at least `byte` (all of them are
  * longer than d bytes and agree before it, so they are sorted by that byte). */

@@ -1,10 +1,18 @@
-/* Internal to the compiled core: the vocabulary's layout and the helpers its two C files share
- * (_core_engine.c: lookups, the rank merge, building; _core_backtrack.c: rank-order facts and
- * the backtracking encoder). Not part of the C-level API (_core.h). */
+/* Internal to the compiled core: the vocabulary's layout and the helpers its C units share. They
+ * stack without a cycle: _core_tables.c (lookups, building) <- _core_merge.c (the rank merge) <-
+ * _core_backtrack.c (rank-order facts, long pieces) <- _core_piece.c (one piece). Not part of
+ * the C-level API (_core.h). */
 #ifndef STREAMCODEC_CORE_INTERNAL_H
 #define STREAMCODEC_CORE_INTERNAL_H
 
+#include <stdatomic.h>
+
 #include "_core.h"
+
+/* The facts below are shared by threads without the GIL: C11 atomics (MSVC builds them with
+ * /experimental:c11atomics, setup.py). */
+typedef _Atomic uint8_t sc_atomic_u8;
+typedef _Atomic uint32_t sc_atomic_u32;
 
 #define NONE UINT32_MAX  /* no token; also "no merge" as a pair rank (ranks are below it) */
 #define STACK_PARTS 512  /* merges of pieces up to this long keep their state on the stack */
@@ -27,10 +35,10 @@ struct sc_vocab {
      * ones it starts), and where each two-byte start's run begins in it (prefix_from[k] to
      * prefix_from[k + 1]): a trie's walk by binary search, for the backtracking candidates. */
     uint32_t *prefix_order, *prefix_from;
-    /* The facts of RankOrder, computed per token on first use by any thread (facts.c below):
+    /* The facts of RankOrder, computed per token on first use by any thread (_core_backtrack.c):
      * a FACT_* bit set says the matching split or verdict is written. */
-    uint8_t *facts;
-    uint32_t *split_left, *split_right; /* NONE when the token has no split */
+    sc_atomic_u8 *facts;
+    sc_atomic_u32 *split_left, *split_right; /* NONE when the token has no split */
 };
 
 enum { FACT_SPLIT = 1, FACT_REACHABLE = 2, FACT_ORDER = 4, FACT_ORDERED = 8 };
@@ -53,9 +61,5 @@ void sc__scratch_free(merge_scratch *s);
  * entries), pair[] the pair ranks; returns the number of parts. */
 size_t sc__merge_parts(const sc_vocab *v, const uint8_t *p, size_t n, size_t parts,
                        size_t *starts, uint32_t *pair);
-
-/* Fill prefix_order and prefix_from (the index of the backtracking candidates) once the tokens
- * are in: SC_OK or SC_NOMEM. */
-int sc__index_prefixes(sc_vocab *v);
 
 #endif

@@ -1,15 +1,12 @@
-/* The compiled core's engine: one piece's bytes to token indices, in plain C (no Python).
- * This file: lookups, the rank merge, building, pieces and batches; the backtracking encoder
- * and its rank-order facts are in _core_backtrack.c.
+/* The compiled core's tables: a vocabulary's tokens, the lookup of a piece's bytes, the index of
+ * the backtracking candidates, and the growable id arrays; plain C (no Python).
  *
- * It is the twin of the pure-Python path and must equal it id for id:
- *   - sc_lookup             a dict lookup of the ranks (open addressing keyed by the bytes);
- *   - sc_merge_piece        streamcodec.pieces.merge.merge_piece (the rank merge, leftmost on ties);
- *   - sc_backtrack_piece    streamcodec.pieces.bpe.backtrack_piece with streamcodec.pieces.rank_order.RankOrder
- *                           (reachability, splits, valid pairs) and streamcodec.pieces.trie.TokenTrie;
- *   - sc_encode_piece       streamcodec.pieces.bpe.PieceEncoder.__call__ (whole-piece rule first).
- * docs/performance.md ("Backtracking for long pieces") gives the argument that the backtracking
- * search finds exactly the merge result; the code below follows the Python lines one for one.
+ *   - sc_lookup      a dict lookup of the ranks (open addressing keyed by the bytes);
+ *   - sc_vocab_new   the tables, built once; read-only after (but for the facts of
+ *                    _core_backtrack.c, written atomically), so any number of threads share them.
+ *
+ * The units above it: _core_merge.c (the rank merge), _core_backtrack.c (long pieces),
+ * _core_piece.c (one piece: the whole-piece rule, then one of the two).
  */
 #include "_core_internal.h"
 
@@ -75,12 +72,6 @@ int64_t sc_lookup(const sc_vocab *v, const uint8_t *p, size_t n) {
 }
 
 uint32_t sc_rank(const sc_vocab *v, uint32_t index) { return v->rank[index]; }
-size_t sc_size(const sc_vocab *v) { return v->n; }
-
-static inline uint32_t pair_rank(const sc_vocab *v, const uint8_t *p, size_t n) {
-    int64_t t = sc_lookup(v, p, n);
-    return t < 0 ? NONE : v->rank[t];
-}
 
 /* ------------------------------------------------------------------ ids */
 
@@ -104,66 +95,57 @@ void sc_ids_free(sc_ids *out) {
     out->len = out->cap = 0;
 }
 
-/* ------------------------------------------------------------------ the rank merge */
+/* ------------------------------------------------------------------ the candidates' index */
 
-/* streamcodec.pieces.merge.merge_parts (described in _core_internal.h). */
-size_t sc__merge_parts(const sc_vocab *v, const uint8_t *p, size_t n, size_t parts,
-                       size_t *starts, uint32_t *pair) {
-    for (size_t i = 0; i <= n; i++) starts[i] = i;
-    size_t count = n;
-    for (size_t i = 0; i + 1 < count; i++) pair[i] = pair_rank(v, p + i, 2);
-    while (count >= parts + 1 && count >= 2) {
-        uint32_t best = NONE;
-        size_t at = 0;
-        for (size_t i = 0; i + 1 < count; i++) {
-            if (pair[i] < best) {
-                best = pair[i];
-                at = i;
-            }
+/* Whether token a's bytes sort before token b's (a prefix before the longer token). */
+static int sorts_before(const sc_vocab *v, uint32_t a, uint32_t b) {
+    size_t la = token_len(v, a), lb = token_len(v, b);
+    int c = memcmp(v->data + v->off[a], v->data + v->off[b], la < lb ? la : lb);
+    return c < 0 || (c == 0 && la < lb);
+}
+
+/* Sort a[0:count] by token bytes with tmp[0:count] as room: a bottom-up merge sort (qsort has
+ * no portable way to pass the vocabulary). */
+static void sort_tokens(const sc_vocab *v, uint32_t *a, uint32_t *tmp, size_t count) {
+    uint32_t *src = a, *dst = tmp;
+    for (size_t width = 1; width < count; width *= 2) {
+        for (size_t lo = 0; lo < count; lo += 2 * width) {
+            size_t mid = lo + width < count ? lo + width : count;
+            size_t hi = mid + width < count ? mid + width : count, i = lo, j = mid, k = lo;
+            while (i < mid && j < hi) dst[k++] = sorts_before(v, src[j], src[i]) ? src[j++] : src[i++];
+            while (i < mid) dst[k++] = src[i++];
+            while (j < hi) dst[k++] = src[j++];
         }
-        if (best == NONE) break;
-        /* Part at + 1 joins part at. */
-        memmove(starts + at + 1, starts + at + 2, (count - at - 1) * sizeof *starts);
-        memmove(pair + at, pair + at + 1, (count - at - 2) * sizeof *pair);
-        count--;
-        if (at > 0) pair[at - 1] = pair_rank(v, p + starts[at - 1], starts[at + 1] - starts[at - 1]);
-        if (at + 1 < count) pair[at] = pair_rank(v, p + starts[at], starts[at + 2] - starts[at]);
+        uint32_t *swap = src;
+        src = dst;
+        dst = swap;
     }
-    return count;
+    if (src != a) memcpy(a, src, count * sizeof *a);
 }
 
-int sc__scratch_init(merge_scratch *s, size_t n) {
-    if (n <= STACK_PARTS) {
-        s->starts = s->stack_starts;
-        s->pair = s->stack_pair;
-        return SC_OK;
-    }
-    s->starts = malloc((n + 1) * sizeof *s->starts);
-    s->pair = malloc(n * sizeof *s->pair);
-    if (!s->starts || !s->pair) {
-        free(s->starts);
-        free(s->pair);
-        return SC_NOMEM;
-    }
-    return SC_OK;
+static inline uint32_t start_of(const sc_vocab *v, uint32_t t) {
+    const uint8_t *p = v->data + v->off[t];
+    return (uint32_t)p[0] << 8 | p[1];
 }
 
-void sc__scratch_free(merge_scratch *s) {
-    if (s->starts != s->stack_starts) {
-        free(s->starts);
-        free(s->pair);
-    }
-}
-
-int sc_merge_piece(const sc_vocab *v, const uint8_t *p, size_t n, sc_ids *out) {
-    merge_scratch s;
-    if (sc_ids_reserve(out, n) != SC_OK || sc__scratch_init(&s, n) != SC_OK) return SC_NOMEM;
-    size_t count = sc__merge_parts(v, p, n, 1, s.starts, s.pair);
-    /* Every part is a token: a merged part by construction, a single byte because the vocabulary
-     * has all 256 (sc_vocab_new's contract; the module checks it). */
-    for (size_t i = 0; i < count; i++)
-        out->ids[out->len++] = (uint32_t)sc_lookup(v, p + s.starts[i], s.starts[i + 1] - s.starts[i]);
-    sc__scratch_free(&s);
+/* Fill prefix_order and prefix_from (the index of the backtracking candidates) once the tokens
+ * are in: SC_OK or SC_NOMEM. */
+static int index_prefixes(sc_vocab *v) {
+    uint32_t *tmp = malloc((v->n ? v->n : 1) * sizeof *tmp), *from = v->prefix_from;
+    if (!tmp) return SC_NOMEM;
+    /* Bucket by the first two bytes (a counting sort: from[k + 1] counts, then ends, then starts
+     * bucket k), then sort each bucket. */
+    for (uint32_t t = 0; t < v->n; t++)
+        if (token_len(v, t) >= 2) from[start_of(v, t) + 1]++;
+    for (size_t k = 1; k <= 65536; k++) from[k] += from[k - 1];
+    size_t count = from[65536];
+    for (uint32_t t = 0; t < v->n; t++)
+        if (token_len(v, t) >= 2) v->prefix_order[--from[start_of(v, t) + 1]] = t;
+    memmove(from, from + 1, 65536 * sizeof *from);
+    from[65536] = (uint32_t)count;
+    for (size_t k = 0; k < 65536; k++)
+        sort_tokens(v, v->prefix_order + from[k], tmp, from[k + 1] - from[k]);
+    free(tmp);
     return SC_OK;
 }
 
@@ -212,7 +194,7 @@ sc_vocab *sc_vocab_new(size_t n, const uint8_t *data, const size_t *offsets,
         while (v->slots[i].idx1) i = (i + 1) & v->mask;
         v->slots[i] = (slot){head, (uint32_t)len, (uint32_t)t + 1};
     }
-    if (sc__index_prefixes(v) != SC_OK) {
+    if (index_prefixes(v) != SC_OK) {
         sc_vocab_free(v);
         return NULL;
     }
@@ -232,31 +214,4 @@ void sc_vocab_free(sc_vocab *v) {
     free(v->split_left);
     free(v->split_right);
     free(v);
-}
-
-
-int sc_encode_piece(const sc_vocab *v, const uint8_t *p, size_t n, sc_ids *out) {
-    int64_t token = sc_lookup(v, p, n);
-    if (token >= 0) {
-        if (sc_ids_reserve(out, 1) != SC_OK) return SC_NOMEM;
-        out->ids[out->len++] = (uint32_t)token;
-        return SC_OK;
-    }
-    if (n < v->long_piece) return sc_merge_piece(v, p, n, out);
-    return sc_backtrack_piece(v, p, n, out);
-}
-
-/* ------------------------------------------------------------------ batches */
-
-/* A memo of the batch's multi-token pieces (keyed by their bytes in the batch, ids copied from
- * `out`) was measured and lost: 0.8-1.4x on the corpora, since a merge in C costs about what
- * the memo's probe and copy do (docs/performance.md). So a batch is a plain loop. */
-int sc_encode_batch(const sc_vocab *v, const uint8_t *data, const size_t *ends, size_t count,
-                    sc_ids *out) {
-    size_t start = 0;
-    for (size_t k = 0; k < count; start = ends[k++]) {
-        int status = sc_encode_piece(v, data + start, ends[k] - start, out);
-        if (status != SC_OK) return status;
-    }
-    return SC_OK;
 }
