@@ -1,5 +1,5 @@
-"""Builds the optional compiled core (streamcodec.pieces._core) and native pre-tokenizer
-(streamcodec.text._scan); everything else is in
+"""Builds the optional compiled code: the piece encoder (streamcodec.pieces._core), the native
+pre-tokenizer (streamcodec.text._scan) and the fused pass over both (streamcodec.engine._fused); everything else is in
 pyproject.toml. Without a working C compiler the install goes on, pure Python, with a warning."""
 
 from setuptools import Extension, setup
@@ -16,6 +16,8 @@ class OptionalBuildExt(build_ext):
             self._warn(exc)
 
     def build_extension(self, ext: Extension) -> None:
+        if self.compiler.compiler_type == "msvc":  # C11 atomics (pieces/_core_internal.h)
+            ext.extra_compile_args = [*ext.extra_compile_args, "/std:c11", "/experimental:c11atomics"]
         try:
             super().build_extension(ext)
         except Exception as exc:
@@ -42,7 +44,9 @@ scan = Extension(
     "streamcodec.text._scan",
     sources=["streamcodec/text/_scan.c"],
     depends=[
+        "streamcodec/_each_kind.h",
         "streamcodec/text/_scan_kind.h",
+        "streamcodec/text/_scan_next.h",
         "streamcodec/text/_scan_pattern.h",
         "streamcodec/text/_scan_ascii.h",
         "streamcodec/text/_unicode_tables.h",
@@ -50,4 +54,21 @@ scan = Extension(
     ],
 )
 
-setup(ext_modules=[core, scan], cmdclass={"build_ext": OptionalBuildExt})
+fused = Extension(
+    "streamcodec.engine._fused",
+    sources=["streamcodec/engine/_fused.c"],
+    depends=[
+        "streamcodec/engine/_fused_kind.h",
+        "streamcodec/engine/_word_cache.h",
+        "streamcodec/_utf8.h",
+        "streamcodec/_each_kind.h",
+        "streamcodec/pieces/_core.h",
+        "streamcodec/text/_scan_next.h",
+        "streamcodec/text/_scan_pattern.h",
+        "streamcodec/text/_scan_ascii.h",
+        "streamcodec/text/_scan_deepseek.h",
+        "streamcodec/text/_unicode_tables.h",
+    ],
+)
+
+setup(ext_modules=[core, scan, fused], cmdclass={"build_ext": OptionalBuildExt})

@@ -7,6 +7,13 @@ Every ratio is tiktoken's time / ours (above 1: streamcodec is faster), each tim
 ``--runs`` runs, tiktoken measured in the same run, so that a busy machine shifts both alike.
 Single-thread figures are CPU time of this process; the threads section uses wall time.
 
+- **outputs**: ``encode_ordinary`` (list), ``encode_to_numpy`` and counting (the engine's
+  ``count``, which builds no ids) of prose, code and multilingual text, a fresh encoder per run,
+  beside the peers toktok-rs (list, numpy, count) and gigatoken-cachefix (numpy, and its
+  ``.tolist()``) when installed (``benchmarks/contenders.py``). Every ratio is over tiktoken's
+  ``encode_ordinary``.
+- **memory**: the RSS kept after ten different 12 MB texts of unseen words, in a new process
+  for streamcodec and each peer (the word caches must stay bounded: at most +64 MB).
 - **whole text**: ``encode_ordinary`` of prose, Python source and multilingual text
   (``fuzz/corpus.py``), on a fresh ``Encoding`` ("cold": its caches empty) and again on the
   same one ("warm"), for the native and the pure-Python backend.
@@ -32,13 +39,21 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
 
 import tiktoken
 
 import streamcodec
+from benchmarks.contenders import (
+    Maker,
+    fresh,
+    peer_outputs,
+    streamcodec_outputs,
+    tiktoken_outputs,
+    twin,
+)
 from fuzz.corpus import mixed, samples
 
 BACKENDS = ("native", "python")
@@ -54,23 +69,6 @@ def least(
         work()
         times.append(clock() - start)
     return min(times)
-
-
-def vocabulary(name: str) -> dict[str, Any]:
-    """The constructor arguments of the registered encoding ``name``."""
-    base = streamcodec.get_encoding(name)
-    ranks, specials = base.mergeable_ranks, base.special_tokens
-    return {"pat_str": base.pat_str, "mergeable_ranks": ranks, "special_tokens": specials}
-
-
-def fresh(name: str, backend: str) -> streamcodec.Encoding:
-    """A new ``Encoding`` of the registered vocabulary ``name``: its caches are empty."""
-    return streamcodec.Encoding(name, **vocabulary(name), backend=backend)
-
-
-def twin(name: str) -> tiktoken.Encoding:
-    """tiktoken built from the same vocabulary."""
-    return tiktoken.Encoding(name, **vocabulary(name))
 
 
 def whole_text(name: str, runs: int) -> None:
@@ -183,6 +181,84 @@ def peers(name: str, runs: int) -> None:
         print(f"| {label} | {size:.2f} | {size / base:.1f} | {' | '.join(cells)} |")
 
 
+def outputs(name: str, runs: int) -> None:
+    """list, numpy and count, fresh encoders, beside tiktoken and the installed peers."""
+    contenders = {"tiktoken": tiktoken_outputs(name), "streamcodec": streamcodec_outputs(name)}
+    contenders |= peer_outputs(name)
+    print(f"\n{name}: outputs, ratio to tiktoken's encode_ordinary (CPU time, least of {runs}, ")
+    print("a fresh encoder per run; gigatoken has no count)")
+    columns = [
+        (who, kind)
+        for who, kinds in contenders.items()
+        for kind in kinds
+        if who != "tiktoken" or kind == "list"
+    ]
+    print(
+        "| input | tiktoken MB/s | " + " | ".join(f"{who} {kind}" for who, kind in columns) + " |"
+    )
+    print("|---|---:|" + "---:|" * len(columns))
+    for label, text in samples().items():
+        size = len(text.encode("utf-8")) / 1e6
+        expected = twin(name).encode_ordinary(text)
+        base = _fresh_least(runs, contenders["tiktoken"]["list"], text)
+        cells = []
+        for who, kind in columns:
+            made = contenders[who][kind]
+            got = made()(text)
+            got = got if kind == "count" else list(got)
+            if got != (len(expected) if kind == "count" else expected):
+                cells.append("differs")
+                continue
+            cells.append(f"{base / _fresh_least(runs, made, text):.2f}x")
+        print(f"| {label} | {size / base:.1f} | {' | '.join(cells)} |")
+
+
+def _fresh_least(runs: int, make: Maker, text: str) -> float:
+    """The least CPU time of ``runs`` calls, each on an encoder made for it (untimed)."""
+    encoders = iter([make() for _ in range(runs)])
+    return least(runs, lambda: next(encoders)(text))
+
+
+def memory(name: str) -> None:
+    """The RSS kept after ten different texts of unseen words (12 MB each), in a new process."""
+    import subprocess
+
+    for who in ("streamcodec", *peer_outputs(name)):
+        done = subprocess.run(
+            [sys.executable, __file__, "--rss-child", who, "--encodings", name],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        print(f"{name}: {who}: {done.stdout.strip() or done.stderr.strip()[-300:]}")
+
+
+def _rss_child(who: str, name: str) -> None:
+    """Encode ten different 12 MB texts of words never seen before; print the RSS growth."""
+    import random
+
+    makers = streamcodec_outputs(name) if who == "streamcodec" else peer_outputs(name)[who]
+    encode = makers["numpy"]()
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    rss = []
+    for seed in range(10):
+        rng = random.Random(seed)
+        words = ("".join(rng.choices(letters, k=rng.randint(3, 12))) for _ in range(1_500_000))
+        text = " ".join(words)[:12_000_000]
+        encode(text)
+        del text
+        rss.append(_rss_mb())
+    print(
+        f"RSS after text 1: {rss[0]:.0f} MB, after text 10: {rss[-1]:.0f} MB "
+        f"(+{rss[-1] - rss[0]:.0f} MB; target: at most +64 MB)"
+    )
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1e6
+
+
 def count(name: str, megabytes: int, folder: Path) -> None:
     """count_tokens of a file of ``megabytes`` (the novel text repeated), native, one process."""
     path = folder / "big.txt"
@@ -204,8 +280,13 @@ def main() -> None:
     parser.add_argument("--encodings", default="cl100k_base,o200k_base")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--count-mb", type=int, default=0, help="also count a file this large")
-    parser.add_argument("--only", default="whole,streamed,threads,peers", help="sections to run")
+    parser.add_argument(
+        "--only", default="outputs,whole,streamed,threads,peers,memory", help="sections to run"
+    )
+    parser.add_argument("--rss-child", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.rss_child:
+        return _rss_child(args.rss_child, args.encodings)
     if streamcodec.backend() != "native":
         raise SystemExit("the compiled core is not built: pip install -e . with a C compiler")
     versions = f"streamcodec {streamcodec.__version__}, tiktoken {tiktoken.__version__}"
@@ -213,6 +294,8 @@ def main() -> None:
     sections = args.only.split(",")
     with tempfile.TemporaryDirectory() as folder:
         for name in args.encodings.split(","):
+            if "outputs" in sections:
+                outputs(name, args.runs)
             if "whole" in sections:
                 whole_text(name, args.runs)
             if "streamed" in sections:
@@ -221,6 +304,8 @@ def main() -> None:
                 threads(name, args.runs)
             if "peers" in sections:
                 peers(name, args.runs)
+            if "memory" in sections:
+                memory(name)
             if args.count_mb:
                 count(name, args.count_mb, Path(folder))
 

@@ -1,4 +1,4 @@
-"""The native pre-tokenizer's differential target: scanner == ``regex``, one pass == two steps.
+"""The native pre-tokenizer's differential target: scanner == ``regex``, fused pass == two steps.
 
 Registered in :data:`fuzz.targets.TARGETS` (imported at its end) when the scanner is built (and
 ``STREAMCODEC_BACKEND`` is not ``python``), so the suite, the campaign and the atheris harness
@@ -10,12 +10,13 @@ run it like every other target.
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import regex
 
 from fuzz.strategies import Case, scanner_cases
 from fuzz.targets import Tally, expect_equal, outcome, target, windows
-from streamcodec.pieces.native import backend
+from streamcodec.engine.backend import backend
 from streamcodec.stream import SAFE_CUTS
 from streamcodec.text.known_patterns import KNOWN_PATTERNS
 from streamcodec.text.native import native_scanner
@@ -25,7 +26,7 @@ __all__: list[str] = []
 
 
 @functools.cache
-def _core() -> object | None:
+def _core() -> Any:
     """cl100k_base's ranks in the compiled core, when it is built (any ranks do)."""
     if backend() != "native":
         return None
@@ -35,11 +36,39 @@ def _core() -> object | None:
     return Core(streamcodec.get_encoding("cl100k_base").mergeable_ranks)
 
 
+@functools.cache
+def _fused(pattern: str) -> Any:
+    """The fused pass for ``pattern`` with a word cache of a few sets, kept across cases so that
+    cached answers (and evictions) are checked too; None without the compiled code."""
+    scanner, core = native_scanner(pattern), _core()
+    if scanner is None or core is None:
+        return None
+    from streamcodec.engine._fused import FusedEncoder
+
+    return FusedEncoder(core, scanner.number, cache_bytes=4096)
+
+
+def _check_fused(
+    case: Case, pattern: str, text: str, start: int, end: int, pieces: list[str]
+) -> None:
+    """The fused pass's ids and count == the core's encode_pieces of regex's pieces."""
+    fused = _fused(pattern)
+    if fused is None:
+        return
+    for errors in ("strict", "surrogateescape"):
+        one_pass = outcome(fused.encode, text, start, end, errors)
+        two_steps = outcome(_core().encode_pieces, pieces, errors=errors)
+        expect_equal(case, "ids of", text[start:end], one_pass, two_steps)
+        if two_steps[0] == "ok":
+            counted = fused.count(text, start, end, errors, -1)
+            expect_equal(case, "count of", text[start:end], counted, len(two_steps[1]))
+
+
 def _check_scanner(case: Case) -> Tally:
     """The native scanner == regex's findall on text[start:end] for each named pattern; its
-    safe cuts == the stream's SAFE_CUTS searched backward; its one pass to ids == the core's
+    safe cuts == the stream's SAFE_CUTS searched backward; its fused pass to ids == the core's
     encode_pieces of those pieces (errors included), when the core is built."""
-    core, checked = _core(), 0
+    checked = 0
     for pattern, cut in SAFE_CUTS.items():
         scanner, compiled = native_scanner(pattern), regex.compile(pattern)
         assert scanner is not None
@@ -52,21 +81,16 @@ def _check_scanner(case: Case) -> Tally:
                 found = scanner.last_cut(text, start, end)
                 expect_equal(case, "cuts in", text[start:end], found, safe)
                 checked += 1
-                if core is None:
-                    continue
-                for errors in ("strict", "surrogateescape"):
-                    one_pass = outcome(scanner.encode, text, start, end, core, errors)
-                    two_steps = outcome(core.encode_pieces, expected, errors=errors)  # type: ignore[attr-defined]
-                    expect_equal(case, "ids of", text[start:end], one_pass, two_steps)
+                _check_fused(case, pattern, text, start, end, expected)
     return Tally(checked)
 
 
 def _check_known_patterns(case: Case) -> Tally:
     """The native scanner == regex's findall on text[start:end] for each known pattern of the
     open models (streamcodec.text.known_patterns), as those models spell it, on the case's texts
-    and their Latin-1 parts; its one pass to ids == the core's encode_pieces of those pieces,
+    and their Latin-1 parts; its fused pass to ids == the core's encode_pieces of those pieces,
     when the core is built."""
-    core, checked = _core(), 0
+    checked = 0
     # Each text also without its code points past U+00FF: a 1-byte str, which the scanner's
     # SWAR fast paths read (_scan_ascii.h).
     latin1 = ["".join(c for c in text if c <= "\xff") for text in case.texts]
@@ -80,10 +104,7 @@ def _check_known_patterns(case: Case) -> Tally:
                     case, "text", text[start:end], scanner.pieces(text, start, end), expected
                 )
                 checked += 1
-                if core is not None:
-                    one_pass = outcome(scanner.encode, text, start, end, core, "surrogateescape")
-                    two_steps = outcome(core.encode_pieces, expected, errors="surrogateescape")  # type: ignore[attr-defined]
-                    expect_equal(case, "ids of", text[start:end], one_pass, two_steps)
+                _check_fused(case, pattern, text, start, end, expected)
     return Tally(checked)
 
 

@@ -20,8 +20,8 @@ if TYPE_CHECKING:
     from typing import Any
 
     from streamcodec.encoding import DisallowedSpecialTokenError, Encoding
+    from streamcodec.engine.backend import backend
     from streamcodec.model import encoding_for_model, encoding_name_for_model
-    from streamcodec.pieces.native import backend
     from streamcodec.registry import get_encoding, list_all_encoding_names, list_encoding_names
     from streamcodec.stream import InvalidUTF8Error, StreamDecoder, StreamEncoder, Window
     from streamcodec.training import train
@@ -34,7 +34,7 @@ _HOMES = {
     "Encoding": "encoding",
     "encoding_for_model": "model",
     "encoding_name_for_model": "model",
-    "backend": "pieces.native",
+    "backend": "engine.backend",
     "get_encoding": "registry",
     "list_all_encoding_names": "registry",
     "list_encoding_names": "registry",

@@ -27,6 +27,7 @@ import bisect
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
+from streamcodec.engine.ordinary import replacing_lone_surrogates
 from streamcodec.text.specials import (
     AllowedSpecial,
     DisallowedSpecial,
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from streamcodec.ordinary import OrdinaryEncoder
+    from streamcodec.engine.ordinary import OrdinaryEncoder
 
 __all__ = [
     "Compatible",
@@ -102,13 +103,21 @@ class TiktokenMethods:
         allowed_special: AllowedSpecial = frozenset(),
         disallowed_special: DisallowedSpecial = "all",
     ) -> npt.NDArray[np.uint32]:
-        """``encode`` as a numpy array of ``uint32`` (numpy is imported on first use)."""
+        """``encode`` as a numpy array of ``uint32`` (numpy is imported on first use). Text with
+        no special token to encode takes the compiled buffer as it is, with no copy."""
         import numpy
 
-        ids = self.encode(
-            text, allowed_special=allowed_special, disallowed_special=disallowed_special
+        allowed, disallowed = special_policy(
+            self.special_tokens, allowed_special, disallowed_special
         )
-        return numpy.array(ids, dtype=numpy.uint32)
+        if allowed:
+            ids = self.encode(
+                text, allowed_special=allowed_special, disallowed_special=disallowed_special
+            )
+            return numpy.array(ids, dtype=numpy.uint32)
+        refuse_disallowed(text, disallowed)
+        view = replacing_lone_surrogates(self.ordinary.encode_uint32, text)
+        return numpy.frombuffer(view, dtype=numpy.uint32)
 
     def encode_with_unstable(
         self: Compatible,

@@ -2,8 +2,8 @@
 
 The data path is: text -> special tokens split off (only those the caller allows,
 :mod:`streamcodec.text.specials`) -> ordinary text -> pre-tokens (the pattern's matches) ->
-pieces as UTF-8 bytes -> ids (:mod:`streamcodec.ordinary`). A piece whose bytes are a token is
-that token (tiktoken's whole-piece rule); any other piece is merged by rank
+pieces as UTF-8 bytes -> ids (:mod:`streamcodec.engine.ordinary`). A piece whose bytes are a
+token is that token (tiktoken's whole-piece rule); any other piece is merged by rank
 (:mod:`streamcodec.pieces`). This module is the facade: it owns the special-token policy and
 tiktoken's API, and hands streams to :mod:`streamcodec.stream`.
 
@@ -26,7 +26,8 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 from streamcodec.compat import TiktokenMethods
-from streamcodec.ordinary import DEFAULT_CACHE_SIZE, OrdinaryEncoder
+from streamcodec.engine import ordinary as engine
+from streamcodec.engine.ordinary import OrdinaryEncoder, replacing_lone_surrogates
 from streamcodec.pieces.token_bytes import TokenBytes, plain_ids
 from streamcodec.stream.methods import StreamMethods
 from streamcodec.stream.sources import Source
@@ -40,7 +41,6 @@ from streamcodec.text.specials import (
     special_policy,
     special_token_regex,
 )
-from streamcodec.text.unicode import replace_lone_surrogates
 
 __all__ = ["DisallowedSpecialTokenError", "Encoding", "Source"]
 
@@ -52,9 +52,10 @@ class Encoding(StreamMethods, TiktokenMethods):
     """A byte-level BPE encoding: mergeable ranks, special tokens and a pre-tokenizer pattern.
 
     The constructor and the public methods are those of ``tiktoken.Encoding``, so code written
-    for tiktoken runs unchanged after swapping the import. Added, keyword-only: ``cache_size``
-    (:mod:`streamcodec.ordinary`) and ``backend`` (:mod:`streamcodec.pieces.native`; attributes:
-    ``backend``, ``native_pattern``); streaming: :class:`~streamcodec.stream.methods.StreamMethods`.
+    for tiktoken runs unchanged after swapping the import. Added, keyword-only: ``cache_bytes``
+    (the compiled word cache per thread; 0: none) and ``cache_size`` (the pure path's cache;
+    :mod:`streamcodec.engine.ordinary`), ``backend`` (:mod:`streamcodec.engine.backend`;
+    attributes: ``backend``, ``native_pattern``); streaming: ``StreamMethods``.
     """
 
     def __init__(
@@ -65,7 +66,8 @@ class Encoding(StreamMethods, TiktokenMethods):
         mergeable_ranks: dict[bytes, int],
         special_tokens: dict[str, int],
         explicit_n_vocab: int | None = None,
-        cache_size: int = DEFAULT_CACHE_SIZE,
+        cache_size: int = engine.DEFAULT_CACHE_SIZE,
+        cache_bytes: int = engine.DEFAULT_CACHE_BYTES,
         backend: str | None = None,
     ) -> None:
         self.name = name
@@ -88,8 +90,10 @@ class Encoding(StreamMethods, TiktokenMethods):
         except ValueError as exc:
             raise ValueError(f"encoding {name!r}: {exc}") from None
         self._special_token_values = frozenset(special_tokens.values())
-        self._cache_size = cache_size
-        ordinary = OrdinaryEncoder(pat_str, mergeable_ranks, cache_size=cache_size, backend=backend)
+        # The keyword options, pickled with the encoding (the backend as the caller asked).
+        self._options: dict[str, Any] = dict(cache_size=cache_size, cache_bytes=cache_bytes)
+        self._options["backend"] = backend
+        ordinary = OrdinaryEncoder(pat_str, mergeable_ranks, **self._options)
         self._ordinary, self.backend = ordinary, ordinary.backend
         self.native_pattern = ordinary.native_pattern  # the known pattern cut in C, or None
         self.recipe: Recipe | None = None  # set by the registry: pickled as the call returning it
@@ -117,7 +121,7 @@ class Encoding(StreamMethods, TiktokenMethods):
     @property
     def ordinary(self) -> OrdinaryEncoder:
         """The engine for ordinary text (no special tokens): pre-tokenizer, piece encoder,
-        cache; see :mod:`streamcodec.ordinary`."""
+        cache; see :mod:`streamcodec.engine.ordinary`."""
         return self._ordinary
 
     @functools.cached_property
@@ -294,10 +298,7 @@ class Encoding(StreamMethods, TiktokenMethods):
         Lone surrogates cannot be UTF-8: like tiktoken, they become U+FFFD (a valid pair of
         surrogates becomes the character it stands for).
         """
-        try:
-            return self._encode_with_specials(text, allowed)
-        except UnicodeEncodeError:
-            return self._encode_with_specials(replace_lone_surrogates(text), allowed)
+        return replacing_lone_surrogates(lambda t: self._encode_with_specials(t, allowed), text)
 
     def _encode_with_specials(self, text: str, allowed: frozenset[str]) -> list[int]:
         encode_ordinary = self._ordinary.encode
@@ -395,8 +396,7 @@ class Encoding(StreamMethods, TiktokenMethods):
             "pat_str": self._pat_str,
             "mergeable_ranks": self._mergeable_ranks,
             "special_tokens": self._special_tokens,
-            "cache_size": self._cache_size,
-            "backend": self._ordinary.requested_backend,
+            **self._options,
         }
 
     def __setstate__(self, value: Any) -> None:

@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import IO
 
 from streamcodec.encoding import Encoding
+from streamcodec.engine.backend import backend
 from streamcodec.stream.cuts import cuts_for
 from streamcodec.stream.encoder import Segment, SettledStream
 from streamcodec.stream.sources import text_chunks
@@ -120,7 +121,7 @@ def count_pretokens(
     >>> count_pretokens("a b<|end|>a", pat_str="gpt2", special_tokens=["<|end|>"])
     Counter({'a': 2, ' b': 1})
     """
-    pretokenizer = Pretokenizer(resolve_pattern(pat_str))
+    pretokenizer = Pretokenizer(resolve_pattern(pat_str), native=backend() == "native")
     specials = {token: i for i, token in enumerate(dict.fromkeys(special_tokens))}
     counts: Counter[str] = Counter()
     done = 0
@@ -137,7 +138,7 @@ def _segments(
     document: Document, pretokenizer: Pretokenizer, specials: dict[str, int], chunk_size: int
 ) -> Iterator[Segment]:
     """The settled ordinary text of ``document``; special tokens are dropped."""
-    cuts = cuts_for(pretokenizer.pattern, pretokenizer.pieces)
+    cuts = cuts_for(pretokenizer)
     stream = SettledStream(specials, cuts, allowed=frozenset(specials), disallowed=frozenset())
     for chunk in text_chunks(document, chunk_size=chunk_size):
         for item in stream.feed(chunk):

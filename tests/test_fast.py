@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 import streamcodec
 from fuzz.corpus import samples
 from streamcodec import Encoding
+from streamcodec.engine.cache import MAX_KEY_LENGTH, IdCache
 from streamcodec.pieces.bpe import PieceEncoder, backtrack_piece
-from streamcodec.pieces.cache import MAX_KEY_LENGTH, IdCache
 from streamcodec.pieces.merge import merge_parts, merge_piece
 from streamcodec.pieces.rank_order import RankOrder
 from streamcodec.pieces.trie import TokenTrie

@@ -23,12 +23,12 @@ ALLOWED = {
     "interrupts": set(),
     "text": {"vocab"},
     "pieces": {"vocab"},
-    "ordinary": {"text", "pieces", "vocab"},
-    "stream": {"ordinary", "text", "pieces", "vocab", "interrupts"},
+    "engine": {"text", "pieces", "vocab"},
+    "stream": {"engine", "text", "pieces", "vocab", "interrupts"},
     # tiktoken's lesser methods, a base class of Encoding beside stream's StreamMethods
-    "compat": {"ordinary", "text", "pieces", "vocab"},
+    "compat": {"engine", "text", "pieces", "vocab"},
     "explain": {"reference"},  # the page and the traces: the specification only
-    "encoding": {"ordinary", "stream", "compat", "text", "pieces", "vocab", "explain"},
+    "encoding": {"engine", "stream", "compat", "text", "pieces", "vocab", "explain"},
 }
 TOP = {"cli", "__main__", "__init__"}  # nothing imports these but each other
 MAX_LINES = 420  # "a few hundred lines at most"
@@ -123,6 +123,31 @@ def test_no_import_cycle_between_modules() -> None:
         visit(module)
 
 
+def _c_includes() -> dict[str, set[str]]:
+    """Each C file's layer -> the layers its ``#include "../..."`` lines reach (a header at the
+    package's root, such as ``_utf8.h``, is the base: anyone may include it)."""
+    found: dict[str, set[str]] = defaultdict(set)
+    for path in [*PACKAGE.rglob("*.c"), *PACKAGE.rglob("*.h")]:
+        here = path.relative_to(PACKAGE).parts[0] if path.parent != PACKAGE else ""
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.startswith('#include "../'):
+                target = line.split('"')[1].removeprefix("../")
+                found[f"{here}/{path.name}"].add(target.split("/")[0] if "/" in target else "")
+    return found
+
+
+def test_c_includes_point_down_the_layers() -> None:
+    includes = _c_includes()
+    assert includes["engine/_fused.c"] >= {"pieces", "text", ""}  # the checks see them
+    wrong = [
+        f"{name} includes ../{there}"
+        for name, layers in includes.items()
+        for there in layers
+        if there and there not in ALLOWED.get(name.split("/")[0], set())
+    ]
+    assert not wrong, "\n".join(sorted(wrong))
+
+
 def test_modules_stay_small() -> None:
     sizes = {name: len(path.read_text().splitlines()) for name, path in _modules().items()}
     assert {name: n for name, n in sizes.items() if n > MAX_LINES} == {}
@@ -131,6 +156,6 @@ def test_modules_stay_small() -> None:
 def test_the_checks_see_imports() -> None:
     """The graph is not empty by accident: known edges are there."""
     graph = _graph()
-    assert "ordinary" in graph["stream.encoder"]
+    assert "engine.ordinary" in graph["stream.encoder"]
     assert "text.specials" in graph["encoding"]
     assert "pieces.bpe" in graph["pieces"]

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 import streamcodec
 from fuzz.corpus import samples
 from streamcodec import Encoding
-from streamcodec.pieces import native
+from streamcodec.engine import backend as native
 from streamcodec.pieces.bpe import PieceEncoder, backtrack_piece
 from streamcodec.pieces.merge import merge_piece
 from streamcodec.reference import rank_merge
@@ -259,7 +259,7 @@ def test_backend_choice(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(native.BACKEND_ENV, "rust")
     with pytest.raises(ValueError, match="STREAMCODEC_BACKEND=rust"):
         streamcodec.backend()
-    monkeypatch.setattr(native, "_load_core", lambda: "no module named _core")
+    monkeypatch.setattr(native, "_load_compiled", lambda: "no module named _core")
     monkeypatch.setenv(native.BACKEND_ENV, "native")
     with pytest.raises(ImportError, match=r"STREAMCODEC_BACKEND=native.*not built"):
         streamcodec.backend()

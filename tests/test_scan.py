@@ -17,9 +17,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fuzz.strategies import CLASS_SAMPLES, class_texts
+from streamcodec import Encoding
 from streamcodec.stream import SAFE_CUTS
+from streamcodec.stream.cuts import cuts_for
 from streamcodec.text import native
 from streamcodec.vocab import CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN
+
+BYTES = {bytes([b]): b for b in range(256)}
 
 NAMED = (GPT2_PATTERN, CL100K_PATTERN, O200K_PATTERN)
 COMPILED = {pattern: regex.compile(pattern) for pattern in NAMED}
@@ -139,10 +143,17 @@ def test_other_patterns_and_the_python_backend_have_no_scanner(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     assert native.native_scanner(r"\S+|\s+") is None
-    monkeypatch.setenv(native.BACKEND_VARIABLE, "python")
-    native._module.cache_clear()
-    try:
-        assert native.native_scanner(GPT2_PATTERN) is None
-    finally:
-        monkeypatch.undo()
-        native._module.cache_clear()
+    # The backend chosen for an encoding reaches every compiled part: the pre-tokenizer and the
+    # stream's safe-cut search (which once asked for the scanner whatever the backend).
+    enc = Encoding(
+        "x", pat_str=GPT2_PATTERN, mergeable_ranks=BYTES, special_tokens={}, backend="python"
+    )
+    assert enc.ordinary.pretokenizer.scanner is None
+    assert cuts_for(enc.ordinary.pretokenizer)._native is None  # type: ignore[attr-defined]
+    monkeypatch.setenv("STREAMCODEC_BACKEND", "python")
+    assert (
+        Encoding(
+            "y", pat_str=GPT2_PATTERN, mergeable_ranks=BYTES, special_tokens={}
+        ).ordinary.pretokenizer.scanner
+        is None
+    )

@@ -24,7 +24,7 @@ cd "$work"
 CC=${CC:-gcc} CFLAGS="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined" \
     LDFLAGS="-fsanitize=address,undefined" \
     "$python" setup.py -q build_ext --inplace 2>&1 | grep -v Warning || true
-ls streamcodec/pieces/_core*.so streamcodec/text/_scan*.so >/dev/null  # both must be built
+ls streamcodec/pieces/_core*.so streamcodec/text/_scan*.so streamcodec/engine/_fused*.so >/dev/null  # all must be built
 
 asan=$(${CC:-gcc} -print-file-name=libasan.so)
 ubsan=$(${CC:-gcc} -print-file-name=libubsan.so)
@@ -42,7 +42,7 @@ fi
 # Resident memory is not checked here: ASan keeps freed memory in quarantine (it grows up to
 # 256 MB by design); benchmarks/native_memory.py checks it on a normal build.
 "$python" -m pytest -q -p no:cacheprovider tests/test_native.py tests/test_scan.py \
-    tests/test_scan_encode.py tests/test_known_patterns.py tests/test_fuzz.py \
+    tests/test_fused.py tests/test_known_patterns.py tests/test_fuzz.py \
     tests/test_hostile_vocab.py \
     -k "native or backends or tiktoken or stream or reference or cache or scan or pretokenize or pattern" \
     --deselect tests/test_native.py::test_memory_stays_flat_over_many_calls

@@ -18,7 +18,6 @@ from streamcodec.atomicfile import atomic_output
 from streamcodec.cli.options import add_encoding, build_encoding, pretokenizer_note
 from streamcodec.encoding import Encoding
 from streamcodec.explain.trace import Explanation, explain_piece
-from streamcodec.text.pretokenize import Pretokenizer
 from streamcodec.vocab import GPT2_PATTERN
 
 __all__ = ["add"]
@@ -72,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     print(pretokenizer_note(enc), file=sys.stderr)
     ranks = enc.mergeable_ranks
     longest = max(map(len, ranks))
-    for piece in Pretokenizer(enc.pat_str).pieces(args.text):
+    for piece in enc.ordinary.pretokenizer.pieces(args.text):
         explanation = explain_piece(piece.encode("utf-8"), ranks, longest=longest)
         for line in _lines(explanation, ranks):
             print(line)

@@ -66,7 +66,8 @@ static int core_fill(Core *self, PyObject *ranks, Py_ssize_t long_piece) {
         at += (size_t)len;
         offsets[i + 1] = at;
         rank[i] = (uint32_t)r;
-        self->ids[i] = Py_NewRef(value);
+        self->ids[i] = PyLong_CheckExact(value) ? Py_NewRef(value) : PyLong_FromUnsignedLong((unsigned long)r);
+        if (!self->ids[i]) goto done;
         self->n_ids = (Py_ssize_t)++i;
     }
     if (bytes_seen != 256) {
@@ -351,27 +352,38 @@ static sc_vocab *api_vocab_of(void *object) {
     return self->vocab;
 }
 
-static sc_api core_api = {1, api_vocab_of, sc_encode_piece, sc_rank, sc_ids_reserve, sc_ids_free};
+static void *const *api_id_objects(void *object) {
+    return api_vocab_of(object) ? (void *const *)((Core *)object)->ids : NULL;
+}
 
-static struct PyModuleDef core_module = {
-    PyModuleDef_HEAD_INIT,
-    .m_name = "streamcodec.pieces._core",
-    .m_doc = "The compiled core: pre-token pieces to ids, equal to streamcodec's Python twin.",
-    .m_size = -1,
-};
+static sc_api core_api = {2,         api_vocab_of,    api_id_objects, sc_rank_table,
+                          sc_lookup, sc_encode_piece, sc_ids_reserve, sc_ids_free};
 
-PyMODINIT_FUNC PyInit__core(void) {
-    if (PyType_Ready(&CoreType) < 0) return NULL;
-    PyObject *module = PyModule_Create(&core_module);
-    if (!module) return NULL;
+static int core_exec(PyObject *module) {
+    if (PyType_Ready(&CoreType) < 0) return -1;
     PyObject *capsule = PyCapsule_New(&core_api, "streamcodec.pieces._core._C_API", NULL);
     int failed = !capsule || PyModule_AddObjectRef(module, "Core", (PyObject *)&CoreType) < 0 ||
                  PyModule_AddObjectRef(module, "_C_API", capsule) < 0 ||
                  PyModule_AddIntConstant(module, "LONG_PIECE", SC_LONG_PIECE) < 0;
     Py_XDECREF(capsule);
-    if (failed) {
-        Py_DECREF(module);
-        return NULL;
-    }
-    return module;
+    return failed ? -1 : 0;
 }
+
+static PyModuleDef_Slot core_slots[] = {
+    {Py_mod_exec, core_exec},
+#ifdef Py_mod_multiple_interpreters
+    /* Core is a static type: one interpreter only. The GIL stays (no Py_mod_gil slot). */
+    {Py_mod_multiple_interpreters, Py_MOD_MULTIPLE_INTERPRETERS_NOT_SUPPORTED},
+#endif
+    {0, NULL},
+};
+
+static struct PyModuleDef core_module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "streamcodec.pieces._core",
+    .m_doc = "The compiled core: pre-token pieces to ids, equal to streamcodec's Python twin.",
+    .m_size = 0,
+    .m_slots = core_slots,
+};
+
+PyMODINIT_FUNC PyInit__core(void) { return PyModuleDef_Init(&core_module); }

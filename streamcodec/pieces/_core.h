@@ -40,6 +40,7 @@ void sc_vocab_free(sc_vocab *v);
 /* The index of the token whose bytes are data[:len], or -1 (a dict lookup of ranks). */
 int64_t sc_lookup(const sc_vocab *v, const uint8_t *data, size_t len);
 uint32_t sc_rank(const sc_vocab *v, uint32_t index);
+const uint32_t *sc_rank_table(const sc_vocab *v);
 
 /* Append the ids of one piece to `out`: streamcodec.pieces.bpe.PieceEncoder.__call__ (the whole-piece
  * rule, then merge_piece below the long-piece length, backtrack_piece from it; both equal
@@ -56,14 +57,18 @@ int sc_backtrack_piece(const sc_vocab *v, const uint8_t *data, size_t len, sc_id
 int sc_ids_reserve(sc_ids *out, size_t extra);
 void sc_ids_free(sc_ids *out);
 
-/* What the capsule "streamcodec.pieces._core._C_API" points to. `vocab_of` takes a
- * streamcodec.pieces._core.Core object, needs the GIL, and returns its vocabulary (borrowed:
- * keep the Core alive), or NULL with a Python error set. */
+/* What the capsule "streamcodec.pieces._core._C_API" points to: the fused pass
+ * (streamcodec/engine/_fused.c) reaches the core through it, and links nothing of ours.
+ * `vocab_of` and `id_objects` take a streamcodec.pieces._core.Core object, need the GIL, and
+ * return what it owns (borrowed: keep the Core alive), or NULL with a Python error set.
+ * `id_objects(core)[i]` is the int object (a PyObject *) of token index i's rank, made once. */
 typedef struct {
-    int version; /* 1 */
+    int version; /* 2 */
     sc_vocab *(*vocab_of)(void *core);
+    void *const *(*id_objects)(void *core);
+    const uint32_t *(*rank_table)(const sc_vocab *); /* rank_table(v)[i]: sc_rank(v, i) */
+    int64_t (*lookup)(const sc_vocab *, const uint8_t *, size_t);
     int (*encode_piece)(const sc_vocab *, const uint8_t *, size_t, sc_ids *);
-    uint32_t (*rank)(const sc_vocab *, uint32_t);
     int (*ids_reserve)(sc_ids *, size_t);
     void (*ids_free)(sc_ids *);
 } sc_api;

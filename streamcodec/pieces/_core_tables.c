@@ -72,6 +72,7 @@ int64_t sc_lookup(const sc_vocab *v, const uint8_t *p, size_t n) {
 }
 
 uint32_t sc_rank(const sc_vocab *v, uint32_t index) { return v->rank[index]; }
+const uint32_t *sc_rank_table(const sc_vocab *v) { return v->rank; }
 
 /* ------------------------------------------------------------------ ids */
 

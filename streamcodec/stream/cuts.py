@@ -29,8 +29,8 @@ from typing import Any, Protocol
 import regex
 
 from streamcodec.pieces import ByteMode
-from streamcodec.text.native import native_scanner
-from streamcodec.text.pretokenize import class_set
+from streamcodec.text.native import NativeScanner
+from streamcodec.text.pretokenize import Pretokenizer, class_set
 from streamcodec.vocab import CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN
 
 __all__ = [
@@ -119,9 +119,9 @@ class ProvenCuts:
 
     context = ""  # these patterns look neither behind nor at the start of the text
 
-    def __init__(self, pattern: str) -> None:
+    def __init__(self, pattern: str, scanner: NativeScanner | None = None) -> None:
         self._pattern = pattern
-        self._native = native_scanner(pattern)
+        self._native = scanner
 
     def settled(self, text: str, end: int) -> None:
         """Nothing to remember."""
@@ -210,12 +210,11 @@ class PatternCuts:
         return ends[count] - start
 
 
-def cuts_for(
-    pattern: str, pieces: Callable[[str, int, int], list[str]], byte_mode: ByteMode | None = None
-) -> Cuts:
-    """The strategy for ``pattern``, whose pre-tokenizer is ``pieces(text, start, end)``."""
+def cuts_for(pretokenizer: Pretokenizer, byte_mode: ByteMode | None = None) -> Cuts:
+    """The strategy for ``pretokenizer``'s pattern; the compiled search of the safe cuts where
+    it has a compiled scanner (the backend chosen for it)."""
     if byte_mode is not None:
         return ByteModeCuts(byte_mode)
-    if pattern in PROVEN_PATTERNS:
-        return ProvenCuts(pattern)
-    return PatternCuts(pieces)
+    if pretokenizer.pattern in PROVEN_PATTERNS:
+        return ProvenCuts(pretokenizer.pattern, pretokenizer.scanner)
+    return PatternCuts(pretokenizer.pieces)

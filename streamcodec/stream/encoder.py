@@ -16,7 +16,7 @@ ids that no later text can change; ``close`` returns the rest. Concatenated, the
 The data path: chunks -> special tokens split off (:class:`~streamcodec.text.specials.
 SpecialSplitter`; the last ``longest special - 1`` characters wait for the next feed) ->
 ordinary text up to its last safe cut (:class:`SettledText`) -> ids
-(:class:`~streamcodec.ordinary.OrdinaryEncoder`). The first two steps are
+(:class:`~streamcodec.engine.ordinary.OrdinaryEncoder`). The first two steps are
 :class:`SettledStream`, through which the trainer reads its corpus too.
 
 Memory: the text after the last safe cut. Real text has one every few characters; one huge
@@ -27,9 +27,9 @@ pre-token (100 MB of one letter) has none and is held whole until it ends (docs/
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from typing import NamedTuple, Protocol
+from typing import NamedTuple, Protocol, TypeVar
 
-from streamcodec.ordinary import OrdinaryEncoder
+from streamcodec.engine.ordinary import OrdinaryEncoder
 from streamcodec.stream.cuts import Cuts, cuts_for
 from streamcodec.stream.sources import Source, text_chunks
 from streamcodec.text.specials import SpecialSplitter
@@ -42,9 +42,13 @@ __all__ = [
     "SettledStream",
     "SettledText",
     "StreamEncoder",
+    "count_source",
+    "count_text_chunks",
     "encode_source",
     "encode_text_chunks",
 ]
+
+R = TypeVar("R")
 
 
 class Encodes(Protocol):
@@ -184,7 +188,7 @@ class StreamEncoder:
     ) -> None:
         engine = encoding.ordinary
         self._engine = engine
-        cuts = cuts_for(engine.pattern, engine.pretokenizer.pieces, engine.byte_mode)
+        cuts = cuts_for(engine.pretokenizer, engine.byte_mode)
         self._stream = SettledStream(
             encoding.special_tokens, cuts, allowed=allowed, disallowed=disallowed
         )
@@ -202,6 +206,16 @@ class StreamEncoder:
         """The ids of everything still held; the stream ends here."""
         return self._encode(self._stream.close())
 
+    def feed_count(self, text: str) -> int:
+        """``len(self.feed(text))``; the compiled pass counts without building the ids."""
+        if not isinstance(text, str):
+            raise TypeError(f"feed_count() takes text (str), not {type(text).__name__}")
+        return self._count(self._stream.feed(text))
+
+    def close_count(self) -> int:
+        """``len(self.close())``, as :meth:`feed_count`."""
+        return self._count(self._stream.close())
+
     @property
     def pending(self) -> int:
         """How many characters are held back, waiting for the text after them."""
@@ -213,24 +227,30 @@ class StreamEncoder:
             if isinstance(item, int):
                 ids.append(item)
             else:
-                ids += self._encode_segment(item)
+                ids += self._segment(item, self._engine.encode)
         return ids
 
-    def _encode_segment(self, segment: Segment) -> list[int]:
+    def _count(self, settled: list[Segment | int]) -> int:
+        return sum(
+            1 if isinstance(item, int) else self._segment(item, self._engine.count)
+            for item in settled
+        )
+
+    def _segment(self, segment: Segment, run: Callable[..., R]) -> R:
+        """``run`` (the engine's ``encode`` or ``count``) over one settled segment."""
         text, start, end, final = segment
         # The whole-piece rule belongs to the whole ordinary text (it matters in byte mode).
         whole_piece = final and not self._emitted
         self._emitted = not final
-        encode = self._engine.encode
         try:
-            return encode(text, self._errors, start=start, end=end, whole_piece=whole_piece)
+            return run(text, self._errors, start=start, end=end, whole_piece=whole_piece)
         except UnicodeEncodeError:
             if self._errors != "strict":
                 raise
             # No cut falls inside a surrogate pair, so the parts can be fixed on their own.
             context = replace_lone_surrogates(text[:start])
             fixed = context + replace_lone_surrogates(text[start:end])
-            return encode(fixed, start=len(context), whole_piece=whole_piece)
+            return run(fixed, start=len(context), whole_piece=whole_piece)
 
 
 def encode_text_chunks(stream: StreamEncoder, chunks: Iterable[str]) -> Iterator[list[int]]:
@@ -238,6 +258,25 @@ def encode_text_chunks(stream: StreamEncoder, chunks: Iterable[str]) -> Iterator
     for chunk in chunks:
         yield stream.feed(chunk)
     yield stream.close()
+
+
+def count_text_chunks(stream: StreamEncoder, chunks: Iterable[str]) -> Iterator[int]:
+    """:func:`encode_text_chunks`, each chunk's ids counted instead."""
+    for chunk in chunks:
+        yield stream.feed_count(chunk)
+    yield stream.close_count()
+
+
+def count_source(
+    encoding: Encodes,
+    source: Source,
+    policy: Policy,
+    *,
+    progress: Callable[[int], object] | None = None,
+) -> Iterator[int]:
+    """:func:`encode_source`, each chunk's ids counted instead."""
+    chunks = text_chunks(source, errors=policy.errors, progress=progress)
+    return count_text_chunks(policy.stream_encoder(encoding), chunks)
 
 
 def encode_source(

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from typing import Protocol
 
 from streamcodec.stream.decoder import DecodesBytes, StreamDecoder
-from streamcodec.stream.encoder import Policy, StreamEncoder, encode_source
+from streamcodec.stream.encoder import Policy, StreamEncoder, count_source, encode_source
 from streamcodec.stream.parallel import count_file_parts, encode_file_parts, splits
 from streamcodec.stream.sources import Source, text_chunks
 from streamcodec.stream.windows import Window, Windowable, split
@@ -114,11 +114,14 @@ class StreamMethods:
         read. (Only ``limit=None`` never returns None.)
         """
         policy = _policy(self, allowed_special, disallowed_special, errors)
-        if limit is not None:
-            return _count_up_to(_chunks(self, source, policy, jobs=jobs, progress=None), limit)
+        counts: Iterator[int]
         if splits(source, self, jobs):
-            return count_file_parts(self, source, policy, jobs=jobs)
-        return sum(map(len, encode_source(self, source, policy)))
+            if limit is None:
+                return count_file_parts(self, source, policy, jobs=jobs)
+            counts = _lengths(encode_file_parts(self, source, policy, jobs=jobs, progress=None))
+        else:
+            counts = count_source(self, source, policy)
+        return sum(counts) if limit is None else _count_up_to(counts, limit)
 
     def iter_encode_with_offsets(
         self: Streamable,
@@ -215,17 +218,27 @@ def _chunks(
     return encode_source(encoding, source, policy, progress=progress)
 
 
-def _count_up_to(chunks: Iterator[list[int]], limit: int) -> int | None:
-    """The number of ids in ``chunks``, or None as soon as it passes ``limit`` (the source is
-    then closed: the rest is never read)."""
+def _lengths(chunks: Iterator[list[int]]) -> Iterator[int]:
+    """The length of each chunk; closing this closes ``chunks`` (and its workers)."""
+    try:
+        yield from map(len, chunks)
+    finally:
+        close = getattr(chunks, "close", None)
+        if close is not None:
+            close()
+
+
+def _count_up_to(counts: Iterator[int], limit: int) -> int | None:
+    """The sum of ``counts`` (the ids of each chunk), or None as soon as it passes ``limit``
+    (the source is then closed: the rest is never read)."""
     total = 0
     try:
-        for ids in chunks:
-            total += len(ids)
+        for count in counts:
+            total += count
             if total > limit:
                 return None
     finally:
-        close = getattr(chunks, "close", None)
+        close = getattr(counts, "close", None)
         if close is not None:
             close()
     return total

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO, TypeGuard
 
 from streamcodec.stream.cuts import PROVEN_PATTERNS, safe_cut
-from streamcodec.stream.encoder import Encodes, Policy, encode_text_chunks
+from streamcodec.stream.encoder import Encodes, Policy, count_text_chunks, encode_text_chunks
 from streamcodec.stream.sources import Source, read_blocks
 from streamcodec.stream.workers import cancelled, ordered_map
 from streamcodec.text.specials import special_token_regex, straddles
@@ -151,14 +151,13 @@ def _run(
             yield result
 
 
-def _part_ids(encoding: Encodes, task: Task) -> Iterator[list[int]]:
+def _part_texts(task: Task) -> Iterator[str]:
     path, start, end, policy = task
     with open(path, "rb") as f:
         f.seek(start)
         # A closed run stops a worker thread within a block (processes are killed instead).
         blocks = itertools.takewhile(_going, read_blocks(f, limit=end - start))
-        texts = decode_utf8(blocks, errors=policy.errors, name=path, offset=start)
-        yield from encode_text_chunks(policy.stream_encoder(encoding), texts)
+        yield from decode_utf8(blocks, errors=policy.errors, name=path, offset=start)
 
 
 def _going(_: object) -> bool:
@@ -168,10 +167,10 @@ def _going(_: object) -> bool:
 def _encode_part(encoding: Encodes, task: Task) -> array[int]:
     """The part's ids, packed as they come: a tenth of a list's memory, or of its pickle."""
     ids = array("I")
-    for chunk in _part_ids(encoding, task):
+    for chunk in encode_text_chunks(task[3].stream_encoder(encoding), _part_texts(task)):
         ids.extend(chunk)
     return ids
 
 
 def _count_part(encoding: Encodes, task: Task) -> int:
-    return sum(map(len, _part_ids(encoding, task)))
+    return sum(count_text_chunks(task[3].stream_encoder(encoding), _part_texts(task)))

@@ -3,8 +3,6 @@
  *     pieces(text, pattern, start, end) -> list[str]   regex.compile(p).findall(text, start, end)
  *     last_cut(text, pattern, lo, hi) -> int           the stream's SAFE_CUTS[p], searched backward
  *     words(text, pattern, start, end) -> list[str]    Pretokenizer.words (the same for all three)
- *     encode(text, pattern, start, end, core, errors)  the ids, each piece merged by the compiled
- *         -> list[int]                                 core (streamcodec.pieces._core) once cut
  *
  * `pattern` is a number of _scan_pattern.h (0 gpt2/r50k/p50k, 1 cl100k_base, 2 o200k_base, 4...
  * the open models' patterns): streamcodec/text/known_patterns.py recognizes a pattern string
@@ -21,14 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../pieces/_core.h"
 #include "_scan_pattern.h"
 #include "_unicode_tables.h"
 #include "_scan_ascii.h"
 
-
-/* encode(): a piece's str.encode raises (a lone surrogate the errors mode refuses). */
-enum { ENCODE_REFUSED = 1 };
 
 /* Texts at least this long are scanned without the GIL (releasing it costs about as much as
  * scanning a few hundred characters). */
@@ -43,21 +37,8 @@ static int grow(Py_ssize_t **out, Py_ssize_t *cap) {
     return 0;
 }
 
-#define CH Py_UCS1
-#define K(name) name##_1
-#include "_scan_kind.h"
-#undef CH
-#undef K
-#define CH Py_UCS2
-#define K(name) name##_2
-#include "_scan_kind.h"
-#undef CH
-#undef K
-#define CH Py_UCS4
-#define K(name) name##_4
-#include "_scan_kind.h"
-#undef CH
-#undef K
+#define KIND_HEADER "text/_scan_kind.h"
+#include "../_each_kind.h"
 
 /* The piece ends of text[start:end] into a new malloc'd array (*ends, freed by the caller). */
 static Py_ssize_t scan_ends(int kind, const void *data, Py_ssize_t start, Py_ssize_t end,
@@ -167,83 +148,9 @@ static PyObject *last_cut(PyObject *module, PyObject *const *args, Py_ssize_t na
     return PyLong_FromSsize_t(cut);
 }
 
-/* The core's C API (streamcodec/pieces/_core.h), imported on first use. */
-static const sc_api *core_api(void) {
-    static const sc_api *api = NULL;
-    if (!api) {
-        api = PyCapsule_Import("streamcodec.pieces._core._C_API", 0);
-        if (api && api->version < 1) {
-            PyErr_SetString(PyExc_ImportError, "streamcodec.pieces._core: C API too old");
-            api = NULL;
-        }
-    }
-    return api;
-}
-
-/* The ids of text[start:end] with `core`'s vocabulary, as a list of ints. */
-static PyObject *encode(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
-    PyObject *text;
-    int pattern;
-    Py_ssize_t start, end, refused = 0;
-    if (parse_args(args, nargs, 6, "encode", &text, &pattern, &start, &end) < 0) return NULL;
-    const char *errors = PyUnicode_Check(args[5]) ? PyUnicode_AsUTF8(args[5]) : NULL;
-    if (!errors || (strcmp(errors, "strict") && strcmp(errors, "surrogateescape"))) {
-        if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_ValueError, "errors must be 'strict' or 'surrogateescape'");
-        return NULL;
-    }
-    const sc_api *api = core_api();
-    sc_vocab *vocab = api ? api->vocab_of(args[4]) : NULL;
-    if (!vocab) return NULL;
-    int kind = PyUnicode_KIND(text), escape = errors[0] == 's' && errors[1] == 'u', status;
-    const void *data = PyUnicode_DATA(text);
-    sc_ids ids = {0};
-    PyThreadState *save = end - start >= NOGIL_LENGTH ? PyEval_SaveThread() : NULL;
-    switch (kind) {
-    case PyUnicode_1BYTE_KIND:
-        status = encode_1(data, start, end, pattern, escape, api, vocab, &ids, &refused);
-        break;
-    case PyUnicode_2BYTE_KIND:
-        status = encode_2(data, start, end, pattern, escape, api, vocab, &ids, &refused);
-        break;
-    default: status = encode_4(data, start, end, pattern, escape, api, vocab, &ids, &refused);
-    }
-    if (save) PyEval_RestoreThread(save);
-    PyObject *list = NULL;
-    if (status == ENCODE_REFUSED) {
-        /* The first piece str.encode refuses: let it raise its own UnicodeEncodeError. */
-        Py_ssize_t e = refused;
-        switch (kind) {
-        case PyUnicode_1BYTE_KIND: e = next_1(data, refused, end, pattern); break;
-        case PyUnicode_2BYTE_KIND: e = next_2(data, refused, end, pattern); break;
-        default: e = next_4(data, refused, end, pattern);
-        }
-        PyObject *piece = PyUnicode_Substring(text, refused, e);
-        PyObject *ok = piece ? PyUnicode_AsEncodedString(piece, "utf-8", errors) : NULL;
-        if (ok) PyErr_SetString(PyExc_SystemError, "str.encode accepted a refused piece");
-        Py_XDECREF(ok);
-        Py_XDECREF(piece);
-    } else if (status != SC_OK) {
-        PyErr_NoMemory();
-    } else if ((list = PyList_New((Py_ssize_t)ids.len))) {
-        for (size_t k = 0; k < ids.len; k++) {
-            PyObject *id = PyLong_FromUnsignedLong(api->rank(vocab, ids.ids[k]));
-            if (!id) {
-                Py_CLEAR(list);
-                break;
-            }
-            PyList_SET_ITEM(list, (Py_ssize_t)k, id);
-        }
-    }
-    api->ids_free(&ids);
-    return list;
-}
-
 static PyMethodDef methods[] = {
     {"pieces", (PyCFunction)(void (*)(void))pieces, METH_FASTCALL,
      "pieces(text, pattern, start, end): the pieces of text[start:end] (regex's findall)."},
-    {"encode", (PyCFunction)(void (*)(void))encode, METH_FASTCALL,
-     "encode(text, pattern, start, end, core, errors): the ids of text[start:end]."},
     {"words", (PyCFunction)(void (*)(void))words, METH_FASTCALL,
      "words(text, pattern, start, end): Pretokenizer.words(text, start, end)."},
     {"last_cut", (PyCFunction)(void (*)(void))last_cut, METH_FASTCALL,
@@ -251,15 +158,27 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module_def = {
-    PyModuleDef_HEAD_INIT, "streamcodec.text._scan",
-    "The named pre-tokenizer patterns cut natively (see streamcodec.text.native).", -1, methods,
-    NULL, NULL, NULL, NULL,
+static int scan_exec(PyObject *module) {
+    return PyModule_AddStringConstant(module, "UNICODE_VERSION", UC_UNICODE_VERSION);
+}
+
+static PyModuleDef_Slot slots[] = {
+    {Py_mod_exec, scan_exec},
+#ifdef Py_mod_multiple_interpreters
+    /* No state, no static objects: any interpreter may load it. The GIL stays (no Py_mod_gil
+     * slot): free-threaded builds are not tested here (docs/performance.md). */
+    {Py_mod_multiple_interpreters, Py_MOD_PER_INTERPRETER_GIL_SUPPORTED},
+#endif
+    {0, NULL},
 };
 
-PyMODINIT_FUNC PyInit__scan(void) {
-    PyObject *module = PyModule_Create(&module_def);
-    if (module && PyModule_AddStringConstant(module, "UNICODE_VERSION", UC_UNICODE_VERSION) < 0)
-        Py_CLEAR(module);
-    return module;
-}
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "streamcodec.text._scan",
+    .m_doc = "The named pre-tokenizer patterns cut natively (see streamcodec.text.native).",
+    .m_size = 0,
+    .m_methods = methods,
+    .m_slots = slots,
+};
+
+PyMODINIT_FUNC PyInit__scan(void) { return PyModuleDef_Init(&module_def); }

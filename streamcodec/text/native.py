@@ -5,9 +5,10 @@ knows the three named patterns of ``streamcodec.vocab.PATTERNS`` (gpt2/r50k/p50k
 o200k_base) and the open models' patterns of :mod:`streamcodec.text.known_patterns` (Llama 3,
 Qwen 2, Tekken...), however they are spelled, and classifies characters with the Unicode 16.0
 tables generated from the pinned ``regex`` (``tools/unicode_tables.py``).
-:func:`native_scanner` returns ``None`` for any other pattern, when the module is not built, or
-when ``STREAMCODEC_BACKEND=python`` asks for pure Python; the callers then use ``regex``
-(:mod:`streamcodec.text.pretokenize`).
+:func:`native_scanner` returns ``None`` for any other pattern, or when the module is not built;
+the callers then use ``regex`` (:mod:`streamcodec.text.pretokenize`). Whether to use it at all
+is the caller's choice (``STREAMCODEC_BACKEND`` is read once, by
+:mod:`streamcodec.engine.backend`, and passed down).
 
     >>> from streamcodec.vocab import CL100K_PATTERN
     >>> scanner = native_scanner(CL100K_PATTERN)
@@ -21,14 +22,11 @@ from __future__ import annotations
 
 import functools
 import importlib
-import os
 from types import ModuleType
 
 from streamcodec.text.known_patterns import native_name, native_number
 
-__all__ = ["BACKEND_VARIABLE", "NativeScanner", "native_scanner"]
-
-BACKEND_VARIABLE = "STREAMCODEC_BACKEND"  # "python": never use compiled code
+__all__ = ["NativeScanner", "native_scanner"]
 
 
 class NativeScanner:
@@ -52,14 +50,6 @@ class NativeScanner:
         words: list[str] = self._scan.words(text, self.number, start, end)
         return words
 
-    def encode(self, text: str, start: int, end: int, core: object, errors: str) -> list[int]:
-        """The ids of ``text[start:end]``, each piece merged by the compiled ``core``
-        (``streamcodec.pieces._core.Core``) as soon as it is cut, with no list of pieces in
-        between: equal to ``core.encode_pieces(self.pieces(text, start, end), errors=errors)``.
-        ``errors`` is "strict" or "surrogateescape", as for ``str.encode``."""
-        ids: list[int] = self._scan.encode(text, self.number, start, end, core, errors)
-        return ids
-
     def last_cut(self, text: str, lo: int, hi: int) -> int | None:
         """The last ``p`` in ``[lo, hi)`` where a stream may cut before ``text[p]``, looking back
         into ``text[:p]``: the last match of ``streamcodec.stream.SAFE_CUTS[pattern]`` there
@@ -80,8 +70,6 @@ def native_scanner(pattern: str) -> NativeScanner | None:
 
 @functools.cache
 def _module() -> ModuleType | None:
-    if os.environ.get(BACKEND_VARIABLE, "").lower() == "python":
-        return None
     try:
         return importlib.import_module("streamcodec.text._scan")
     except ImportError:  # not built: no C compiler at install time

@@ -36,7 +36,7 @@ import sys
 
 import regex
 
-from streamcodec.text.native import native_scanner
+from streamcodec.text.native import NativeScanner, native_scanner
 from streamcodec.text.unicode_classes import class_ranges
 from streamcodec.vocab import CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN
 
@@ -90,6 +90,11 @@ class Pretokenizer:
         self._fast_known = self._known and sys.version_info >= (3, 11)
         # The C scanner, for the named patterns (unless the pure path is asked for).
         self._native = native_scanner(pattern) if native else None
+
+    @property
+    def scanner(self) -> NativeScanner | None:
+        """The compiled scanner that cuts this pattern, or None (``regex`` does)."""
+        return self._native
 
     def pieces(self, text: str, start: int = 0, end: int | None = None) -> list[str]:
         """The pieces of ``text[start:end]``; the slice ends the text for ``$`` and lookaheads."""

@@ -22,7 +22,7 @@ text that changes over a long run, once the cache has turned away four times as 
 holds, it forgets its older half (insertion order) and admits again.
 
 The cache has a lock, so an ``Encoding`` can be shared by threads. What is cached (words and
-pieces of ordinary text) is decided by :mod:`streamcodec.ordinary`.
+pieces of ordinary text) is decided by :mod:`streamcodec.engine.ordinary`.
 """
 
 from __future__ import annotations

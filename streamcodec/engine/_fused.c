@@ -1,0 +1,427 @@
+/* streamcodec.engine._fused: ordinary text to ids in one pass, for the patterns the native
+ * scanner knows.
+ *
+ *     FusedEncoder(core, pattern, *, cache_bytes)   core: a streamcodec.pieces._core.Core
+ *     .encode(text, start, end, errors) -> list[int]
+ *     .encode_array(text, start, end, errors) -> IdArray   (uint32 through the buffer protocol)
+ *     .count(text, start, end, errors, limit) -> int        (stops once past limit; -1: none)
+ *     .cache_info() -> dict
+ *
+ * Each must equal ``core.encode_pieces(regex.findall(pattern, text[start:end]), errors=errors)``,
+ * the composition of the scanner (streamcodec.text._scan, equal to `regex`) and the piece
+ * encoder (streamcodec.pieces.bpe.PieceEncoder): see streamcodec.engine.ordinary, its twin.
+ *
+ * The pass, with the GIL released, for each piece: cut it (text/_scan_next.h), UTF-8 it, then
+ *   1. the whole-piece rule: a piece that is a token is that token (one table probe);
+ *   2. the word cache (_word_cache.h): a piece met before gives its ids (one probe);
+ *   3. otherwise the core's rank merge or backtracking, and the ids are offered to the cache.
+ * Ids are appended to one uint32 buffer of token indices, which becomes a list (from int
+ * objects made once per vocabulary), an array (ranks, no copy), or only a count.
+ *
+ * The text is taken in blocks of BLOCK code points, ending on a piece end: between two blocks
+ * the GIL is taken back and signals are checked, so Ctrl-C stops a long encode within a block.
+ * A str is immutable and the caller's reference keeps it alive, so the buffer read without the
+ * GIL cannot change. Word caches come from a pool on the encoder, one per running call, taken
+ * and given back with the GIL held: threads sharing an encoder never share a cache.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../_utf8.h"
+#include "../pieces/_core.h"
+#include "../text/_scan_pattern.h"
+#include "_word_cache.h"
+
+#define BLOCK (1 << 20)       /* code points between two checks for signals */
+#define NOGIL_LENGTH 4096     /* shorter texts keep the GIL: releasing it costs more */
+#define DEFAULT_CACHE_BYTES ((Py_ssize_t)32 << 20)
+
+enum { FUSED_REFUSED = 1, FUSED_LIMIT = 2, FUSED_SIGNAL = 3 };
+
+/* One call's state, used without the GIL. */
+typedef struct {
+    const sc_api *api;
+    const sc_vocab *vocab;
+    word_cache *cache;
+    int pattern, escape, ascii, counting;
+    sc_ids out;               /* token indices (counting: one piece's, then dropped) */
+    uint64_t count;           /* counting: the ids so far */
+    uint64_t limit;           /* counting: stop once count > limit */
+    uint8_t *buf;             /* a piece's UTF-8 */
+    size_t buf_cap;
+    Py_ssize_t refused_start, refused_end;
+} fused_pass;
+
+static int fused_grow_buffer(fused_pass *p, size_t need) {
+    uint8_t *bigger = realloc(p->buf, need + 256);
+    if (!bigger) return SC_NOMEM;
+    p->buf = bigger;
+    p->buf_cap = need + 256;
+    return SC_OK;
+}
+
+/* Append n ids (or, counting, count them). */
+static inline int fused_emit(fused_pass *p, const uint32_t *ids, size_t n) {
+    if (p->counting) {
+        p->count += n;
+        return p->count > p->limit ? FUSED_LIMIT : SC_OK;
+    }
+    if (p->api->ids_reserve(&p->out, n) != SC_OK) return SC_NOMEM;
+    memcpy(p->out.ids + p->out.len, ids, n * sizeof *ids);
+    p->out.len += n;
+    return SC_OK;
+}
+
+/* One piece's bytes: the whole-piece rule, the word cache, or the core's merge. */
+static inline int fused_piece(fused_pass *p, const uint8_t *b, size_t len) {
+    int64_t token = p->api->lookup(p->vocab, b, len);
+    if (token >= 0) {
+        uint32_t t = (uint32_t)token;
+        return fused_emit(p, &t, 1);
+    }
+    wc_key key;
+    int cacheable = len <= WC_KEY && p->cache->sets;
+    if (cacheable) {
+        wc_key_set(&key, b, len);
+        const wc_entry *hit = wc_get(p->cache, &key);
+        if (hit) return fused_emit(p, hit->ids, hit->n);
+    }
+    size_t before = p->out.len;
+    if (p->api->encode_piece(p->vocab, b, len, &p->out) != SC_OK) return SC_NOMEM;
+    size_t n = p->out.len - before;
+    if (cacheable) wc_offer(p->cache, &key, p->out.ids + before, n);
+    if (!p->counting) return SC_OK;
+    p->out.len = before;
+    p->count += n;
+    return p->count > p->limit ? FUSED_LIMIT : SC_OK;
+}
+
+#define KIND_HEADER "engine/_fused_kind.h"
+#include "../_each_kind.h"
+
+/* ------------------------------------------------------------------ the ids as an array */
+
+/* uint32 ids that numpy (or memoryview, array, ...) reads through the buffer protocol, with no
+ * copy: numpy.frombuffer(ids, dtype=numpy.uint32). */
+typedef struct {
+    PyObject_HEAD uint32_t *ids;
+    Py_ssize_t len;
+} IdArray;
+
+static void id_array_dealloc(IdArray *self) {
+    free(self->ids);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int id_array_getbuffer(IdArray *self, Py_buffer *view, int flags) {
+    static Py_ssize_t itemsize = sizeof(uint32_t);
+    if (PyBuffer_FillInfo(view, (PyObject *)self, self->ids, self->len * itemsize, 0, flags) < 0)
+        return -1;
+    view->itemsize = itemsize;
+    view->format = (flags & PyBUF_FORMAT) ? "I" : NULL;
+    view->ndim = 1;
+    view->shape = (flags & PyBUF_ND) ? &self->len : NULL;
+    view->strides = (flags & PyBUF_STRIDES) ? &view->itemsize : NULL;
+    return 0;
+}
+
+static Py_ssize_t id_array_length(IdArray *self) { return self->len; }
+
+static PyBufferProcs id_array_buffer = {(getbufferproc)id_array_getbuffer, NULL};
+static PySequenceMethods id_array_sequence = {.sq_length = (lenfunc)id_array_length};
+
+static PyTypeObject IdArrayType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "streamcodec.engine._fused.IdArray",
+    .tp_basicsize = sizeof(IdArray),
+    .tp_dealloc = (destructor)id_array_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "uint32 token ids, read through the buffer protocol (numpy.frombuffer).",
+    .tp_as_buffer = &id_array_buffer,
+    .tp_as_sequence = &id_array_sequence,
+};
+
+/* ------------------------------------------------------------------ the encoder */
+
+typedef struct {
+    PyObject_HEAD PyObject *core; /* keeps the vocabulary and the id objects alive */
+    const sc_api *api;
+    sc_vocab *vocab;
+    void *const *id_objects;
+    int pattern;
+    size_t cache_bytes;
+    word_cache **pool; /* caches not in use; a call takes one, or a new one */
+    Py_ssize_t pooled, pool_cap, made;
+} FusedEncoder;
+
+static const sc_api *core_api(void) {
+    const sc_api *api = PyCapsule_Import("streamcodec.pieces._core._C_API", 0);
+    if (api && api->version != 2) {
+        PyErr_Format(PyExc_ImportError, "streamcodec.pieces._core: C API %d, not 2", api->version);
+        return NULL;
+    }
+    return api;
+}
+
+static int fused_init(FusedEncoder *self, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"core", "pattern", "cache_bytes", NULL};
+    PyObject *core;
+    int pattern;
+    Py_ssize_t cache_bytes = DEFAULT_CACHE_BYTES;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "Oi|$n:FusedEncoder", kwlist, &core, &pattern,
+                                     &cache_bytes))
+        return -1;
+    if (self->core) {
+        PyErr_SetString(PyExc_RuntimeError, "FusedEncoder is already initialized");
+        return -1;
+    }
+    if (pattern < 0 || pattern >= PATTERN_COUNT || pattern == CUT_WORDS) {
+        PyErr_Format(PyExc_ValueError, "unknown pattern number %d", pattern);
+        return -1;
+    }
+    if (cache_bytes < 0) {
+        PyErr_SetString(PyExc_ValueError, "cache_bytes must be >= 0 (0: no word cache)");
+        return -1;
+    }
+    const sc_api *api = core_api();
+    sc_vocab *vocab = api ? api->vocab_of(core) : NULL;
+    void *const *id_objects = vocab ? api->id_objects(core) : NULL;
+    if (!id_objects) return -1;
+    self->api = api;
+    self->vocab = vocab;
+    self->id_objects = id_objects;
+    self->pattern = pattern;
+    self->cache_bytes = (size_t)cache_bytes;
+    self->core = Py_NewRef(core);
+    return 0;
+}
+
+static void fused_dealloc(FusedEncoder *self) {
+    for (Py_ssize_t i = 0; i < self->pooled; i++) {
+        wc_free(self->pool[i]);
+        PyMem_Free(self->pool[i]);
+    }
+    PyMem_Free(self->pool);
+    Py_XDECREF(self->core);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* A word cache for one call (the GIL held): a pooled one, or a new one. */
+static word_cache *take_cache(FusedEncoder *self) {
+    if (self->pooled) return self->pool[--self->pooled];
+    word_cache *c = PyMem_Malloc(sizeof *c);
+    if (!c || wc_init(c, self->cache_bytes) < 0) {
+        PyMem_Free(c);
+        PyErr_NoMemory();
+        return NULL;
+    }
+    self->made++;
+    return c;
+}
+
+static void give_back(FusedEncoder *self, word_cache *c) {
+    if (self->pooled == self->pool_cap) {
+        Py_ssize_t cap = self->pool_cap ? 2 * self->pool_cap : 4;
+        word_cache **bigger = PyMem_Realloc(self->pool, (size_t)cap * sizeof *bigger);
+        if (!bigger) { /* keep the memory bounded: drop the cache */
+            wc_free(c);
+            PyMem_Free(c);
+            self->made--;
+            return;
+        }
+        self->pool = bigger;
+        self->pool_cap = cap;
+    }
+    self->pool[self->pooled++] = c;
+}
+
+/* Parse (text, start, end, errors[, limit]) with start and end as regex's pos and endpos. */
+static int parse(FusedEncoder *self, PyObject *const *args, Py_ssize_t nargs, Py_ssize_t expected,
+                 const char *name, PyObject **text, Py_ssize_t *start, Py_ssize_t *end,
+                 fused_pass *p) {
+    if (!self->core) {
+        PyErr_SetString(PyExc_RuntimeError, "FusedEncoder.__init__ was not called");
+        return -1;
+    }
+    if (nargs != expected) {
+        PyErr_Format(PyExc_TypeError, "%s() takes %zd arguments (%zd given)", name, expected, nargs);
+        return -1;
+    }
+    if (!PyUnicode_Check(args[0])) {
+        PyErr_Format(PyExc_TypeError, "%s() needs a str, not %.100s", name, Py_TYPE(args[0])->tp_name);
+        return -1;
+    }
+    *text = args[0];
+    Py_ssize_t length = PyUnicode_GET_LENGTH(*text);
+    *start = PyLong_AsSsize_t(args[1]);
+    *end = *start == -1 && PyErr_Occurred() ? -1 : PyLong_AsSsize_t(args[2]);
+    if (*end == -1 && PyErr_Occurred()) return -1;
+    *start = *start < 0 ? 0 : *start > length ? length : *start;
+    *end = *end < *start ? *start : *end > length ? length : *end;
+    const char *errors = PyUnicode_Check(args[3]) ? PyUnicode_AsUTF8(args[3]) : NULL;
+    if (!errors || (strcmp(errors, "strict") && strcmp(errors, "surrogateescape"))) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "errors must be 'strict' or 'surrogateescape'");
+        return -1;
+    }
+    memset(p, 0, sizeof *p);
+    p->api = self->api;
+    p->vocab = self->vocab;
+    p->pattern = self->pattern;
+    p->escape = errors[0] == 's' && errors[1] == 'u';
+    p->ascii = PyUnicode_IS_ASCII(*text);
+    p->limit = UINT64_MAX;
+    return 0;
+}
+
+/* Run the pass over text[start:end] block by block (see the module comment). SC_OK, or -1
+ * with a Python error set (p->out is the caller's to free either way). */
+static int run(FusedEncoder *self, PyObject *text, Py_ssize_t start, Py_ssize_t end,
+               fused_pass *p) {
+    int kind = PyUnicode_KIND(text), status = SC_OK;
+    const void *data = PyUnicode_DATA(text);
+    if (!(p->cache = take_cache(self))) return -1;
+    int nogil = end - start >= NOGIL_LENGTH;
+    for (Py_ssize_t at = start; at < end && status == SC_OK;) {
+        Py_ssize_t stop = end - at > BLOCK ? at + BLOCK : end;
+        PyThreadState *save = nogil ? PyEval_SaveThread() : NULL;
+        switch (kind) {
+        case PyUnicode_1BYTE_KIND: status = fused_1(data, &at, stop, end, p); break;
+        case PyUnicode_2BYTE_KIND: status = fused_2(data, &at, stop, end, p); break;
+        default: status = fused_4(data, &at, stop, end, p);
+        }
+        if (save) PyEval_RestoreThread(save);
+        if (status == SC_OK && at < end && PyErr_CheckSignals() < 0) status = FUSED_SIGNAL;
+    }
+    give_back(self, p->cache);
+    free(p->buf);
+    if (status == SC_OK || status == FUSED_LIMIT) return SC_OK;
+    if (status == FUSED_SIGNAL) return -1; /* the signal handler's exception is set */
+    if (status == SC_NOMEM) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    /* FUSED_REFUSED: let str.encode raise its own UnicodeEncodeError for the piece. */
+    PyObject *piece = PyUnicode_Substring(text, p->refused_start, p->refused_end);
+    PyObject *ok = piece ? PyUnicode_AsEncodedString(piece, "utf-8", p->escape ? "surrogateescape" : "strict") : NULL;
+    if (ok) PyErr_SetString(PyExc_SystemError, "str.encode accepted a refused piece");
+    Py_XDECREF(ok);
+    Py_XDECREF(piece);
+    return -1;
+}
+
+static PyObject *fused_encode(FusedEncoder *self, PyObject *const *args, Py_ssize_t nargs) {
+    PyObject *text, *list = NULL;
+    Py_ssize_t start, end;
+    fused_pass p;
+    if (parse(self, args, nargs, 4, "encode", &text, &start, &end, &p) < 0) return NULL;
+    if (run(self, text, start, end, &p) == SC_OK && (list = PyList_New((Py_ssize_t)p.out.len))) {
+        PyObject *const *objects = (PyObject *const *)self->id_objects;
+        for (size_t k = 0; k < p.out.len; k++)
+            PyList_SET_ITEM(list, (Py_ssize_t)k, Py_NewRef(objects[p.out.ids[k]]));
+    }
+    self->api->ids_free(&p.out);
+    return list;
+}
+
+static PyObject *fused_encode_array(FusedEncoder *self, PyObject *const *args, Py_ssize_t nargs) {
+    PyObject *text;
+    Py_ssize_t start, end;
+    fused_pass p;
+    if (parse(self, args, nargs, 4, "encode_array", &text, &start, &end, &p) < 0) return NULL;
+    IdArray *array = NULL;
+    if (run(self, text, start, end, &p) == SC_OK &&
+        (array = PyObject_New(IdArray, &IdArrayType))) {
+        const uint32_t *rank = self->api->rank_table(self->vocab);
+        Py_BEGIN_ALLOW_THREADS
+        for (size_t k = 0; k < p.out.len; k++) p.out.ids[k] = rank[p.out.ids[k]];
+        Py_END_ALLOW_THREADS
+        array->ids = p.out.ids; /* the array owns the buffer now */
+        array->len = (Py_ssize_t)p.out.len;
+        p.out.ids = NULL;
+    }
+    self->api->ids_free(&p.out);
+    return (PyObject *)array;
+}
+
+static PyObject *fused_count(FusedEncoder *self, PyObject *const *args, Py_ssize_t nargs) {
+    PyObject *text;
+    Py_ssize_t start, end;
+    fused_pass p;
+    if (parse(self, args, nargs, 5, "count", &text, &start, &end, &p) < 0) return NULL;
+    long long limit = PyLong_AsLongLong(args[4]);
+    if (limit == -1 && PyErr_Occurred()) return NULL;
+    p.counting = 1;
+    p.limit = limit < 0 ? UINT64_MAX : (uint64_t)limit;
+    int status = run(self, text, start, end, &p);
+    self->api->ids_free(&p.out);
+    return status == SC_OK ? PyLong_FromUnsignedLongLong(p.count) : NULL;
+}
+
+static PyObject *fused_cache_info(FusedEncoder *self, PyObject *unused) {
+    uint64_t hits = 0, misses = 0;
+    size_t bytes = 0;
+    for (Py_ssize_t i = 0; i < self->pooled; i++) {
+        hits += self->pool[i]->hits;
+        misses += self->pool[i]->misses;
+        bytes += wc_bytes(self->pool[i]);
+    }
+    return Py_BuildValue("{s:K,s:K,s:n,s:n,s:n}", "hits", (unsigned long long)hits, "misses",
+                         (unsigned long long)misses, "bytes", (Py_ssize_t)bytes, "caches",
+                         self->made, "bytes_each", (Py_ssize_t)self->cache_bytes);
+}
+
+static PyMethodDef fused_methods[] = {
+    {"encode", (PyCFunction)(void (*)(void))fused_encode, METH_FASTCALL,
+     "encode(text, start, end, errors): the ids of text[start:end] as a list."},
+    {"encode_array", (PyCFunction)(void (*)(void))fused_encode_array, METH_FASTCALL,
+     "encode_array(text, start, end, errors): the ids as an IdArray (uint32, no copy)."},
+    {"count", (PyCFunction)(void (*)(void))fused_count, METH_FASTCALL,
+     "count(text, start, end, errors, limit): how many ids; stops once past limit (-1: none)."},
+    {"cache_info", (PyCFunction)fused_cache_info, METH_NOARGS,
+     "cache_info(): hits, misses and bytes of the idle word caches; caches made."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject FusedEncoderType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "streamcodec.engine._fused.FusedEncoder",
+    .tp_basicsize = sizeof(FusedEncoder),
+    .tp_dealloc = (destructor)fused_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "FusedEncoder(core, pattern, *, cache_bytes=32 MiB): ordinary text to ids in one pass.",
+    .tp_methods = fused_methods,
+    .tp_init = (initproc)fused_init,
+    .tp_new = PyType_GenericNew,
+};
+
+/* ------------------------------------------------------------------ the module */
+
+static int fused_exec(PyObject *module) {
+    if (PyType_Ready(&FusedEncoderType) < 0 || PyType_Ready(&IdArrayType) < 0) return -1;
+    if (PyModule_AddObjectRef(module, "FusedEncoder", (PyObject *)&FusedEncoderType) < 0 ||
+        PyModule_AddObjectRef(module, "IdArray", (PyObject *)&IdArrayType) < 0 ||
+        PyModule_AddIntConstant(module, "DEFAULT_CACHE_BYTES", DEFAULT_CACHE_BYTES) < 0 ||
+        PyModule_AddIntConstant(module, "MAX_KEY", WC_KEY) < 0)
+        return -1;
+    return 0;
+}
+
+static PyModuleDef_Slot fused_slots[] = {
+    {Py_mod_exec, fused_exec},
+#ifdef Py_mod_multiple_interpreters
+    /* The types are static: one interpreter only (and the GIL stays: no Py_mod_gil slot). */
+    {Py_mod_multiple_interpreters, Py_MOD_MULTIPLE_INTERPRETERS_NOT_SUPPORTED},
+#endif
+    {0, NULL},
+};
+
+static struct PyModuleDef fused_module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "streamcodec.engine._fused",
+    .m_doc = "Ordinary text to ids in one pass: scanner, word cache and core (see engine.ordinary).",
+    .m_size = 0,
+    .m_slots = fused_slots,
+};
+
+PyMODINIT_FUNC PyInit__fused(void) { return PyModuleDef_Init(&fused_module); }

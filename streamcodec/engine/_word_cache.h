@@ -1,0 +1,196 @@
+/* The word cache of the fused pass: a piece's bytes to its token indices, bounded in bytes.
+ *
+ * Real text repeats its words, and a piece that is not a token costs a rank merge (tens of
+ * table lookups); a piece seen before costs one probe here. A cached answer is always right:
+ * the whole-piece rule and the rank merge depend on the piece's bytes alone, not on the text
+ * around it (docs/performance.md, "The word cache").
+ *
+ * Shape (measured against the alternatives in docs/performance.md):
+ *   - set-associative: 4 ways of 64-byte entries (a cache line each), the key and its ids
+ *     inline, so a hit reads one line and allocates nothing; pieces longer than WC_KEY bytes or
+ *     of more than WC_IDS tokens are not cached (they are rare, and merged as before);
+ *   - least-recently-used within a set: a hit moves its entry to the front;
+ *   - scan-resistant by admission: once the cache has its full size, a piece that would evict
+ *     another enters only on its second miss, remembered by a "doorkeeper" array of
+ *     fingerprints. A text of words never seen again (a scan) fills the doorkeeper, not the
+ *     cache, so the words that repeat stay.
+ * It starts small and grows (4x, entries rehashed) while it fills, up to its bound: a fresh
+ * cache of the full size would cost a page fault for each page its first words touch, more than
+ * encoding a short text takes.
+ *
+ * One cache serves one thread at a time (the fused pass takes one from its Encoding's pool with
+ * the GIL held, and gives it back): no lock on the hot path.
+ *
+ *     word_cache c;
+ *     wc_init(&c, 1 << 20);                       // about 1 MB
+ *     wc_key k; wc_key_set(&k, (const uint8_t *)" hello", 6);
+ *     const wc_entry *e = wc_get(&c, &k);        // NULL: a miss
+ *     wc_offer(&c, &k, ids, 2);                   // remembered; a second offer stores it
+ */
+#ifndef STREAMCODEC_WORD_CACHE_H
+#define STREAMCODEC_WORD_CACHE_H
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define WC_KEY 24 /* key bytes an entry holds */
+#define WC_IDS 8  /* token indices an entry holds */
+#define WC_WAYS 4
+
+typedef struct {
+    uint32_t tag; /* hash bits, never 0; 0 marks an empty entry */
+    uint8_t len;  /* key bytes */
+    uint8_t n;    /* token indices */
+    uint16_t unused;
+    uint64_t key[WC_KEY / 8]; /* zero-padded, so keys compare as three words */
+    uint32_t ids[WC_IDS];
+} wc_entry; /* 64 bytes */
+
+typedef struct {
+    uint64_t word[WC_KEY / 8];
+    uint8_t len;
+    uint64_t hash;
+} wc_key;
+
+typedef struct {
+    wc_entry *sets;    /* WC_WAYS entries a set */
+    uint32_t *door;    /* fingerprints of pieces missed once */
+    uint64_t set_mask; /* sets - 1 (a power of two) */
+    uint64_t door_mask;
+    size_t max_sets, filled; /* the bound; entries in use */
+    uint64_t hits, misses;
+} word_cache;
+
+#define WC_FIRST_SETS 256 /* 64 KiB to start with */
+#define WC_SET_BYTES (WC_WAYS * (sizeof(wc_entry) + sizeof(uint32_t)))
+
+/* Allocate `sets` sets (and as many doorkeeper slots as entries): 0, or -1 out of memory. */
+static int wc_alloc(word_cache *c, size_t sets) {
+    wc_entry *entries = calloc(sets * WC_WAYS, sizeof *entries);
+    uint32_t *door = calloc(sets * WC_WAYS, sizeof *door);
+    if (!entries || !door) {
+        free(entries);
+        free(door);
+        return -1;
+    }
+    c->sets = entries;
+    c->door = door;
+    c->set_mask = sets - 1;
+    c->door_mask = sets * WC_WAYS - 1;
+    return 0;
+}
+
+/* A cache of at most `bytes` (entries and doorkeeper together); too small for one set: no
+ * cache (every lookup misses). 0 on success, -1 when out of memory. */
+static int wc_init(word_cache *c, size_t bytes) {
+    memset(c, 0, sizeof *c);
+    if (bytes < WC_SET_BYTES) return 0;
+    size_t sets = 1;
+    while (2 * sets * WC_SET_BYTES <= bytes) sets *= 2;
+    c->max_sets = sets;
+    return wc_alloc(c, sets < WC_FIRST_SETS ? sets : WC_FIRST_SETS);
+}
+
+static void wc_free(word_cache *c) {
+    free(c->sets);
+    free(c->door);
+    memset(c, 0, sizeof *c);
+}
+
+/* The bytes a cache holds now. */
+static size_t wc_bytes(const word_cache *c) {
+    return c->sets ? (size_t)(c->set_mask + 1) * WC_SET_BYTES : 0;
+}
+
+static inline uint64_t wc_rotl(uint64_t x, int r) { return x << r | x >> (64 - r); }
+
+/* Fill k from a piece of len <= WC_KEY bytes: the padded words and their hash. */
+static inline void wc_key_set(wc_key *k, const uint8_t *p, size_t len) {
+    k->word[0] = k->word[1] = k->word[2] = 0;
+    memcpy(k->word, p, len);
+    k->len = (uint8_t)len;
+    uint64_t h = k->word[0] * 0x9e3779b97f4a7c15ull ^ wc_rotl(k->word[1] * 0xc2b2ae3d27d4eb4full, 31) ^
+                 wc_rotl(k->word[2] * 0x165667b19e3779f9ull, 17) ^ len;
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 32;
+    k->hash = h;
+}
+
+static inline uint32_t wc_tag(const wc_key *k) { return (uint32_t)(k->hash >> 32) | 1u; }
+
+static inline int wc_same(const wc_entry *e, const wc_key *k, uint32_t tag) {
+    return e->tag == tag && e->len == k->len && e->key[0] == k->word[0] &&
+           e->key[1] == k->word[1] && e->key[2] == k->word[2];
+}
+
+/* The entry of k (moved to the front of its set), or NULL. */
+static inline const wc_entry *wc_get(word_cache *c, const wc_key *k) {
+    if (!c->sets) return NULL;
+    wc_entry *set = c->sets + (k->hash & c->set_mask) * WC_WAYS;
+    uint32_t tag = wc_tag(k);
+    for (int w = 0; w < WC_WAYS; w++) {
+        if (!wc_same(&set[w], k, tag)) continue;
+        c->hits++;
+        if (w) {
+            wc_entry hit = set[w];
+            memmove(set + 1, set, (size_t)w * sizeof *set);
+            set[0] = hit;
+        }
+        return set;
+    }
+    c->misses++;
+    return NULL;
+}
+
+/* Grow 4x (up to the bound), each entry rehashed into the set its hash now names, in its LRU
+ * order: an old set's entries land in sets that only it feeds, so none is lost. The doorkeeper
+ * starts over. Out of memory: the cache stays as it is. */
+static void wc_grow(word_cache *c) {
+    size_t sets = (size_t)(c->set_mask + 1) * 4;
+    word_cache old = *c;
+    if (wc_alloc(c, sets < c->max_sets ? sets : c->max_sets) < 0) {
+        *c = old;
+        return;
+    }
+    for (size_t i = 0; i <= old.set_mask * WC_WAYS + WC_WAYS - 1; i++) {
+        const wc_entry *e = &old.sets[i];
+        if (!e->tag) continue;
+        wc_key k;
+        wc_key_set(&k, (const uint8_t *)e->key, e->len);
+        wc_entry *set = c->sets + (k.hash & c->set_mask) * WC_WAYS;
+        int w = 0;
+        while (set[w].tag) w++;
+        set[w] = *e;
+    }
+    free(old.sets);
+    free(old.door);
+}
+
+/* Offer k's ids after a miss: stored at the front of its set. When that evicts an entry (the
+ * set is full) and the cache has its full size, only if k was offered before and the
+ * doorkeeper still remembers it; else it is remembered. (While the cache grows, nothing is
+ * evicted for long.) */
+static inline void wc_offer(word_cache *c, const wc_key *k, const uint32_t *ids, size_t n) {
+    if (!c->sets || n > WC_IDS) return;
+    uint32_t tag = wc_tag(k), *door = &c->door[(k->hash >> 8) & c->door_mask];
+    wc_entry *set = c->sets + (k->hash & c->set_mask) * WC_WAYS;
+    int room = !set[WC_WAYS - 1].tag, growing = (size_t)c->set_mask + 1 < c->max_sets;
+    if (!room && !growing && *door != tag) {
+        *door = tag;
+        return;
+    }
+    if (*door == tag) *door = 0;
+    c->filled += room;
+    memmove(set + 1, set, (WC_WAYS - 1) * sizeof *set);
+    set[0].tag = tag;
+    set[0].len = k->len;
+    set[0].n = (uint8_t)n;
+    memcpy(set[0].key, k->word, sizeof k->word);
+    memcpy(set[0].ids, ids, n * sizeof *ids);
+    size_t sets = (size_t)c->set_mask + 1;
+    if (sets < c->max_sets && c->filled > sets * WC_WAYS / 2) wc_grow(c);
+}
+
+#endif

@@ -1,0 +1,243 @@
+"""Ordinary text (no special tokens) to ids: pre-tokens, then pieces, then ids.
+
+This is the composer :class:`streamcodec.Encoding` wraps, the one place where the layers below
+meet. The text is cut into pre-tokens by the pattern (:mod:`streamcodec.text.pretokenize`); each
+pre-token's UTF-8 bytes are a *piece*, turned into ids by
+:class:`~streamcodec.pieces.PieceEncoder` (which equals :func:`streamcodec.reference.rank_merge`).
+With the byte-mode pattern the text is one piece, merged by :class:`~streamcodec.pieces.ByteMode`.
+
+    >>> from streamcodec.vocab import CL100K_PATTERN
+    >>> engine = OrdinaryEncoder(CL100K_PATTERN, {bytes([b]): b for b in range(256)})
+    >>> engine.encode("ab ab")
+    [97, 98, 32, 97, 98]
+    >>> engine.count("ab ab")
+    5
+
+Three paths, chosen once (:mod:`streamcodec.engine.backend`), all equal:
+
+- **fused** (compiled, the pattern known to the native scanner): one C pass
+  (``streamcodec.engine._fused``) cuts each piece, looks it up whole, then in a bounded word
+  cache, and merges it on a miss, with the GIL released; the ids land in one uint32 buffer that
+  becomes a list, an array (no copy) or only a count.
+- **compiled pieces** (compiled, any other pattern): ``regex`` cuts the pieces, the compiled
+  core merges them all in one call (``Core.encode_pieces``).
+- **pure Python**, the readable twin: real text repeats itself, so ids are cached
+  (:class:`~streamcodec.engine.cache.IdCache`). For the named patterns the text is first cut
+  into *words* (:meth:`Pretokenizer.words`): each word ends where the pattern must end a piece
+  whatever follows, so its ids do not depend on its neighbours, and whole words are cached too.
+  One cache holds words and pieces alike: a string has the same ids whether it is a word or a
+  piece. Missing words are cut into pieces together, in one pass. Keys are only stored when
+  they are valid UTF-8: text with lone surrogates under ``errors="surrogateescape"`` skips the
+  cache, so no cached answer depends on the mode.
+
+Why a cached answer is always right (the ids of a piece depend on its bytes alone): see
+docs/performance.md, "The word cache".
+"""
+
+from __future__ import annotations
+
+import array
+from collections.abc import Callable, Mapping
+from itertools import accumulate, chain
+from typing import Any, TypeVar
+
+from streamcodec.engine.backend import Backend, compiled_module, resolve_backend
+from streamcodec.engine.cache import DEFAULT_CACHE_SIZE, IdCache, Ids
+from streamcodec.pieces import ByteMode, PieceEncoder
+from streamcodec.text.pretokenize import Pretokenizer
+from streamcodec.text.unicode import has_surrogates, replace_lone_surrogates
+from streamcodec.vocab import BYTE_MODE_PATTERN
+
+__all__ = [
+    "DEFAULT_CACHE_BYTES",
+    "DEFAULT_CACHE_SIZE",
+    "OrdinaryEncoder",
+    "replacing_lone_surrogates",
+]
+
+T = TypeVar("T")
+
+#: The fused pass's word cache, per thread encoding at once (``cache_bytes``).
+DEFAULT_CACHE_BYTES = 32 << 20
+
+
+class OrdinaryEncoder:
+    """Ordinary text to ids with ``pattern`` and ``ranks``. ``backend`` as for
+    :class:`streamcodec.Encoding`; the attribute ``backend`` is the path taken ("python" in byte
+    mode, and for vocabularies the core does not take). The pure path caches up to
+    ``cache_size`` words and pieces; the fused pass keeps a word cache of at most
+    ``cache_bytes`` per thread encoding at once (0: none)."""
+
+    def __init__(
+        self,
+        pattern: str,
+        ranks: Mapping[bytes, int],
+        *,
+        cache_size: int = DEFAULT_CACHE_SIZE,
+        cache_bytes: int = DEFAULT_CACHE_BYTES,
+        backend: str | None = None,
+    ) -> None:
+        if cache_bytes < 0:
+            raise ValueError(f"cache_bytes={cache_bytes}: it is 0 (no word cache) or more")
+        self.pattern = pattern
+        chosen = resolve_backend(backend)
+        self.pretokenizer = Pretokenizer(pattern, native=chosen == "native")
+        # No pre-tokenization: the text is one piece, merged between the cuts no token crosses.
+        self.byte_mode = ByteMode(ranks) if pattern == BYTE_MODE_PATTERN else None
+        self.encode_piece: PieceEncoder = self.byte_mode or PieceEncoder(ranks)
+        self._ranks = ranks
+        self._cache = IdCache(size=cache_size)
+        self._core = _compiled_core(ranks) if chosen == "native" and not self.byte_mode else None
+        scanner = self.pretokenizer.scanner if self._core is not None else None
+        self._fused: Any = None
+        if scanner is not None:
+            fused = compiled_module("engine._fused")
+            self._fused = fused.FusedEncoder(self._core, scanner.number, cache_bytes=cache_bytes)
+        self.backend: Backend = "python" if self._core is None else "native"
+        #: The known pattern (``"llama3"``...) the native scanner cuts ``pattern`` as, or None.
+        self.native_pattern = scanner.name if scanner is not None else None
+
+    def encode(
+        self,
+        text: str,
+        errors: str = "strict",
+        *,
+        start: int = 0,
+        end: int | None = None,
+        whole_piece: bool = True,
+    ) -> list[int]:
+        """The ids of ``text[start:end]`` (the slice ends the text).
+
+        With ``errors="strict"`` a lone surrogate raises ``UnicodeEncodeError`` (the caller
+        decides what it means); with ``"surrogateescape"`` it stands for the byte it escapes.
+        ``whole_piece=False`` says the slice is a part, cut at a safe cut, of a longer ordinary
+        text, so the whole-piece rule does not apply to the slice as a whole: this matters in
+        byte mode only, where the text is one piece.
+        """
+        if end is None:
+            end = len(text)
+        if self._fused is not None:
+            ids: list[int] = self._fused.encode(text, start, end, errors)
+            return ids
+        if self.byte_mode is not None and not whole_piece:
+            data = text[start:end].encode("utf-8", errors)
+            return self.byte_mode.encode(data, whole_piece=False) if data else []
+        if self._core is not None:
+            pieces = self.pretokenizer.pieces(text, start, end)
+            ids = self._core.encode_pieces(pieces, errors=errors)
+            return ids
+        return self._encode_cached(text, errors, start, end)
+
+    def encode_uint32(
+        self, text: str, errors: str = "strict", *, start: int = 0, end: int | None = None
+    ) -> memoryview:
+        """:meth:`encode` as a memoryview of uint32s (``numpy.frombuffer(view,
+        dtype=numpy.uint32)`` takes them with no copy): the fused pass's own buffer, else an
+        ``array.array``'s."""
+        if end is None:
+            end = len(text)
+        if self._fused is not None:
+            return memoryview(self._fused.encode_array(text, start, end, errors))
+        return memoryview(array.array("I", self.encode(text, errors, start=start, end=end)))
+
+    def count(
+        self,
+        text: str,
+        errors: str = "strict",
+        *,
+        start: int = 0,
+        end: int | None = None,
+        whole_piece: bool = True,
+        limit: int | None = None,
+    ) -> int:
+        """``len(self.encode(...))``; the fused pass builds no ids for it. With ``limit``, any
+        number above ``limit`` once the count passes it (the fused pass stops there)."""
+        if end is None:
+            end = len(text)
+        if self._fused is not None:
+            count: int = self._fused.count(text, start, end, errors, -1 if limit is None else limit)
+            return count
+        return len(self.encode(text, errors, start=start, end=end, whole_piece=whole_piece))
+
+    def cache_info(self) -> dict[str, int]:
+        """The fused pass's word caches (idle ones): ``hits``, ``misses``, ``bytes``, ``caches``
+        made (one per thread that encoded at once) and ``bytes_each``; empty on other paths."""
+        return dict(self._fused.cache_info()) if self._fused is not None else {}
+
+    def _encode_cached(self, text: str, errors: str, start: int, end: int) -> list[int]:
+        """The pure path: words, then pieces, through the cache (the module docstring)."""
+        if errors != "strict" and has_surrogates(text, start, end):
+            return [
+                token
+                for piece in self.pretokenizer.pieces(text, start, end)
+                for token in self.encode_piece(piece.encode("utf-8", errors))
+            ]
+        words = self.pretokenizer.words(text, start, end)
+        if words is not None and len(words) > 1 and self._cache.size:
+            first, last = words[0], words[-1]
+            ids = self._cache.flat(
+                words, lambda missing: self._new_words(missing, first, last), give_up=0.1
+            )
+            if ids is not None:
+                return ids
+        pieces = self.pretokenizer.pieces(text, start, end)
+        found = self._cache.flat(pieces, self._new_pieces)
+        assert found is not None  # never gives up
+        return found
+
+    def _new_pieces(self, pieces: list[str]) -> list[tuple[str, Ids]]:
+        data = list(map(str.encode, pieces))
+        # Most new pieces are tokens themselves (the whole-piece rule): look them up in C.
+        ids: list[Ids] = list(zip(map(self._ranks.get, data)))  # type: ignore[arg-type]
+        encode_piece = self.encode_piece
+        for i, found in enumerate(ids):
+            if found[0] is None:
+                ids[i] = tuple(encode_piece(data[i]))
+        return list(zip(pieces, ids, strict=True))
+
+    def _new_words(self, words: list[str], first: str, last: str) -> list[tuple[str, Ids]]:
+        """Cut all ``words`` into pieces in one pass. Words are cut independently, so joined
+        they give the same pieces, provided the text's first word (which may lack the leading
+        space) comes first and its last word (which may end in whitespace) comes last."""
+        if first in words:
+            words.remove(first)
+            words.insert(0, first)
+        # (If first == last, and there are other words, it starts with a space and ends with
+        # something else, so it may go anywhere.)
+        if last != first and last in words:
+            words.remove(last)
+            words.append(last)
+        pieces = self.pretokenizer.pieces("".join(words))
+        ids = self._cache.each(pieces, self._new_pieces)
+        # Word ends are piece ends: find each one's piece, then its token, then slice the ids.
+        piece_at = dict(zip(accumulate(map(len, pieces)), range(1, len(pieces) + 1), strict=True))
+        token_at = [0, *accumulate(map(len, ids))]
+        ends = [
+            0,
+            *map(token_at.__getitem__, map(piece_at.__getitem__, accumulate(map(len, words)))),
+        ]
+        flat = tuple(chain.from_iterable(ids))
+        slices = map(slice, ends, ends[1:])
+        return list(zip(words, map(flat.__getitem__, slices), strict=True))
+
+
+def _compiled_core(ranks: Mapping[bytes, int]) -> Any:
+    """The compiled core's tables for ``ranks`` (``streamcodec.pieces._core.Core``), or None when
+    it cannot take the vocabulary (a rank outside 0..2**32-2, a single byte that is no token:
+    the Python path handles those)."""
+    if not isinstance(ranks, dict):
+        return None
+    try:
+        return compiled_module("pieces._core").Core(ranks)
+    except (ValueError, TypeError):
+        return None
+
+
+def replacing_lone_surrogates(encode: Callable[[str], T], text: str) -> T:
+    """``encode(text)``; if a lone surrogate stops it (``UnicodeEncodeError``: it cannot be
+    UTF-8), ``encode`` again with each lone one as U+FFFD, as tiktoken does (a valid pair of
+    surrogates becomes the character it stands for). The one home of that retry."""
+    try:
+        return encode(text)
+    except UnicodeEncodeError:
+        return encode(replace_lone_surrogates(text))

@@ -1,0 +1,254 @@
+"""The fused pass (``streamcodec.engine._fused``): each piece cut by the native scanner is looked
+up whole, then in the word cache, then merged by the compiled core. ``FusedEncoder.encode`` must
+equal ``Core.encode_pieces`` of ``regex``'s pieces (the steps it fuses), errors included, with
+the word cache off, small (so that it evicts) and large; ``encode_array`` and ``count`` must
+agree with it. Skipped unless the compiled code is built.
+"""
+
+from __future__ import annotations
+
+import functools
+import pickle
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import regex
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import streamcodec
+from fuzz.corpus import samples
+from fuzz.strategies import class_texts
+from streamcodec.text import native
+from streamcodec.vocab import CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN
+from tests.conftest import tiktoken_twin
+
+core_module = pytest.importorskip("streamcodec.pieces._core")
+fused_module = pytest.importorskip("streamcodec.engine._fused")
+NAMED = (GPT2_PATTERN, CL100K_PATTERN, O200K_PATTERN)
+pytestmark = pytest.mark.skipif(
+    native.native_scanner(GPT2_PATTERN) is None, reason="the native scanner is not built"
+)
+
+
+@functools.cache
+def _core() -> object:
+    """cl100k_base's ranks in the core (any ranks do: every pattern is checked with them)."""
+    return core_module.Core(streamcodec.get_encoding("cl100k_base").mergeable_ranks)
+
+
+# The word cache off, one set (evicting at every turn), and the default.
+CACHE_SIZES = (0, 300, 32 << 20)
+
+
+@functools.cache
+def _fused(pattern: str, cache_bytes: int) -> Any:
+    """One encoder per pattern and cache size, kept across examples: its cache fills and evicts."""
+    scanner = native.native_scanner(pattern)
+    assert scanner is not None
+    return fused_module.FusedEncoder(_core(), scanner.number, cache_bytes=cache_bytes)
+
+
+def _outcome(run: Callable[[], object]) -> tuple[str, object]:
+    try:
+        return ("ok", run())
+    except UnicodeEncodeError as exc:
+        return ("raises", str(exc))
+
+
+def _both(pattern: str, text: str, start: int, end: int, errors: str) -> tuple[object, object]:
+    """(the fused pass, the pieces then the core), each as ("ok", ids) or ("raises", error);
+    the fused pass's three outputs and three cache sizes must all agree."""
+    pieces = regex.compile(pattern).findall(text, start, end)
+    two_steps = _outcome(lambda: _core().encode_pieces(pieces, errors=errors))  # type: ignore[attr-defined]
+    outcomes = set()
+    for size in CACHE_SIZES:
+        fused = _fused(pattern, size)
+        ids = _outcome(lambda f=fused: f.encode(text, start, end, errors))
+        array = _outcome(lambda f=fused: list(memoryview(f.encode_array(text, start, end, errors))))
+        count = _outcome(lambda f=fused: f.count(text, start, end, errors, -1))
+        assert array == ids
+        assert count == (ids if ids[0] == "raises" else ("ok", len(ids[1])))  # type: ignore[arg-type]
+        outcomes.add(repr(ids))
+    assert len(outcomes) == 1, outcomes
+    return ids, two_steps
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    text=st.one_of(class_texts(), class_texts().map(lambda t: t * 40)),
+    data=st.data(),
+    errors=st.sampled_from(["strict", "surrogateescape"]),
+)
+def test_one_pass_equals_pieces_then_core(text: str, data: st.DataObject, errors: str) -> None:
+    start = data.draw(st.integers(0, len(text)))
+    end = data.draw(st.integers(start, len(text)))
+    for pattern in NAMED:
+        one_pass, two_steps = _both(pattern, text, start, end, errors)
+        assert one_pass == two_steps, (pattern, text[start:end], errors)
+
+
+@pytest.mark.parametrize(
+    ("text", "errors", "raises"),
+    [
+        ("ok \udc80 escaped", "surrogateescape", False),
+        ("ok \udc80 refused", "strict", True),
+        ("high \ud800 never escaped", "surrogateescape", True),
+        ("a" * 5000 + " long piece: backtracking", "strict", False),
+    ],
+)
+def test_surrogates_and_long_pieces(text: str, errors: str, raises: bool) -> None:
+    one_pass, two_steps = _both(CL100K_PATTERN, text, 0, len(text), errors)
+    assert one_pass == two_steps
+    assert (one_pass[0] == "raises") == raises
+
+
+def test_real_text_equals_tiktoken(real_encoding: streamcodec.Encoding) -> None:
+    scanner = native.native_scanner(real_encoding.pat_str)
+    assert scanner is not None
+    core = core_module.Core(real_encoding.mergeable_ranks)
+    theirs = tiktoken_twin(real_encoding)
+    for size in CACHE_SIZES:
+        fused = fused_module.FusedEncoder(core, scanner.number, cache_bytes=size)
+        for _ in range(2):  # cold, then warm: the second pass reads what the first cached
+            for text in samples().values():
+                expected = theirs.encode_ordinary(text)
+                assert fused.encode(text, 0, len(text), "strict") == expected
+                assert fused.count(text, 0, len(text), "strict", -1) == len(expected)
+        info = fused.cache_info()
+        assert (info["hits"] > 0) == (size > 0), info
+        assert info["bytes"] <= size
+
+
+def test_count_stops_past_its_limit() -> None:
+    text = "one two three" * 1000
+    fused = _fused(CL100K_PATTERN, 32 << 20)
+    total = len(fused.encode(text, 0, len(text), "strict"))
+    assert fused.count(text, 0, len(text), "strict", -1) == total
+    assert fused.count(text, 0, len(text), "strict", total) == total
+    assert 10 < fused.count(text, 0, len(text), "strict", 10) < total
+
+
+def test_the_array_is_numpy_without_a_copy() -> None:
+    numpy = pytest.importorskip("numpy")
+    text = "hello world " * 100
+    ids = _fused(CL100K_PATTERN, 0).encode_array(text, 0, len(text), "strict")
+    array = numpy.frombuffer(ids, dtype=numpy.uint32)
+    assert array.tolist() == _fused(CL100K_PATTERN, 0).encode(text, 0, len(text), "strict")
+    array[0] = 7  # writable, and the same memory: the buffer is shared, not copied
+    assert memoryview(ids)[0] == 7
+    assert len(ids) == len(array) and memoryview(ids).format == "I"
+
+
+def test_threads_encode_at_once() -> None:
+    text = "".join(samples().values())
+    fused = _fused(O200K_PATTERN, 1 << 16)
+    expected = fused.encode(text, 0, len(text), "strict")
+    results: list[list[int]] = []
+    threads = [
+        threading.Thread(target=lambda: results.append(fused.encode(text, 0, len(text), "strict")))
+        for _ in range(3)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results == [expected] * 3
+    assert 1 <= fused.cache_info()["caches"] <= 4  # one cache per call running at once
+
+
+def test_bad_arguments_are_refused() -> None:
+    with pytest.raises(TypeError, match="Core"):
+        fused_module.FusedEncoder(object(), 1)
+    with pytest.raises(ValueError, match="pattern number"):
+        fused_module.FusedEncoder(_core(), 99)
+    with pytest.raises(ValueError, match="cache_bytes"):
+        fused_module.FusedEncoder(_core(), 1, cache_bytes=-1)
+    with pytest.raises(ValueError, match="errors must be"):
+        _fused(CL100K_PATTERN, 0).encode("text", 0, 4, "replace")
+
+
+def _multi_token_words(count: int, seed: int) -> list[str]:
+    """Words of random letters: most are several tokens, so they go through the word cache."""
+    rng = random.Random(seed)
+    return [" " + "".join(rng.choices("bcdfghjklmnpqrstvwxz", k=7)) for _ in range(count)]
+
+
+def test_a_scan_of_unseen_words_does_not_flush_the_words_that_repeat() -> None:
+    # 64 KiB: its full size from the start, so the doorkeeper guards it.
+    fused = fused_module.FusedEncoder(_core(), 1, cache_bytes=1 << 16)
+    common = "".join(_multi_token_words(300, seed=1))
+    scan = "".join(_multi_token_words(50_000, seed=2))
+    for _ in range(6):  # the doorkeeper forgets some words a pass: give them a few chances
+        fused.encode(common, 0, len(common), "strict")
+
+    def hits_of(text: str) -> int:
+        before = fused.cache_info()["hits"]
+        fused.encode(text, 0, len(text), "strict")
+        return int(fused.cache_info()["hits"] - before)
+
+    warm = hits_of(common)
+    assert warm >= 200  # most of the 300 words are cached
+    hits_of(scan)
+    after = fused.cache_info()
+    assert hits_of(common) >= 0.9 * warm, after
+    assert after["bytes"] <= 1 << 16
+
+
+def test_the_cache_stays_within_its_bound() -> None:
+    fused = fused_module.FusedEncoder(_core(), 1, cache_bytes=1 << 20)
+    for seed in range(4):
+        text = "".join(_multi_token_words(40_000, seed=seed))
+        assert fused.encode(text, 0, len(text), "strict") == _core().encode_pieces(  # type: ignore[attr-defined]
+            regex.findall(CL100K_PATTERN, text)
+        )
+    info = fused.cache_info()
+    assert (1 << 19) <= info["bytes"] <= 1 << 20, info  # it grew to its bound, not past it
+
+
+def test_encoding_takes_cache_bytes() -> None:
+    ranks = streamcodec.get_encoding("cl100k_base").mergeable_ranks
+    text = "".join(_multi_token_words(2000, seed=3)) * 2
+    off = streamcodec.Encoding(
+        "off", pat_str=CL100K_PATTERN, mergeable_ranks=ranks, special_tokens={}, cache_bytes=0
+    )
+    on = streamcodec.Encoding(
+        "on", pat_str=CL100K_PATTERN, mergeable_ranks=ranks, special_tokens={}, cache_bytes=1 << 20
+    )
+    assert off.encode_ordinary(text) == on.encode_ordinary(text)
+    assert off.ordinary.cache_info()["hits"] == 0 < on.ordinary.cache_info()["hits"]
+    assert pickle.loads(pickle.dumps(on)).ordinary.cache_info()["bytes_each"] == 1 << 20
+    with pytest.raises(ValueError, match="cache_bytes"):
+        streamcodec.Encoding(
+            "bad", pat_str=CL100K_PATTERN, mergeable_ranks=ranks, special_tokens={}, cache_bytes=-1
+        )
+
+
+def test_ctrl_c_stops_a_long_encode_between_blocks() -> None:
+    """SIGINT during one long native count is raised within a block (2^20 code points), not
+    after the whole text: it once waited for the end (17 s for 100 MB)."""
+    code = """
+import signal, sys, time, streamcodec
+enc = streamcodec.get_encoding("cl100k_base")
+text = "ab cd ef gh " * 25_000_000
+print("ready", flush=True)
+try:
+    enc.ordinary.count(text)
+    print("finished", flush=True)
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+"""
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert child.stdout is not None
+    assert child.stdout.readline().strip() == "ready"
+    time.sleep(0.05)
+    child.send_signal(signal.SIGINT)
+    out, _ = child.communicate(timeout=120)
+    assert out.strip() == "interrupted"

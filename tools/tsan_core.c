@@ -1,0 +1,99 @@
+/* ThreadSanitizer run of the compiled core's shared state (tools/tsan.sh builds and runs it).
+ *
+ * Threads share one built vocabulary: its tables are read-only, but the rank-order facts of the
+ * backtracking encoder (_core_backtrack.c) are written by whichever thread needs them first,
+ * with C11 atomics. This program builds a vocabulary by merging random pairs over a small
+ * alphabet (so long pieces need many facts), then has THREADS threads encode the same long
+ * pieces at once, each checked against sc_merge_piece (the rank merge, which shares nothing).
+ * TSan reports any data race; a wrong id exits 1. (The word cache needs no such run: each call
+ * owns its cache, taken from the pool under the GIL.)
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../streamcodec/pieces/_core.h"
+
+#define THREADS 4
+#define PIECES 24
+#define PIECE_LEN 700 /* past SC_LONG_PIECE: the backtracking encoder and its facts */
+#define MERGES 3000
+
+static sc_vocab *vocab;
+static uint8_t pieces[PIECES][PIECE_LEN];
+static sc_ids expected[PIECES];
+
+static uint64_t state = 0x9e3779b97f4a7c15ull;
+static uint32_t next_random(void) {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return (uint32_t)state;
+}
+
+static void *encode_all(void *unused) {
+    (void)unused;
+    for (int round = 0; round < 4; round++) {
+        for (int k = 0; k < PIECES; k++) {
+            sc_ids out = {0};
+            if (sc_encode_piece(vocab, pieces[k], PIECE_LEN, &out) != SC_OK ||
+                out.len != expected[k].len ||
+                memcmp(out.ids, expected[k].ids, out.len * sizeof *out.ids) != 0) {
+                fprintf(stderr, "piece %d: the threads' ids differ from the rank merge\n", k);
+                exit(1);
+            }
+            sc_ids_free(&out);
+        }
+    }
+    return NULL;
+}
+
+int main(void) {
+    /* 256 single bytes, then tokens made by joining two earlier tokens over "abcd". */
+    size_t n = 256, total = 256;
+    uint8_t *data = malloc(256 + MERGES * 64);
+    size_t *offsets = malloc((256 + MERGES + 1) * sizeof *offsets);
+    uint32_t *ranks = malloc((256 + MERGES) * sizeof *ranks);
+    for (size_t b = 0; b < 256; b++) {
+        data[b] = (uint8_t)b;
+        offsets[b] = b;
+        ranks[b] = (uint32_t)b;
+    }
+    offsets[256] = 256;
+    for (int m = 0; m < MERGES; m++) {
+        uint32_t left = next_random() % n, right = next_random() % n;
+        if (left < 256) left = 'a' + left % 4;
+        if (right < 256) right = 'a' + right % 4;
+        size_t ll = offsets[left + 1] - offsets[left], rl = offsets[right + 1] - offsets[right];
+        if (ll + rl > 64) continue;
+        uint8_t joined[64];
+        memcpy(joined, data + offsets[left], ll);
+        memcpy(joined + ll, data + offsets[right], rl);
+        int seen = 0;
+        for (size_t t = 0; t < n && !seen; t++)
+            seen = offsets[t + 1] - offsets[t] == ll + rl && !memcmp(data + offsets[t], joined, ll + rl);
+        if (seen) continue;
+        memcpy(data + total, joined, ll + rl);
+        total += ll + rl;
+        ranks[n] = (uint32_t)n;
+        offsets[++n] = total;
+    }
+    vocab = sc_vocab_new(n, data, offsets, ranks, SC_LONG_PIECE);
+    if (!vocab) return 1;
+    for (int k = 0; k < PIECES; k++) {
+        for (int i = 0; i < PIECE_LEN; i++) pieces[k][i] = (uint8_t)('a' + next_random() % 4);
+        if (sc_merge_piece(vocab, pieces[k], PIECE_LEN, &expected[k]) != SC_OK) return 1;
+    }
+    pthread_t threads[THREADS];
+    for (int t = 0; t < THREADS; t++) pthread_create(&threads[t], NULL, encode_all, NULL);
+    for (int t = 0; t < THREADS; t++) pthread_join(threads[t], NULL);
+    printf("tsan_core: %zu tokens, %d threads x %d long pieces: ids equal the rank merge\n", n,
+           THREADS, PIECES);
+    for (int k = 0; k < PIECES; k++) sc_ids_free(&expected[k]);
+    sc_vocab_free(vocab);
+    free(data);
+    free(offsets);
+    free(ranks);
+    return 0;
+}
