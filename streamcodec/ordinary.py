@@ -80,6 +80,12 @@ class OrdinaryEncoder:
         #: The known pattern (``"llama3"``...) the native scanner cuts ``pattern`` as, or None.
         self.native_pattern = scanner.name if scanner is not None else None
 
+    @functools.cached_property
+    def longest_token(self) -> int:
+        """The bytes of the longest token: ``n`` bytes of text give at least ``n / longest_token``
+        ids, which settles a count limit without encoding (``Encoding.count_tokens``)."""
+        return max(map(len, self._ranks), default=1)
+
     def encode(
         self,
         text: str,

@@ -33,6 +33,7 @@ __all__ = [
     "policy",
     "positive_int",
     "refuse_ignored",
+    "special_token_errors",
     "special_token_message",
     "whole_number",
     "word_bpe",
@@ -172,13 +173,21 @@ def encoded_chunks(
     end with the block, and a disallowed special token is reported with its byte offset."""
     chunks = enc.iter_encode_chunks(src, **policy(args, enc), jobs=args.jobs, progress=update)
     try:
-        yield chunks
-    except DisallowedSpecialTokenError as exc:
-        raise ValueError(special_token_message(src, exc.token)) from None
+        with special_token_errors(src):
+            yield chunks
     finally:
         close = getattr(chunks, "close", None)
         if close is not None:
             close()
+
+
+@contextlib.contextmanager
+def special_token_errors(src: Path | Recorder) -> Iterator[None]:
+    """A disallowed special token in the input, reported with its byte offset and the flags."""
+    try:
+        yield
+    except DisallowedSpecialTokenError as exc:
+        raise ValueError(special_token_message(src, exc.token)) from None
 
 
 def special_token_message(src: Path | Recorder, token: str) -> str:

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from typing import Protocol
 
 from streamcodec.stream.decoder import DecodesBytes, StreamDecoder
-from streamcodec.stream.encoder import Policy, StreamEncoder, encode_source
+from streamcodec.stream.encoder import Policy, StreamEncoder, count_source, encode_source
 from streamcodec.stream.parallel import count_file_parts, encode_file_parts, splits
 from streamcodec.stream.sources import Source, text_chunks
 from streamcodec.stream.windows import Window, Windowable, split
@@ -107,18 +107,19 @@ class StreamMethods:
         errors: str = "strict",
         jobs: int = 1,
         limit: int | None = None,
+        progress: Callable[[int], object] | None = None,
     ) -> int | None:
         """The number of ids :meth:`iter_encode` yields for ``source``, in bounded memory.
 
-        With ``limit``, None as soon as the count passes it: the rest of the source is not
-        read. (Only ``limit=None`` never returns None.)
+        With ``limit``, None as soon as the count is sure to pass it: the rest of the source is
+        not read, and one endless pre-token is read only until ``limit`` tokens could not hold
+        it. (Only ``limit=None`` never returns None.) ``progress`` as in
+        :meth:`iter_encode_chunks`.
         """
         policy = _policy(self, allowed_special, disallowed_special, errors)
-        if limit is not None:
-            return _count_up_to(_chunks(self, source, policy, jobs=jobs, progress=None), limit)
         if splits(source, self, jobs):
-            return count_file_parts(self, source, policy, jobs=jobs)
-        return sum(map(len, encode_source(self, source, policy)))
+            return count_file_parts(self, source, policy, jobs=jobs, limit=limit, progress=progress)
+        return count_source(self, source, policy, limit=limit, progress=progress)
 
     def iter_encode_with_offsets(
         self: Streamable,
@@ -213,19 +214,3 @@ def _chunks(
     if splits(source, encoding, jobs):
         return encode_file_parts(encoding, source, policy, jobs=jobs, progress=progress)
     return encode_source(encoding, source, policy, progress=progress)
-
-
-def _count_up_to(chunks: Iterator[list[int]], limit: int) -> int | None:
-    """The number of ids in ``chunks``, or None as soon as it passes ``limit`` (the source is
-    then closed: the rest is never read)."""
-    total = 0
-    try:
-        for ids in chunks:
-            total += len(ids)
-            if total > limit:
-                return None
-    finally:
-        close = getattr(chunks, "close", None)
-        if close is not None:
-            close()
-    return total

@@ -14,7 +14,7 @@ decoded by the one UTF-8 reader (:func:`streamcodec.text.unicode.decode_utf8`).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from typing import IO, Any, TypeVar, Union
 
 from streamcodec.text.unicode import decode_utf8
@@ -49,7 +49,7 @@ def text_chunks(
     errors: str = "strict",
     progress: Callable[[int], object] | None = None,
     chunk_size: int = CHUNK_SIZE,
-) -> Iterator[str]:
+) -> Generator[str, None, None]:
     """The text of ``source`` in chunks of about ``chunk_size``.
 
     Bytes are decoded as UTF-8 incrementally with ``errors`` (``"strict"`` raises
