@@ -7,17 +7,20 @@ once the run is longer than ``N`` tokens can be (``N`` times the longest token's
 
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 import streamcodec
+from streamcodec.cli.idformats import MAX_DIGITS, WRITE_IDS, write_ids
 from streamcodec.stream.cuts import _last_safe_cut, may_cut
 from streamcodec.stream.parallel import NoCutFound, split_points
 from streamcodec.vocab import CL100K_PATTERN
@@ -106,3 +109,23 @@ def test_cli_count_limit_on_nul_bytes_in_bounded_memory(
     assert status == "1"
     assert message.strip() == f"streamcodec: {path} has more than 8,192 tokens"
     assert int(peak_kb) < 150_000  # was 392 MB for these 20 MB (and grew with the input)
+
+
+class Writes(io.BytesIO):
+    """A binary output that remembers its longest write."""
+
+    longest = 0
+
+    def write(self, data: Any) -> int:
+        self.longest = max(self.longest, len(data))
+        return super().write(data)
+
+
+def test_decimal_ids_are_written_a_slice_at_a_time() -> None:
+    # One huge piece gives one chunk of millions of ids: its digits are not made all at once
+    # (50M 'a' through `encode -o` peaked at 768 MB, 395 MB now).
+    ids = list(range(300_000))
+    out = Writes()
+    assert write_ids([ids, [], [7]], out) == 300_001
+    assert out.getvalue() == "".join(f"{i}\n" for i in [*ids, 7]).encode()
+    assert out.longest <= WRITE_IDS * (MAX_DIGITS + 1)
