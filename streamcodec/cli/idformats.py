@@ -22,6 +22,7 @@ from typing import BinaryIO, NoReturn
 
 from streamcodec.cli.inputs import binary_input, blocks, is_regular_file, shown_name
 from streamcodec.cli.progress import Progress
+from streamcodec.formats.jsondoc import TOO_DEEP
 
 __all__ = ["FORMATS", "READERS", "WRITERS", "read_jsonl"]
 
@@ -180,6 +181,8 @@ def _json_ids(line: bytes, where: str) -> list[int]:
         ids = json.loads(line, parse_int=_json_id, parse_float=_refuse, parse_constant=_refuse)
     except ValueError as exc:
         raise ValueError(f"{where}: {exc}") from None
+    except RecursionError:
+        raise ValueError(f"{where}: {TOO_DEEP}") from None
     if not isinstance(ids, list):
         raise ValueError(f"{where}: expected a JSON list of ids, got {type(ids).__name__}")
     for token in ids:
