@@ -155,6 +155,8 @@ def add_text_options(command: argparse.ArgumentParser) -> None:
         help="invalid UTF-8: fail (strict, default), use U+FFFD (replace), or keep the bytes "
         "exactly (surrogateescape)",
     )
+    # What an invalid UTF-8 error advises (split, which writes text, narrows it).
+    command.set_defaults(accept_invalid="--errors replace or --errors surrogateescape")
     command.add_argument(
         "-j",
         "--jobs",
