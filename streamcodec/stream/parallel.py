@@ -27,7 +27,7 @@ from typing import Any, BinaryIO, TypeGuard
 
 from streamcodec.stream.cuts import PROVEN_PATTERNS, may_cut, safe_cut
 from streamcodec.stream.encoder import Encodes, Policy, encode_text_chunks
-from streamcodec.stream.sources import Source, read_blocks
+from streamcodec.stream.sources import Source, SourceChangedError, file_blocks, version
 from streamcodec.stream.workers import cancelled, ordered_map
 from streamcodec.text.specials import special_token_regex, straddles
 from streamcodec.text.unicode import decode_utf8
@@ -195,11 +195,14 @@ def _run(
             start = end
 
     part = functools.partial(work, encoding)
+    before = version(os.stat(path))
     with contextlib.closing(ordered_map(part, tasks(), jobs=jobs, processes=processes)) as done:
         for result in done:
             if progress is not None:
                 progress(sizes.popleft())
             yield result
+    if version(os.stat(path)) != before:  # a part read short says so at once; this, the rest
+        raise SourceChangedError(os.fspath(path))
 
 
 def _part_ids(encoding: Encodes, task: Task) -> Iterator[list[int]]:
@@ -207,7 +210,7 @@ def _part_ids(encoding: Encodes, task: Task) -> Iterator[list[int]]:
     with open(path, "rb") as f:
         f.seek(start)
         # A closed run stops a worker thread within a block (processes are killed instead).
-        blocks = itertools.takewhile(_going, read_blocks(f, limit=end - start))
+        blocks = itertools.takewhile(_going, file_blocks(f, path, limit=end - start))
         texts = decode_utf8(blocks, errors=policy.errors, name=path, offset=start)
         yield from encode_text_chunks(policy.stream_encoder(encoding), texts)
 
