@@ -29,12 +29,13 @@ import errno
 import os
 import re
 import shutil
+import socket
 import stat
 import tempfile
 from collections.abc import Iterator
 from typing import BinaryIO
 
-__all__ = ["atomic_output", "check_folder", "naming", "replaces"]
+__all__ = ["atomic_output", "check_folder", "naming", "replaces", "temporary_prefix"]
 
 # The paths that name a descriptor this process already holds.
 _DESCRIPTOR = re.compile(r"/dev/(?:fd/(\d+)|(stdout)|(stderr))|/proc/self/fd/(\d+)")
@@ -85,7 +86,8 @@ def _replacing(name: str, real: str, info: os.stat_result | None) -> Iterator[Bi
     check_folder(name)
     folder = os.path.dirname(real)
     with naming(name):
-        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(real)}.", suffix=".tmp", dir=folder)
+        prefix = temporary_prefix(real)
+        fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=folder)
     try:
         with naming(name):
             _keep_mode(fd, info)
@@ -103,6 +105,41 @@ def _replacing(name: str, real: str, info: os.stat_result | None) -> Iterator[Bi
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def temporary_prefix(real: str) -> str:
+    """The prefix of a temporary beside ``real``: ``.NAME.PID@HOST.``; those of a dead process
+    of this host (killed with SIGKILL, as a Dask worker or an out-of-memory kill is) are
+    removed first, so the next run to the same path leaves none behind."""
+    folder, base = os.path.split(real)
+    host = socket.gethostname()
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(folder or "."):
+            if not entry.name.startswith(f".{base}."):
+                continue
+            owner = _OWNER.fullmatch(entry.name, len(base) + 2)
+            if owner is None or owner["host"] != host or _alive(int(owner["pid"])):
+                continue
+            with contextlib.suppress(OSError):
+                if entry.is_dir(follow_symlinks=False):
+                    shutil.rmtree(entry.path)
+                else:
+                    os.unlink(entry.path)
+    return f".{base}.{os.getpid()}@{host}."
+
+
+# After the prefix, mkstemp and mkdtemp add 8 characters (and the files ".tmp").
+_OWNER = re.compile(r"(?P<pid>\d+)@(?P<host>.+)\.[a-z0-9_]{8}(?:\.tmp)?", re.S)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's
+        return True
+    return True
 
 
 def check_folder(path: str | os.PathLike[str]) -> None:

@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from streamcodec.atomicfile import check_folder, naming
+from streamcodec.atomicfile import check_folder, naming, temporary_prefix
 from streamcodec.cli.inputs import shown_name, source
 from streamcodec.cli.options import (
     add_input_and_encoding,
@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     enc = build_encoding(args)
     src = source(args)
     with naming(args.output):  # a read-only or full file system, a folder we may not write
-        folder = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+        folder = Path(tempfile.mkdtemp(prefix=temporary_prefix(str(target)), dir=target.parent))
     try:
         with naming(args.output):
             os.chmod(folder, 0o777 & ~_umask())  # mkdtemp's folder is owner-only
