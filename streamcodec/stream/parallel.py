@@ -75,10 +75,10 @@ def count_file_parts(
     """The number of ids of the file, counted by ``jobs`` workers; with ``limit``, None as
     soon as the count is sure to pass it (a stretch without a safe cut longer than ``limit``
     tokens can be settles it before it is read whole: see :func:`split_points`)."""
-    longest = None if limit is None else limit * _longest_token(encoding)
+    stretch = None if limit is None else limit * _longest_token(encoding)
     total = 0
     try:
-        counts = _run(encoding, path, policy, _count_part, jobs, progress, longest)
+        counts = _run(encoding, path, policy, _count_part, jobs, progress, stretch)
         with contextlib.closing(counts):
             for n in counts:
                 total += n
@@ -110,7 +110,7 @@ def split_points(
 
     With ``longest_stretch``, :class:`NoCutFound` once more bytes than that in a row have been
     searched for a cut in vain (without it, a file of one endless pre-token is searched to its
-    end, which is linear but slow without the native scanner).
+    end).
 
     >>> import streamcodec, tempfile, pathlib
     >>> f = pathlib.Path(tempfile.mkdtemp()) / "t.txt"
