@@ -29,12 +29,13 @@ import errno
 import os
 import re
 import shutil
+import socket
 import stat
 import tempfile
 from collections.abc import Iterator
 from typing import BinaryIO
 
-__all__ = ["atomic_output", "check_folder", "replaces"]
+__all__ = ["atomic_output", "check_folder", "naming", "replaces", "temporary_prefix"]
 
 # The paths that name a descriptor this process already holds.
 _DESCRIPTOR = re.compile(r"/dev/(?:fd/(\d+)|(stdout)|(stderr))|/proc/self/fd/(\d+)")
@@ -58,14 +59,14 @@ def atomic_output(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
     """Open ``path`` for writing bytes as the module docstring says; the result is there only
     if the block ends normally (for a file that is replaced)."""
     name = os.fspath(path)
-    with _naming(name):
+    with naming(name):
         info = _stat(name)
         in_place = _open_in_place(name, info)
     if in_place is None:
         with _replacing(name, os.path.realpath(name), info) as f:
             yield f
         return
-    with _naming(name, writing=True), in_place as f:
+    with naming(name, writing=True), in_place as f:
         yield f
 
 
@@ -84,16 +85,17 @@ def _replacing(name: str, real: str, info: os.stat_result | None) -> Iterator[Bi
     """A temporary file beside ``real`` that becomes it (or its content) at the end."""
     check_folder(name)
     folder = os.path.dirname(real)
-    with _naming(name):
-        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(real)}.", suffix=".tmp", dir=folder)
+    with naming(name):
+        prefix = temporary_prefix(real)
+        fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=folder)
     try:
-        with _naming(name):
+        with naming(name):
             _keep_mode(fd, info)
-        with os.fdopen(fd, "wb") as f, _naming(name, writing=True):
+        with os.fdopen(fd, "wb") as f, naming(name, writing=True):
             yield f
             f.flush()
             os.fsync(f.fileno())
-        with _naming(name):
+        with naming(name):
             if info is not None and info.st_nlink > 1:
                 _copy_into(tmp, real)
                 os.unlink(tmp)
@@ -105,12 +107,53 @@ def _replacing(name: str, real: str, info: os.stat_result | None) -> Iterator[Bi
         raise
 
 
+def temporary_prefix(real: str) -> str:
+    """The prefix of a temporary beside ``real``: ``.NAME.PID@HOST.``; those of a dead process
+    of this host (killed with SIGKILL, as a Dask worker or an out-of-memory kill is) are
+    removed first, so the next run to the same path leaves none behind."""
+    folder, base = os.path.split(real)
+    host = socket.gethostname()
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(folder or "."):
+            if not entry.name.startswith(f".{base}."):
+                continue
+            owner = _OWNER.fullmatch(entry.name, len(base) + 2)
+            if owner is None or owner["host"] != host or _alive(int(owner["pid"])):
+                continue
+            with contextlib.suppress(OSError):
+                if entry.is_dir(follow_symlinks=False):
+                    shutil.rmtree(entry.path)
+                else:
+                    os.unlink(entry.path)
+    return f".{base}.{os.getpid()}@{host}."
+
+
+# After the prefix, mkstemp and mkdtemp add 8 characters (and the files ".tmp").
+_OWNER = re.compile(r"(?P<pid>\d+)@(?P<host>.+)\.[a-z0-9_]{8}(?:\.tmp)?", re.S)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's
+        return True
+    return True
+
+
 def check_folder(path: str | os.PathLike[str]) -> None:
-    """Refuse a path whose folder is missing, naming the folder (nothing here creates one)."""
+    """Refuse a path whose folder is missing, naming the folder (nothing here creates one):
+    the folder of the path as given, or of a symlink's target."""
     name = os.fspath(path)
-    if not os.path.isdir(os.path.dirname(os.path.realpath(name))):
-        missing = os.path.dirname(name)
-        raise FileNotFoundError(errno.ENOENT, f"the folder {missing} does not exist", name)
+    real_folder = os.path.dirname(os.path.realpath(name))
+    if not os.path.isdir(real_folder):
+        shown = os.path.dirname(name)
+        if not shown or os.path.islink(name):  # the link's own folder is there: name its target's
+            shown = real_folder
+        if os.path.exists(real_folder):
+            raise NotADirectoryError(errno.ENOTDIR, f"{shown} is not a folder", name)
+        raise FileNotFoundError(errno.ENOENT, f"the folder {shown} does not exist", name)
 
 
 def _keep_mode(fd: int, info: os.stat_result | None) -> None:
@@ -133,9 +176,10 @@ def _copy_into(tmp: str, real: str) -> None:
 
 
 @contextlib.contextmanager
-def _naming(name: str, *, writing: bool = False) -> Iterator[None]:
-    """Give our errors the caller's path: any of our own calls' (they may name the temporary
-    file); while the caller writes, only those that name no file (a full disk)."""
+def naming(name: str, *, writing: bool = False) -> Iterator[None]:
+    """Give our errors the caller's path ``name``: any of our own calls' (they may name the
+    temporary file or folder); while the caller writes, only those that name no file (a full
+    disk)."""
     try:
         yield
     except OSError as exc:

@@ -28,3 +28,42 @@ def test_new_file_gets_umask_permissions(tmp_path: Path) -> None:
     finally:
         os.umask(old)
     assert (tmp_path / "new.bin").stat().st_mode & 0o777 == 0o644
+
+
+def test_temporaries_of_dead_writers_are_removed_by_the_next(tmp_path: Path) -> None:
+    """A writer killed with SIGKILL (a Dask worker, the out-of-memory killer) leaves its
+    temporary; the next write to the same path removes it (issue 23, section 5)."""
+    import signal
+    import socket
+    import subprocess
+    import sys
+
+    target = tmp_path / "out.ids"
+    writer = subprocess.Popen(
+        [sys.executable, "-c", (
+            "import sys, time\n"
+            "from streamcodec.atomicfile import atomic_output\n"
+            "with atomic_output(sys.argv[1]) as f:\n"
+            "    f.write(b'half'); f.flush(); print('ready', flush=True); time.sleep(60)\n"
+        ), str(target)],
+        stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": os.getcwd()},
+    )  # fmt: skip
+    assert writer.stdout is not None and writer.stdout.readline() == "ready\n"
+    writer.send_signal(signal.SIGKILL)
+    writer.wait()
+    host = socket.gethostname()
+    (left,) = os.listdir(tmp_path)
+    assert left.startswith(f".out.ids.{writer.pid}@{host}.") and left.endswith(".tmp")
+    kept = [
+        f".out.ids.{os.getpid()}@{host}.abcdefgh.tmp",  # a live writer's (this one)
+        f".out.ids.{writer.pid}@other-{host}.abcdefgh.tmp",  # another machine's
+        f".other.ids.{writer.pid}@{host}.abcdefgh.tmp",  # another path's
+        "notes.txt",
+    ]
+    for name in kept:
+        (tmp_path / name).write_text("x")
+    (tmp_path / f".out.ids.{writer.pid}@{host}.folder12").mkdir()  # a dead split's folder
+    with atomic_output(target) as f:
+        f.write(b"whole")
+    assert target.read_bytes() == b"whole"
+    assert sorted(os.listdir(tmp_path)) == sorted([*kept, "out.ids"])

@@ -60,3 +60,54 @@ def test_bag_of_files_on_a_local_cluster(tmp_path: Path) -> None:
     for path, output in zip(paths, outputs, strict=True):
         ids = array("I", Path(output).read_bytes()).tolist()
         assert ids == enc.encode(Path(path).read_text(encoding="utf-8"))
+
+
+def encode_once_killed(path: str) -> str:
+    """encode_to_u32, whose first attempt stops after its first chunk, to be killed there."""
+    import os
+    import time
+
+    from streamcodec.atomicfile import atomic_output
+
+    attempted = Path(path + ".attempted")
+    enc = streamcodec.get_encoding("cl100k_base")
+    with atomic_output(path + ".u32") as out:
+        for ids in enc.iter_encode_chunks(Path(path)):
+            out.write(array("I", ids).tobytes())
+            if not attempted.exists():
+                attempted.write_text(str(os.getpid()))
+                time.sleep(120)
+    return path + ".u32"
+
+
+def test_a_worker_killed_mid_encode_leaves_no_temporary(tmp_path: Path) -> None:
+    """Issue 23, section 5: the task Dask runs again after the kill removes the dead worker's
+    temporary file (``.doc.txt.u32.PID@HOST.*.tmp``)."""
+    import os
+    import signal
+    import time
+
+    path = tmp_path / "doc.txt"
+    text = samples()["prose"][:20_000]
+    path.write_text(text, encoding="utf-8")
+    with (
+        distributed.LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=None,
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        future = client.submit(encode_once_killed, str(path), pure=False)
+        attempted = tmp_path / "doc.txt.attempted"
+        deadline = time.monotonic() + 60
+        while not (attempted.exists() and attempted.read_text()):
+            assert time.monotonic() < deadline, "the task never started"
+            time.sleep(0.05)
+        os.kill(int(attempted.read_text()), signal.SIGKILL)
+        output = future.result(timeout=120)
+    ids = array("I", Path(output).read_bytes()).tolist()
+    assert ids == streamcodec.get_encoding("cl100k_base").encode(text)
+    assert sorted(os.listdir(tmp_path)) == ["doc.txt", "doc.txt.attempted", "doc.txt.u32"]

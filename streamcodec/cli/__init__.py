@@ -55,6 +55,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout = ClosedStdout()
     if sys.stderr is None:  # started with stderr closed: messages and progress go nowhere, the
         sys.stderr = open(os.devnull, "w")  # noqa: SIM115  (work goes on, as in coreutils)
+    args: argparse.Namespace | None = None
     with stop_signals():
         try:
             args = build_parser().parse_args(argv)
@@ -67,7 +68,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 141
         # ImportError: the backend; OverflowError: an id past a format's or the vocabulary's limit
         except (OSError, ValueError, KeyError, ImportError, OverflowError) as exc:
-            print(f"streamcodec: error: {_message(exc)}", file=sys.stderr)
+            print(f"streamcodec: error: {_message(exc, args)}", file=sys.stderr)
             return 1
         except BaseException as exc:  # a signal wrapped by the code it stopped (an import)
             stopped = stopped_by(exc)
@@ -81,12 +82,11 @@ def _interrupted(stopped: Stopped) -> int:
     return stopped.status
 
 
-def _message(exc: BaseException) -> str:
+def _message(exc: BaseException, args: argparse.Namespace | None = None) -> str:
     if isinstance(exc, InvalidUTF8Error):  # the library's words name errors=, ours the flag
-        return (
-            f"{exc.source}: invalid UTF-8 at byte offset {exc.offset} ({exc.reason}); pass "
-            "--errors replace or --errors surrogateescape to accept it"
-        )
+        where = f"{exc.source}: invalid UTF-8 at byte offset {exc.offset} ({exc.reason})"
+        accept = getattr(args, "accept_invalid", None)  # the command's own flags, if any
+        return f"{where}; pass {accept} to accept it" if accept else where
     if isinstance(exc, OSError) and exc.filename is not None:
         return f"{exc.filename}: {exc.strerror}"
     text = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)

@@ -5,7 +5,8 @@
     $ streamcodec count book.txt --limit 8192 || echo "over budget"
 
 Word mode (``--mode word --codes FILE``) counts ``@@`` segments instead. With ``--limit N`` the
-count stops as soon as it passes ``N`` (the rest of the input is not read) and exits 1.
+count stops as soon as it is sure to pass ``N`` (the rest of the input is not read, and one
+endless pre-token, a stream of NUL bytes, only until ``N`` tokens could not hold it) and exits 1.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from streamcodec.cli.options import (
     add_input_and_encoding,
     add_text_options,
     build_encoding,
-    encoded_chunks,
+    policy,
+    special_token_errors,
     whole_number,
     word_bpe,
 )
@@ -53,8 +55,10 @@ def run(args: argparse.Namespace) -> int:
     else:
         enc = build_encoding(args)
         src = source(args)
-        with progress(args) as update, encoded_chunks(enc, src, args, update) as chunks:
-            total = _up_to(map(len, chunks), args.limit)
+        with progress(args) as update, special_token_errors(src):
+            total = enc.count_tokens(
+                src, **policy(args, enc), jobs=args.jobs, limit=args.limit, progress=update
+            )
     if total is None:
         name = shown_name(args.input)
         print(f"streamcodec: {name} has more than {args.limit:,} tokens", file=sys.stderr)

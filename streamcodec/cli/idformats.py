@@ -22,21 +22,24 @@ from typing import BinaryIO, NoReturn
 
 from streamcodec.cli.inputs import binary_input, blocks, is_regular_file, shown_name
 from streamcodec.cli.progress import Progress
+from streamcodec.formats.jsondoc import TOO_DEEP
 
 __all__ = ["FORMATS", "READERS", "WRITERS", "read_jsonl"]
 
 FORMATS = ["ids", "jsonl", "u32", "npy"]
 MAX_DIGITS = 10  # ids are uint32: 4294967295 has 10 digits
+WRITE_IDS = 1 << 16  # ids turned into text at a time
 NPY_PREAMBLE = 128  # bytes before the data of a .npy we write: room for any length, aligned
 
 
 def write_ids(chunks: Iterable[list[int]], out: BinaryIO) -> int:
-    """Decimal ids, one per line."""
+    """Decimal ids, one per line, a slice of a chunk at a time: the chunk of one huge piece
+    holds millions of ids, whose digits at once took 60 bytes an id more."""
     count = 0
     for ids in chunks:
-        if ids:
-            out.write(("\n".join(map(str, ids)) + "\n").encode())
-            count += len(ids)
+        for start in range(0, len(ids), WRITE_IDS):
+            out.write(("\n".join(map(str, ids[start : start + WRITE_IDS])) + "\n").encode())
+        count += len(ids)
     return count
 
 
@@ -178,6 +181,8 @@ def _json_ids(line: bytes, where: str) -> list[int]:
         ids = json.loads(line, parse_int=_json_id, parse_float=_refuse, parse_constant=_refuse)
     except ValueError as exc:
         raise ValueError(f"{where}: {exc}") from None
+    except RecursionError:
+        raise ValueError(f"{where}: {TOO_DEEP}") from None
     if not isinstance(ids, list):
         raise ValueError(f"{where}: expected a JSON list of ids, got {type(ids).__name__}")
     for token in ids:

@@ -33,6 +33,7 @@ __all__ = [
     "policy",
     "positive_int",
     "refuse_ignored",
+    "special_token_errors",
     "special_token_message",
     "whole_number",
     "word_bpe",
@@ -154,6 +155,8 @@ def add_text_options(command: argparse.ArgumentParser) -> None:
         help="invalid UTF-8: fail (strict, default), use U+FFFD (replace), or keep the bytes "
         "exactly (surrogateescape)",
     )
+    # What an invalid UTF-8 error advises (split, which writes text, narrows it).
+    command.set_defaults(accept_invalid="--errors replace or --errors surrogateescape")
     command.add_argument(
         "-j",
         "--jobs",
@@ -172,13 +175,21 @@ def encoded_chunks(
     end with the block, and a disallowed special token is reported with its byte offset."""
     chunks = enc.iter_encode_chunks(src, **policy(args, enc), jobs=args.jobs, progress=update)
     try:
-        yield chunks
-    except DisallowedSpecialTokenError as exc:
-        raise ValueError(special_token_message(src, exc.token)) from None
+        with special_token_errors(src):
+            yield chunks
     finally:
         close = getattr(chunks, "close", None)
         if close is not None:
             close()
+
+
+@contextlib.contextmanager
+def special_token_errors(src: Path | Recorder) -> Iterator[None]:
+    """A disallowed special token in the input, reported with its byte offset and the flags."""
+    try:
+        yield
+    except DisallowedSpecialTokenError as exc:
+        raise ValueError(special_token_message(src, exc.token)) from None
 
 
 def special_token_message(src: Path | Recorder, token: str) -> str:

@@ -4,10 +4,11 @@
     streamcodec: wrote 361 windows (184,532 tokens) to book.windows
 
 The windows are UTF-8 files ``000001.txt``, ``000002.txt``... in the folder ``-o DIR``, which
-must be new or empty: they are written into a temporary folder beside it that is renamed to
-``DIR`` at the end, so an interrupted run leaves no partial set. Each window encodes on its own
-to exactly its tokens; without ``--overlap`` the windows joined are the input
-(``Encoding.split``, docs/budgets.md).
+must be new (its parent there) or empty, and is checked before any work: they are written into a
+temporary folder beside it that is renamed to ``DIR`` at the end (through a symlink, to its
+target: the link stays), so an interrupted run leaves no partial set. Errors name ``DIR``.
+Each window encodes on its own to exactly its tokens; without ``--overlap`` the windows joined
+are the input (``Encoding.split``, docs/budgets.md).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from streamcodec.atomicfile import check_folder, naming, temporary_prefix
 from streamcodec.cli.inputs import shown_name, source
 from streamcodec.cli.options import (
     add_input_and_encoding,
@@ -57,31 +59,33 @@ def add(commands: Any) -> None:
     split.add_argument(
         "-o", "--output", required=True, metavar="DIR", help="a new or empty folder for them"
     )
-    split.set_defaults(run=run)
+    split.set_defaults(run=run, accept_invalid="--errors replace")
 
 
 def run(args: argparse.Namespace) -> int:
     """Write the windows; print a summary on stderr unless ``--quiet``."""
     _refuse(args)
-    target = Path(args.output)
-    if target.exists() and (not target.is_dir() or any(target.iterdir())):
-        raise FileExistsError(errno.EEXIST, "exists and is not an empty folder", args.output)
+    target = _target(args.output)
     enc = build_encoding(args)
     src = source(args)
-    folder = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.absolute().parent))
+    with naming(args.output):  # a read-only or full file system, a folder we may not write
+        folder = Path(tempfile.mkdtemp(prefix=temporary_prefix(str(target)), dir=target.parent))
     try:
-        os.chmod(folder, 0o777 & ~_umask())  # mkdtemp's folder is owner-only
+        with naming(args.output):
+            os.chmod(folder, 0o777 & ~_umask())  # mkdtemp's folder is owner-only
         count = tokens = 0
         with progress(args) as update:
             windows = enc.split(
                 src, args.max_tokens, overlap=args.overlap, **policy(args, enc), progress=update
             )
             for count, window in enumerate(windows, 1):
-                (folder / f"{count:06d}.txt").write_bytes(window.text.encode("utf-8"))
+                with naming(args.output):  # a full disk names the user's folder
+                    (folder / f"{count:06d}.txt").write_bytes(window.text.encode("utf-8"))
                 tokens += len(window.ids)
-        if target.exists():
-            target.rmdir()
-        folder.rename(target)
+        with naming(args.output):
+            if target.exists():
+                target.rmdir()  # still empty: checked before the work, and no one wrote in it
+            folder.rename(target)
     except DisallowedSpecialTokenError as exc:
         shutil.rmtree(folder, ignore_errors=True)
         raise ValueError(special_token_message(src, exc.token)) from None
@@ -95,6 +99,26 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     return 0
+
+
+def _target(output: str) -> Path:
+    """The folder ``-o`` names (through symlinks), checked before any work: a new folder whose
+    parent is there, or an empty folder, which the windows' folder replaces; not the current
+    folder, nor one holding it (it cannot be replaced under the shell that stands in it)."""
+    target = Path(os.path.realpath(output))
+    if target.is_dir():
+        if any(target.iterdir()):
+            raise FileExistsError(errno.EEXIST, "exists and is not an empty folder", output)
+        if Path.cwd() == target or target in Path.cwd().parents:
+            raise ValueError(f"{output}: is the current folder; name a new folder for the windows")
+    elif target.exists():
+        raise FileExistsError(errno.EEXIST, "exists and is not a folder", output)
+    else:
+        check_folder(output)
+    with naming(output):  # a folder we may not write in: said now, not after the work
+        if not os.access(target.parent, os.W_OK | os.X_OK):
+            raise PermissionError(errno.EACCES, "Permission denied", str(target.parent))
+    return target
 
 
 def _refuse(args: argparse.Namespace) -> None:

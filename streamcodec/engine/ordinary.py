@@ -37,6 +37,7 @@ docs/performance.md, "The word cache".
 from __future__ import annotations
 
 import array
+import functools
 from collections.abc import Callable, Mapping
 from itertools import accumulate, chain
 from typing import Any, TypeVar
@@ -96,6 +97,12 @@ class OrdinaryEncoder:
         self.backend: Backend = "python" if self._core is None else "native"
         #: The known pattern (``"llama3"``...) the native scanner cuts ``pattern`` as, or None.
         self.native_pattern = scanner.name if scanner is not None else None
+
+    @functools.cached_property
+    def longest_token(self) -> int:
+        """The bytes of the longest token: ``n`` bytes of text give at least ``n / longest_token``
+        ids, which settles a count limit without encoding (``Encoding.count_tokens``)."""
+        return max(map(len, self._ranks), default=1)
 
     def encode(
         self,

@@ -17,7 +17,10 @@ from typing import Any, TypeGuard
 
 from streamcodec.vocab import VocabularyError
 
-__all__ = ["JSONObject", "check_unique", "is_id", "parse_json"]
+__all__ = ["TOO_DEEP", "JSONObject", "check_unique", "is_id", "parse_json"]
+
+#: What a JSON document nested deeper than Python's recursion limit is called.
+TOO_DEEP = "invalid JSON: lists or objects nested too deeply (hundreds of levels)"
 
 
 class JSONObject(dict[str, Any]):
@@ -49,6 +52,8 @@ def parse_json(data: bytes, *, source: str) -> Any:
         raise VocabularyError(
             f"{source}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}"
         ) from None
+    except RecursionError:  # Python's parser recurses once a level: no vocabulary nests so deep
+        raise VocabularyError(f"{source}: {TOO_DEEP}") from None
 
 
 def check_unique(obj: object, *, source: str, path: str) -> None:

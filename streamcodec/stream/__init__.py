@@ -18,7 +18,7 @@ from streamcodec.stream import cuts
 from streamcodec.stream.cuts import PROVEN_PATTERNS
 from streamcodec.stream.decoder import StreamDecoder
 from streamcodec.stream.encoder import Encodes, Policy, StreamEncoder, encode_text_chunks
-from streamcodec.stream.sources import CHUNK_SIZE, text_chunks
+from streamcodec.stream.sources import CHUNK_SIZE, SourceChangedError, text_chunks
 from streamcodec.stream.windows import Window
 from streamcodec.text.unicode import InvalidUTF8Error, decode_utf8
 
@@ -28,6 +28,7 @@ __all__ = [
     "Encodes",
     "InvalidUTF8Error",
     "Policy",
+    "SourceChangedError",
     "StreamDecoder",
     "StreamEncoder",
     "Window",

@@ -26,6 +26,7 @@ pre-token (100 MB of one letter) has none and is held whole until it ends (docs/
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterable, Iterator
 from typing import NamedTuple, Protocol, TypeVar
 
@@ -159,6 +160,11 @@ class SettledStream:
         """How many characters are held back, waiting for the text after them."""
         return len(self._specials.held) + self._settled.size
 
+    @property
+    def unsettled(self) -> int:
+        """How many characters of ordinary text are held after the last safe cut."""
+        return self._settled.size
+
     def _settle(self, parts: list[str | int]) -> list[Segment | int]:
         settled: list[Segment | int] = []
         for part in parts:
@@ -221,6 +227,13 @@ class StreamEncoder:
         """How many characters are held back, waiting for the text after them."""
         return self._stream.pending
 
+    @property
+    def fewest_pending_ids(self) -> int:
+        """At least this many ids are still to come from the held text: a character is at least
+        one byte, a token at most the longest token's bytes. One endless pre-token thus passes
+        any count limit in bounded memory (:func:`count_source`)."""
+        return -(-self._stream.unsettled // self._engine.longest_token)
+
     def _encode(self, settled: list[Segment | int]) -> list[int]:
         ids: list[int] = []
         for item in settled:
@@ -267,18 +280,6 @@ def count_text_chunks(stream: StreamEncoder, chunks: Iterable[str]) -> Iterator[
     yield stream.close_count()
 
 
-def count_source(
-    encoding: Encodes,
-    source: Source,
-    policy: Policy,
-    *,
-    progress: Callable[[int], object] | None = None,
-) -> Iterator[int]:
-    """:func:`encode_source`, each chunk's ids counted instead."""
-    chunks = text_chunks(source, errors=policy.errors, progress=progress)
-    return count_text_chunks(policy.stream_encoder(encoding), chunks)
-
-
 def encode_source(
     encoding: Encodes,
     source: Source,
@@ -289,3 +290,30 @@ def encode_source(
     """The ids of ``source`` chunk by chunk, in one process (``Encoding.iter_encode_chunks``)."""
     chunks = text_chunks(source, errors=policy.errors, progress=progress)
     return encode_text_chunks(policy.stream_encoder(encoding), chunks)
+
+
+def count_source(
+    encoding: Encodes,
+    source: Source,
+    policy: Policy,
+    *,
+    limit: int | None = None,
+    progress: Callable[[int], object] | None = None,
+) -> int | None:
+    """The number of ids of ``source``, in one process (``Encoding.count_tokens``); with
+    ``limit``, None as soon as the count is sure to pass it, the rest unread.
+
+    The ids given so far and the fewest the held text can give (:attr:`StreamEncoder.
+    fewest_pending_ids`) settle it: a pre-token with no end (a stream of NUL bytes) stops the
+    count within ``limit`` times the longest token, in memory and in time.
+    """
+    stream = policy.stream_encoder(encoding)
+    total = 0
+    chunks = text_chunks(source, errors=policy.errors, progress=progress)
+    with contextlib.closing(chunks):  # a file source is closed at once
+        for chunk in chunks:
+            total += stream.feed_count(chunk)
+            if limit is not None and total + stream.fewest_pending_ids > limit:
+                return None
+    total += stream.close_count()
+    return None if limit is not None and total > limit else total

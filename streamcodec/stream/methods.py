@@ -107,21 +107,19 @@ class StreamMethods:
         errors: str = "strict",
         jobs: int = 1,
         limit: int | None = None,
+        progress: Callable[[int], object] | None = None,
     ) -> int | None:
         """The number of ids :meth:`iter_encode` yields for ``source``, in bounded memory.
 
-        With ``limit``, None as soon as the count passes it: the rest of the source is not
-        read. (Only ``limit=None`` never returns None.)
+        With ``limit``, None as soon as the count is sure to pass it: the rest of the source is
+        not read, and one endless pre-token is read only until ``limit`` tokens could not hold
+        it. (Only ``limit=None`` never returns None.) ``progress`` as in
+        :meth:`iter_encode_chunks`.
         """
         policy = _policy(self, allowed_special, disallowed_special, errors)
-        counts: Iterator[int]
         if splits(source, self, jobs):
-            if limit is None:
-                return count_file_parts(self, source, policy, jobs=jobs)
-            counts = _lengths(encode_file_parts(self, source, policy, jobs=jobs, progress=None))
-        else:
-            counts = count_source(self, source, policy)
-        return sum(counts) if limit is None else _count_up_to(counts, limit)
+            return count_file_parts(self, source, policy, jobs=jobs, limit=limit, progress=progress)
+        return count_source(self, source, policy, limit=limit, progress=progress)
 
     def iter_encode_with_offsets(
         self: Streamable,
@@ -216,29 +214,3 @@ def _chunks(
     if splits(source, encoding, jobs):
         return encode_file_parts(encoding, source, policy, jobs=jobs, progress=progress)
     return encode_source(encoding, source, policy, progress=progress)
-
-
-def _lengths(chunks: Iterator[list[int]]) -> Iterator[int]:
-    """The length of each chunk; closing this closes ``chunks`` (and its workers)."""
-    try:
-        yield from map(len, chunks)
-    finally:
-        close = getattr(chunks, "close", None)
-        if close is not None:
-            close()
-
-
-def _count_up_to(counts: Iterator[int], limit: int) -> int | None:
-    """The sum of ``counts`` (the ids of each chunk), or None as soon as it passes ``limit``
-    (the source is then closed: the rest is never read)."""
-    total = 0
-    try:
-        for count in counts:
-            total += count
-            if total > limit:
-                return None
-    finally:
-        close = getattr(counts, "close", None)
-        if close is not None:
-            close()
-    return total

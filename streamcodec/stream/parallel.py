@@ -22,17 +22,17 @@ import functools
 import itertools
 import os
 from array import array
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from typing import Any, BinaryIO, TypeGuard
 
-from streamcodec.stream.cuts import PROVEN_PATTERNS, safe_cut
+from streamcodec.stream.cuts import PROVEN_PATTERNS, may_cut, safe_cut
 from streamcodec.stream.encoder import Encodes, Policy, count_text_chunks, encode_text_chunks
-from streamcodec.stream.sources import Source, read_blocks
+from streamcodec.stream.sources import Source, SourceChangedError, file_blocks, version
 from streamcodec.stream.workers import cancelled, ordered_map
 from streamcodec.text.specials import special_token_regex, straddles
 from streamcodec.text.unicode import decode_utf8
 
-__all__ = ["count_file_parts", "encode_file_parts", "split_points", "splits"]
+__all__ = ["NoCutFound", "count_file_parts", "encode_file_parts", "split_points", "splits"]
 
 PART_BYTES = 4 << 20
 WINDOW = 1 << 16  # bytes searched for a safe cut near each split target
@@ -64,16 +64,53 @@ def encode_file_parts(
 
 
 def count_file_parts(
-    encoding: Encodes, path: os.PathLike[str], policy: Policy, *, jobs: int
-) -> int:
-    """The number of ids of the file, counted by ``jobs`` workers."""
-    return sum(_run(encoding, path, policy, _count_part, jobs, None))
+    encoding: Encodes,
+    path: os.PathLike[str],
+    policy: Policy,
+    *,
+    jobs: int,
+    limit: int | None = None,
+    progress: Callable[[int], object] | None = None,
+) -> int | None:
+    """The number of ids of the file, counted by ``jobs`` workers; with ``limit``, None as
+    soon as the count is sure to pass it (a stretch without a safe cut longer than ``limit``
+    tokens can be settles it before it is read whole: see :func:`split_points`)."""
+    stretch = None if limit is None else limit * _longest_token(encoding)
+    total = 0
+    try:
+        counts = _run(encoding, path, policy, _count_part, jobs, progress, stretch)
+        with contextlib.closing(counts):
+            for n in counts:
+                total += n
+                if limit is not None and total > limit:
+                    return None
+    except NoCutFound:
+        return None
+    return total
+
+
+class NoCutFound(Exception):
+    """More bytes than asked for in a row have no safe cut (:func:`split_points`)."""
+
+
+def _longest_token(encoding: Encodes) -> int:
+    """The bytes of the longest token, special ones included."""
+    specials = (len(token.encode("utf-8", "surrogatepass")) for token in encoding.special_tokens)
+    return max(encoding.ordinary.longest_token, *specials)
 
 
 def split_points(
-    path: str | os.PathLike[str], encoding: Encodes, *, part_bytes: int | None = None
+    path: str | os.PathLike[str],
+    encoding: Encodes,
+    *,
+    part_bytes: int | None = None,
+    longest_stretch: int | None = None,
 ) -> Iterator[int]:
     """Byte offsets, from 0 to the file size, that are safe cuts a part's length apart.
+
+    With ``longest_stretch``, :class:`NoCutFound` once more bytes than that in a row have been
+    searched for a cut in vain (without it, a file of one endless pre-token is searched to its
+    end).
 
     >>> import streamcodec, tempfile, pathlib
     >>> f = pathlib.Path(tempfile.mkdtemp()) / "t.txt"
@@ -84,16 +121,26 @@ def split_points(
     part_bytes = part_bytes or PART_BYTES
     size = os.path.getsize(path)
     specials = frozenset(encoding.special_tokens)
+    # A window keeps a margin of up to 4 bytes a character of the longest special token.
+    if 4 * max(map(len, specials), default=0) + 3 >= WINDOW // 2:
+        longest_stretch = None
     yield 0
     with open(path, "rb") as f:
         target = part_bytes
+        vain = None  # where the windows found no cut began
         while target < size:
             cut = _safe_cut_after(f, target, specials)
-            if cut is None:
-                target += WINDOW // 2  # a long run without a cut: look further on
-            else:
+            if cut is not None:
                 yield cut
-                target = cut + part_bytes
+                target, vain = cut + part_bytes, None
+                continue
+            # A long run without a cut: look further on. The windows overlap by half, so
+            # [vain + WINDOW / 2, target) has none.
+            vain = target if vain is None else vain
+            target += WINDOW // 2
+            stretch = target - vain - WINDOW // 2
+            if longest_stretch is not None and stretch > longest_stretch:
+                raise NoCutFound(f"{os.fspath(path)}: no safe cut in {stretch:,} bytes")
     yield size
 
 
@@ -109,7 +156,10 @@ def _safe_cut_after(f: BinaryIO, offset: int, specials: frozenset[str]) -> int |
     text = data[skip:].decode("utf-8", "surrogateescape")
     # Only cuts around which a special token would be seen whole (the end of the file ends them).
     end = len(text) if len(data) < WINDOW else len(text) - longest
-    for match in safe_cut().finditer(text, max(1, longest), end):
+    lo = max(1, longest)
+    if not may_cut(text, lo, end):
+        return None
+    for match in safe_cut().finditer(text, lo, end):
         cut = match.start()
         if finder is None or not straddles(finder, text, cut, longest):
             return offset + skip + len(text[:cut].encode("utf-8", "surrogateescape"))
@@ -131,12 +181,13 @@ def _run(
     work: Work,
     jobs: int,
     progress: Callable[[int], object] | None,
-) -> Iterator[Any]:
+    longest_stretch: int | None = None,
+) -> Generator[Any, None, None]:
     processes = in_processes(encoding)
     sizes: collections.deque[int] = collections.deque()  # of the parts in flight, in order
 
     def tasks() -> Iterator[Task]:
-        points = split_points(path, encoding)
+        points = split_points(path, encoding, longest_stretch=longest_stretch)
         start = next(points)
         for end in points:
             sizes.append(end - start)
@@ -144,11 +195,14 @@ def _run(
             start = end
 
     part = functools.partial(work, encoding)
+    before = version(os.stat(path))
     with contextlib.closing(ordered_map(part, tasks(), jobs=jobs, processes=processes)) as done:
         for result in done:
             if progress is not None:
                 progress(sizes.popleft())
             yield result
+    if version(os.stat(path)) != before:  # a part read short says so at once; this, the rest
+        raise SourceChangedError(os.fspath(path))
 
 
 def _part_texts(task: Task) -> Iterator[str]:
@@ -156,7 +210,7 @@ def _part_texts(task: Task) -> Iterator[str]:
     with open(path, "rb") as f:
         f.seek(start)
         # A closed run stops a worker thread within a block (processes are killed instead).
-        blocks = itertools.takewhile(_going, read_blocks(f, limit=end - start))
+        blocks = itertools.takewhile(_going, file_blocks(f, path, limit=end - start))
         yield from decode_utf8(blocks, errors=policy.errors, name=path, offset=start)
 
 

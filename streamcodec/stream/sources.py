@@ -14,12 +14,22 @@ decoded by the one UTF-8 reader (:func:`streamcodec.text.unicode.decode_utf8`).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator
+import stat
+from collections.abc import Callable, Generator, Iterable, Iterator
 from typing import IO, Any, TypeVar, Union
 
 from streamcodec.text.unicode import decode_utf8
 
-__all__ = ["CHUNK_SIZE", "Source", "line_blocks", "read_blocks", "text_chunks"]
+__all__ = [
+    "CHUNK_SIZE",
+    "Source",
+    "SourceChangedError",
+    "file_blocks",
+    "line_blocks",
+    "read_blocks",
+    "text_chunks",
+    "version",
+]
 
 #: Characters or bytes read at a time.
 CHUNK_SIZE = 1 << 20
@@ -43,13 +53,51 @@ def read_blocks(
         yield block
 
 
+class SourceChangedError(ValueError):
+    """A file changed (truncated, rewritten, grown) while it was read: the ids would be of
+    neither version."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(
+            f"{name}: the file changed while it was read (truncated or written to); "
+            "encode it again once nothing writes to it"
+        )
+        self.name = name
+
+    def __reduce__(self) -> tuple[type[SourceChangedError], tuple[str]]:
+        return type(self), (self.name,)  # from a worker process, as it was raised
+
+
+def file_blocks(
+    f: IO[bytes], name: str, *, size: int = CHUNK_SIZE, limit: int | None = None
+) -> Iterator[bytes]:
+    """:func:`read_blocks` of a file, raising :class:`SourceChangedError` at its end when it
+    ended short of ``limit``, or (a regular file read to its end) when its size or modification
+    time is not what they were when the reading began."""
+    before = os.fstat(f.fileno())
+    read = 0
+    for block in read_blocks(f, size=size, limit=limit):
+        read += len(block)
+        yield block
+    if limit is not None:
+        if read < limit:
+            raise SourceChangedError(name)
+    elif stat.S_ISREG(before.st_mode) and version(os.fstat(f.fileno())) != version(before):
+        raise SourceChangedError(name)
+
+
+def version(info: os.stat_result) -> tuple[int, int]:
+    """What says a file changed: its size and modification time."""
+    return info.st_size, info.st_mtime_ns
+
+
 def text_chunks(
     source: Source,
     *,
     errors: str = "strict",
     progress: Callable[[int], object] | None = None,
     chunk_size: int = CHUNK_SIZE,
-) -> Iterator[str]:
+) -> Generator[str, None, None]:
     """The text of ``source`` in chunks of about ``chunk_size``.
 
     Bytes are decoded as UTF-8 incrementally with ``errors`` (``"strict"`` raises
@@ -62,8 +110,8 @@ def text_chunks(
         yield from decode_utf8([bytes(source)], errors=errors, name="<bytes>", progress=progress)
     elif isinstance(source, os.PathLike):
         with open(source, "rb") as f:
-            blocks = read_blocks(f, size=chunk_size)
             name = os.fspath(source)
+            blocks = file_blocks(f, name, size=chunk_size)
             yield from decode_utf8(blocks, errors=errors, name=name, progress=progress)
     elif hasattr(source, "read"):
         name = str(getattr(source, "name", "<file>"))
