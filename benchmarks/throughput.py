@@ -9,9 +9,9 @@ Single-thread figures are CPU time of this process; the threads section uses wal
 
 - **outputs**: ``encode_ordinary`` (list), ``encode_to_numpy`` and counting (the engine's
   ``count``, which builds no ids) of prose, code and multilingual text, a fresh encoder per run
-  and then warm encoders, beside the peers toktok-rs (list, numpy, count) and gigatoken-cachefix (numpy, and its
-  ``.tolist()``) when installed (``benchmarks/contenders.py``). Every ratio is over tiktoken's
-  ``encode_ordinary``.
+  and then warm encoders, beside the peers toktok-rs (list, numpy, count) and gigatoken-cachefix
+  (numpy, and its ``.tolist()``) when installed (``benchmarks/contenders.py``). Every ratio is
+  over tiktoken's ``encode_ordinary``.
 - **memory**: the RSS kept after ten different 12 MB texts of unseen words, in a new process
   for streamcodec and each peer (the word caches must stay bounded: at most +64 MB).
 - **whole text**: ``encode_ordinary`` of prose, Python source and multilingual text
