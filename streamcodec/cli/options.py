@@ -17,7 +17,7 @@ from streamcodec.cli.inputs import Recorder, find_bytes
 from streamcodec.cli.progress import Progress
 from streamcodec.encoding import Encoding
 from streamcodec.formats import detect_format, load_vocabulary, read_huggingface
-from streamcodec.registry import available_offline, get_encoding, list_all_encoding_names
+from streamcodec.registry import SPECS, get_encoding
 from streamcodec.text.specials import DisallowedSpecialTokenError
 from streamcodec.vocab import BYTE_MODE_PATTERN, Vocabulary, VocabularyError, resolve_pattern
 from streamcodec.wordbpe import WordBPE, read_codes
@@ -80,13 +80,14 @@ def add_input_and_encoding(command: argparse.ArgumentParser) -> None:
 
 
 def add_encoding(command: argparse.ArgumentParser) -> None:
-    """``-e/--encoding``: its help marks the encodings that load offline now."""
-    names = ", ".join(
-        name if available_offline(name) else f"{name} (download)"
-        for name in list_all_encoding_names()
-    )
+    """``-e/--encoding``: its help names the encodings every install has (all offline); plugin
+    names are left out, so the help, and the page built from it, is the same everywhere and
+    imports no plugin."""
     command.add_argument(
-        "-e", "--encoding", help=f"encoding name (default {DEFAULT_ENCODING}; known: {names})"
+        "-e",
+        "--encoding",
+        help=f"encoding name (default {DEFAULT_ENCODING}; built in: {', '.join(SPECS)}; "
+        "or an installed tiktoken plugin's)",
     )
 
 
