@@ -64,9 +64,7 @@ def test_list_and_get(monkeypatch: pytest.MonkeyPatch) -> None:
         streamcodec.get_encoding("nope")
 
 
-def test_cl100k_comes_from_the_package(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
+def test_cl100k_comes_from_the_package(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.delenv("STREAMCODEC_DATA_DIR", raising=False)
     monkeypatch.delenv("TIKTOKEN_CACHE_DIR", raising=False)
     monkeypatch.setenv("STREAMCODEC_CACHE_DIR", str(tmp_path / "empty-cache"))

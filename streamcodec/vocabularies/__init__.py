@@ -19,6 +19,7 @@ shipped ranks byte for byte, so the test suite checks the same hashes on what is
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import struct
 import zlib
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SHIPPED",
+    "checked_originals",
     "original_files",
     "pack_ranks",
     "shipped_path",
@@ -108,6 +110,21 @@ def unpack_ranks(data: bytes, *, source: str = "<bytes>") -> dict[bytes, int]:
     if len(tokens) != total or offsets[-1] != len(blob) or len(unpacked) != total:
         raise ValueError(f"{source}: damaged vocabulary (sizes disagree); reinstall streamcodec")
     return unpacked
+
+
+def checked_originals(spec: EncodingSpec) -> dict[str, bytes]:
+    """:func:`original_files` of ``spec``'s shipped ranks, each checked against the sha256
+    tiktoken expects (a ``ValueError`` names the first that differs)."""
+    ranks = shipped_ranks(spec.shipped)
+    if ranks is None:
+        raise ValueError(f"{shipped_path(spec.shipped)} is missing: build it first")
+    checked = {}
+    for url, (content, expected) in original_files(spec, ranks).items():
+        actual = hashlib.sha256(content).hexdigest()
+        if actual != expected:
+            raise ValueError(f"{spec.name}: {url} rebuilt with sha256 {actual}, not {expected}")
+        checked[url] = content
+    return checked
 
 
 def original_files(spec: EncodingSpec, ranks: Mapping[bytes, int]) -> dict[str, tuple[bytes, str]]:
