@@ -31,6 +31,7 @@ from typing import Any
 
 import streamcodec
 from streamcodec.cli import count, decode, encode, explain, split, train, verify
+from streamcodec.cli.heap import keep_heap_flat
 from streamcodec.cli.output import ClosedStdout
 from streamcodec.interrupts import Stopped, stop_signals, stopped_by
 from streamcodec.text.unicode import InvalidUTF8Error
@@ -55,6 +56,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout = ClosedStdout()
     if sys.stderr is None:  # started with stderr closed: messages and progress go nowhere, the
         sys.stderr = open(os.devnull, "w")  # noqa: SIM115  (work goes on, as in coreutils)
+    keep_heap_flat()
     with stop_signals():
         try:
             args = build_parser().parse_args(argv)
