@@ -28,7 +28,16 @@ def _python_sources(path: Path, size: int) -> None:
 def _peak_mb(path: Path) -> float:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")}
     env["PYTHONPATH"] = str(ROOT)
-    command = [sys.executable, "-m", "streamcodec", "count", "-q", "--special-as-text", "--errors", "replace"]
+    command = [
+        sys.executable,
+        "-m",
+        "streamcodec",
+        "count",
+        "-q",
+        "--special-as-text",
+        "--errors",
+        "replace",
+    ]
     proc = subprocess.Popen([*command, str(path)], stdout=subprocess.DEVNULL, env=env)
     _, status, usage = os.wait4(proc.pid, 0)
     assert status == 0
