@@ -404,7 +404,6 @@ def test_empty_or_truncated_npy_names_the_file(
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["verify", "{src}", "--mode", "word"], "--mode word has nothing to check"),
         (["count", "{src}", "--pattern", "gpt2"], "--pattern is for --vocab files"),
         (["count", "{src}", "--codes", "codes.txt"], "--codes is for --mode word"),
         (["encode", "{src}", "--separator", "##"], "--separator is for --mode word"),

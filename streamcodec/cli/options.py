@@ -51,8 +51,9 @@ def pretokenizer_note(enc: Encoding) -> str:
     return "pre-tokenizer: regex (not a known pattern, see docs/patterns.md)"
 
 
-def add_input_and_encoding(command: argparse.ArgumentParser) -> None:
-    """The input, the encoding (by name or from a file) and ``--mode``."""
+def add_input_and_encoding(command: argparse.ArgumentParser, *, word: bool = True) -> None:
+    """The input, the encoding (by name or from a file) and ``--mode`` (``word``: offer
+    ``--mode word`` and its options)."""
     command.add_argument(
         "input", help="input file (a FIFO, <(cmd), /dev/stdin too), or - for standard input"
     )
@@ -74,6 +75,10 @@ def add_input_and_encoding(command: argparse.ArgumentParser) -> None:
         "pattern, else cl100k_base's)",
     )
     command.add_argument("-q", "--quiet", action="store_true", help="no progress bar or summary")
+    if not word:
+        add_mode(command, bytelevel="the encoding's pre-tokenizer", word=None)
+        command.set_defaults(codes=None, separator=None)
+        return
     add_mode(command, bytelevel="the encoding's pre-tokenizer", word="with --codes")
     command.add_argument("--codes", help="--mode word: a subword-nmt codes file")
     command.add_argument("--separator", help="--mode word: the continuation mark (default @@)")
@@ -123,14 +128,15 @@ def refuse_ignored(args: argparse.Namespace) -> None:
         raise ValueError("--allow-unreachable is for --vocab tokenizer.json")
 
 
-def add_mode(command: argparse.ArgumentParser, *, bytelevel: str, word: str) -> None:
-    """``--mode bytelevel | bytes | word``, with each command's own words for two of them."""
+def add_mode(command: argparse.ArgumentParser, *, bytelevel: str, word: str | None) -> None:
+    """``--mode bytelevel | bytes | word``, with each command's own words for two of them
+    (``word=None``: a command without ``--mode word``)."""
+    said = f"bytelevel: {bytelevel} (default); bytes: no pre-tokenization"
     command.add_argument(
         "--mode",
-        choices=["bytelevel", "bytes", "word"],
+        choices=["bytelevel", "bytes"] if word is None else ["bytelevel", "bytes", "word"],
         default="bytelevel",
-        help=f"bytelevel: {bytelevel} (default); bytes: no pre-tokenization; "
-        f"word: Sennrich word-level BPE, {word}",
+        help=said if word is None else f"{said}; word: Sennrich word-level BPE, {word}",
     )
 
 
