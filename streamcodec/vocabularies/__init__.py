@@ -25,13 +25,11 @@ import struct
 import zlib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from streamcodec.registry import EncodingSpec
+from typing import Protocol
 
 __all__ = [
     "SHIPPED",
+    "Published",
     "checked_originals",
     "original_files",
     "pack_ranks",
@@ -43,6 +41,24 @@ __all__ = [
 # The shipped vocabularies; the other named encodings reuse them (gpt2 is r50k_base's ranks,
 # p50k_edit p50k_base's, o200k_harmony o200k_base's).
 SHIPPED = ("r50k_base", "p50k_base", "cl100k_base", "o200k_base")
+
+
+class Published(Protocol):
+    """What tiktoken publishes of a named encoding (a ``registry.EncodingSpec`` is one)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def shipped(self) -> str: ...
+    @property
+    def download_url(self) -> str: ...
+    @property
+    def sha256(self) -> str: ...
+    @property
+    def special_tokens(self) -> dict[str, int]: ...
+    @property
+    def data_gym(self) -> tuple[tuple[str, str], tuple[str, str]] | None: ...
+
 
 _MAGIC = b"streamcodec ranks 1\n"
 _RUN = struct.Struct("<II")  # first rank, how many consecutive ranks follow
@@ -112,7 +128,7 @@ def unpack_ranks(data: bytes, *, source: str = "<bytes>") -> dict[bytes, int]:
     return unpacked
 
 
-def checked_originals(spec: EncodingSpec) -> dict[str, bytes]:
+def checked_originals(spec: Published) -> dict[str, bytes]:
     """:func:`original_files` of ``spec``'s shipped ranks, each checked against the sha256
     tiktoken expects (a ``ValueError`` names the first that differs)."""
     ranks = shipped_ranks(spec.shipped)
@@ -127,7 +143,7 @@ def checked_originals(spec: EncodingSpec) -> dict[str, bytes]:
     return checked
 
 
-def original_files(spec: EncodingSpec, ranks: Mapping[bytes, int]) -> dict[str, tuple[bytes, str]]:
+def original_files(spec: Published, ranks: Mapping[bytes, int]) -> dict[str, tuple[bytes, str]]:
     """The files tiktoken downloads for ``spec``, rebuilt byte for byte from its ranks, as
     ``{url: (content, the sha256 tiktoken expects)}``: the ``.tiktoken`` file, or for gpt2 GPT-2's
     ``vocab.bpe`` and ``encoder.json`` (written with ``json.dumps``' defaults, as GPT-2's were)."""
