@@ -108,7 +108,7 @@ def refuse_ignored(args: argparse.Namespace) -> None:
                 ("--allowed-special", bool(getattr(args, "allowed_special", ""))),
                 ("--special-as-text", getattr(args, "special_as_text", False)),
                 ("--jobs", getattr(args, "jobs", 1) > 1),
-                ("--format", getattr(args, "format", "ids") != "ids"),
+                ("--format", getattr(args, "format", None) not in (None, "ids")),
             ]
             if given
         ]
@@ -140,8 +140,9 @@ def add_mode(command: argparse.ArgumentParser, *, bytelevel: str, word: str | No
     )
 
 
-def add_text_options(command: argparse.ArgumentParser) -> None:
-    """How text is encoded: special tokens, invalid UTF-8, worker processes."""
+def add_text_options(command: argparse.ArgumentParser, *, jobs: str | None) -> None:
+    """How text is encoded: special tokens, invalid UTF-8, and (``jobs``: the words that end
+    its help) ``--jobs``; a command that reads in one process has none."""
     command.add_argument(
         "--allowed-special",
         default="",
@@ -161,13 +162,16 @@ def add_text_options(command: argparse.ArgumentParser) -> None:
         help="invalid UTF-8: fail (strict, default), use U+FFFD (replace), or keep the bytes "
         "exactly (surrogateescape)",
     )
+    if jobs is None:
+        command.set_defaults(jobs=1)
+        return
     command.add_argument(
         "-j",
         "--jobs",
         type=positive_int,
         default=1,
         help="workers for a regular file: threads on the native path, processes on the pure "
-        "path (default 1; not with -f jsonl)",
+        f"path ({jobs})",
     )
 
 
