@@ -149,12 +149,12 @@ def test_verify_finds_a_mismatch_in_a_later_window(
 
 
 def test_explain_command(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["explain", "tokenization", "--tokens", CLASSIC]) == 0
+    assert main(["explain", "--text", "tokenization", "--tokens", CLASSIC]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "piece 'tokenization': merges in rank order"
     assert out[-3].split() == ["token|ization", "merge", "ization", "(rank", "265)"]
     assert "tokeniz|ation" in out[-1] and "DIFFERS" in out[-1]
-    assert main(["explain", "Hello aaaa", "-e", "cl100k_base"]) == 0
+    assert main(["explain", "--text", "Hello aaaa", "-e", "cl100k_base"]) == 0
     out = capsys.readouterr().out
     assert "piece '␣aaaa'" in out and "DIFFERS" in out and "(same)" in out
 

@@ -71,3 +71,29 @@ def test_u16_refuses_an_id_past_65535(tmp_path: Path, capsys: pytest.CaptureFixt
     assert "id 100257 does not fit in 16 bits" in capsys.readouterr().err
     assert main([*args[:-2], "-e", "gpt2", "--allowed-special", "all", "-q"]) == 0
     assert (tmp_path / "x.u16").read_bytes() == (50256).to_bytes(2, "little")
+
+
+def test_explain_reads_a_file_or_stdin_and_text_takes_a_literal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``explain FILE`` and ``explain -`` explained the strings "FILE" and "-"."""
+    import io
+
+    from streamcodec.cli import main
+
+    src = tmp_path / "notes.txt"
+    src.write_text("hello world")
+    assert main(["explain", str(src)]) == 0
+    from_file = capsys.readouterr().out
+    assert "piece 'hello'" in from_file and "piece '␣world'" in from_file
+    assert main(["explain", "--text", "hello world"]) == 0
+    assert capsys.readouterr().out == from_file
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"hello world")))
+    assert main(["explain", "-"]) == 0
+    assert capsys.readouterr().out == from_file
+    assert main(["explain", "hello world"]) == 1
+    assert "hello world: no such file; to explain the text itself, pass --text 'hello world'" in (
+        capsys.readouterr().err
+    )
+    assert main(["explain", str(src), "--text", "x"]) == 1
+    assert "(one)" in capsys.readouterr().err

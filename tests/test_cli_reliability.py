@@ -413,7 +413,7 @@ def test_empty_or_truncated_npy_names_the_file(
         (["decode", "{src}", "--pattern", "gpt2"], "decode does not use --pattern"),
         (["encode", "{src}", "-f", "jsonl", "-j", "2"], "-f jsonl encodes line by line"),
         (["count", "{src}", "--allow-unreachable"], "--allow-unreachable is for --vocab"),
-        (["explain", "hi", "-e", "gpt2", "--tokens", "a,b"], "leave out --encoding"),
+        (["explain", "--text", "hi", "-e", "gpt2", "--tokens", "a,b"], "leave out --encoding"),
         (
             ["count", "{src}", "--allowed-special", "<|bogus|>"],
             "--allowed-special: '<|bogus|>' is not a special token of cl100k_base",
