@@ -6,8 +6,9 @@
 
 Like every command, it reads a file, or standard input for ``-``; ``--text`` explains a literal.
 An argument that names no file is refused with the ``--text`` to use (before, the argument was
-always the text). Each merge step is shown with its rank, so a surprising split can be traced. ``--html`` writes
-the same as one self-contained page instead (:mod:`streamcodec.explain.html`), atomically.
+always the text). Each merge step is shown with its rank, so a surprising split can be traced.
+``--html`` writes the same as one self-contained page instead (:mod:`streamcodec.explain.html`),
+atomically.
 """
 
 from __future__ import annotations
