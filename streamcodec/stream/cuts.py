@@ -81,8 +81,9 @@ def safe_cuts() -> dict[str, regex.Pattern[str]]:
 
 
 @functools.cache
-def _last_safe_cut(pattern: str) -> regex.Pattern[str]:
-    """``pattern``'s safe cuts, searched backwards from the end: the last safe cut first."""
+def last_safe_cut(pattern: str) -> regex.Pattern[str]:
+    """``pattern``'s safe cuts (a named pattern's), searched backwards from the end: the last
+    safe cut first (compiled on first use, as :func:`safe_cut`)."""
     return regex.compile(safe_cuts()[pattern].pattern, regex.REVERSE)
 
 
@@ -142,7 +143,7 @@ class ProvenCuts:
         """The last safe cut before one of ``text[lo:]``, looking back into ``text[:lo]``."""
         if self._native is not None:
             return self._native.last_cut(text, lo, len(text))
-        match = _last_safe_cut(self._pattern).search(text, lo)
+        match = last_safe_cut(self._pattern).search(text, lo)
         return None if match is None else match.start()
 
 
