@@ -13,17 +13,25 @@ class OptionalBuildExt(build_ext):
         try:
             super().run()
         except Exception as exc:  # no compiler, no Python headers, ...
-            self._warn(exc)
+            self._warn("compiled core and native scanner were", exc, "pure Python")
 
     def build_extension(self, ext: Extension) -> None:
         try:
             super().build_extension(ext)
         except Exception as exc:
-            self._warn(exc)
+            name, instead = NAMES.get(ext.name, (ext.name, "pure Python"))
+            self._warn(f"{name} ({ext.name}) was", exc, instead)
 
     @staticmethod
-    def _warn(exc: Exception) -> None:
-        print(f"WARNING: streamcodec's compiled core was not built ({exc}); using pure Python.")
+    def _warn(what: str, exc: Exception, instead: str) -> None:
+        print(f"WARNING: streamcodec's {what} not built ({exc}); using {instead} instead.")
+
+
+# What each extension is, and what runs without it, in the warning.
+NAMES = {
+    "streamcodec.pieces._core": ("compiled core", "pure Python"),
+    "streamcodec.text._scan": ("native scanner", "the regex pre-tokenizer"),
+}
 
 
 core = Extension(
