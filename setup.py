@@ -1,6 +1,8 @@
 """Builds the optional compiled code: the piece encoder (streamcodec.pieces._core), the native
-pre-tokenizer (streamcodec.text._scan) and the fused pass over both (streamcodec.engine._fused); everything else is in
-pyproject.toml. Without a working C compiler the install goes on, pure Python, with a warning."""
+pre-tokenizer (streamcodec.text._scan) and the fused pass over both (streamcodec.engine._fused);
+everything else is in pyproject.toml. Without a working C compiler the install goes on, pure
+Python, with a warning (streamcodec.engine.backend takes the compiled path only when all three
+are built)."""
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
@@ -13,19 +15,28 @@ class OptionalBuildExt(build_ext):
         try:
             super().run()
         except Exception as exc:  # no compiler, no Python headers, ...
-            self._warn(exc)
+            self._warn("compiled code was", exc, "pure Python")
 
     def build_extension(self, ext: Extension) -> None:
         if self.compiler.compiler_type == "msvc":  # C11 atomics (pieces/_core_internal.h)
-            ext.extra_compile_args = [*ext.extra_compile_args, "/std:c11", "/experimental:c11atomics"]
+            ext.extra_compile_args = [*ext.extra_compile_args, "/std:c11", "/experimental:c11atomics"]  # noqa: E501
         try:
             super().build_extension(ext)
         except Exception as exc:
-            self._warn(exc)
+            name, instead = NAMES.get(ext.name, (ext.name, "pure Python"))
+            self._warn(f"{name} ({ext.name}) was", exc, instead)
 
     @staticmethod
-    def _warn(exc: Exception) -> None:
-        print(f"WARNING: streamcodec's compiled core was not built ({exc}); using pure Python.")
+    def _warn(what: str, exc: Exception, instead: str) -> None:
+        print(f"WARNING: streamcodec's {what} not built ({exc}); using {instead} instead.")
+
+
+# What each extension is, in the warning; without any of them, the pure-Python path runs.
+NAMES = {
+    "streamcodec.pieces._core": ("compiled core", "pure Python"),
+    "streamcodec.text._scan": ("native scanner", "pure Python"),
+    "streamcodec.engine._fused": ("fused pass", "pure Python"),
+}
 
 
 core = Extension(

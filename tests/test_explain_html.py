@@ -186,11 +186,11 @@ def test_long_piece_and_empty_text() -> None:
 
 def test_cli_writes_the_page(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "page.html"
-    assert main(["explain", " encodings", "--html", str(out)]) == 0
+    assert main(["explain", "--text", " encodings", "--html", str(out)]) == 0
     assert "wrote" in capsys.readouterr().err
     enc = streamcodec.get_encoding("cl100k_base")
     check_tokens(parse(out.read_text(encoding="utf-8")), enc, " encodings")
-    assert main(["explain", "hi", "--piece", "0"]) == 1
+    assert main(["explain", "--text", "hi", "--piece", "0"]) == 1
     assert "--html" in capsys.readouterr().err
 
 

@@ -21,7 +21,7 @@ import pytest
 
 import streamcodec
 from streamcodec.vocab import GPT2_PATTERN
-from tests.conftest import _o200k_available, tiktoken_twin
+from tests.conftest import tiktoken_twin
 
 ROOT = Path(__file__).resolve().parents[1]
 PIP_INSTALL = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--upgrade"]
@@ -45,8 +45,7 @@ for spelling in CLASSES:
 cl100k = streamcodec.get_encoding("cl100k_base")
 encodings = [cl100k, streamcodec.Encoding("gpt2-pattern", pat_str=GPT2_PATTERN,
              mergeable_ranks=cl100k.mergeable_ranks, special_tokens={})]
-if sys.argv[2] == "o200k":
-    encodings.append(streamcodec.get_encoding("o200k_base"))
+encodings.append(streamcodec.get_encoding("o200k_base"))
 sample = changed | set(range(0x10000)) | set(range(0x10000, 0x110000, 97))
 sample = sorted(c for c in sample if not 0xD800 <= c <= 0xDFFF)
 ids = [enc.encode_ordinary(probe(sample)) for enc in encodings]
@@ -74,10 +73,9 @@ def newest_regex(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_ids_equal_tiktoken_with_the_newest_regex(newest_regex: Path) -> None:
-    has_o200k = _o200k_available()
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(newest_regex), str(ROOT)])}
     result = subprocess.run(
-        [sys.executable, "-c", PROBE, str(newest_regex), "o200k" if has_o200k else "-"],
+        [sys.executable, "-c", PROBE, str(newest_regex)],
         capture_output=True,
         text=True,
         env=env,
@@ -95,7 +93,6 @@ def test_ids_equal_tiktoken_with_the_newest_regex(newest_regex: Path) -> None:
         special_tokens={},
     )
     twins = [tiktoken_twin(cl100k), tiktoken_twin(gpt2_pattern)]
-    if has_o200k:
-        twins.append(tiktoken_twin(streamcodec.get_encoding("o200k_base")))
+    twins.append(tiktoken_twin(streamcodec.get_encoding("o200k_base")))
     text = probe(sample)
     assert ids == [twin.encode_ordinary(text) for twin in twins]

@@ -64,9 +64,7 @@ def test_list_and_get(monkeypatch: pytest.MonkeyPatch) -> None:
         streamcodec.get_encoding("nope")
 
 
-def test_cl100k_comes_from_the_installed_package(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
+def test_cl100k_comes_from_the_package(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.delenv("STREAMCODEC_DATA_DIR", raising=False)
     monkeypatch.delenv("TIKTOKEN_CACHE_DIR", raising=False)
     monkeypatch.setenv("STREAMCODEC_CACHE_DIR", str(tmp_path / "empty-cache"))
@@ -152,9 +150,9 @@ def test_importing_streamcodec_stays_cheap() -> None:
 def test_a_corrupt_tiktoken_cache_file_is_skipped_for_the_installed_copy(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """Regression (issue 23 §4): a corrupt file in TIKTOKEN_CACHE_DIR stopped cl100k_base from
+    """Regression (issue 23 §4): a corrupt file in TIKTOKEN_CACHE_DIR stopped an encoding from
     loading although a valid copy is installed; it is now skipped, with a warning naming it."""
-    spec = SPECS["cl100k_base"]
+    spec = SPECS["streamcodec_py4k"]  # a file inside the package, not a shipped vocabulary
     cache = tmp_path / "tiktoken-cache"
     cache.mkdir()
     corrupt = cache / hashlib.sha1(spec.download_url.encode()).hexdigest()
@@ -164,4 +162,17 @@ def test_a_corrupt_tiktoken_cache_file_is_skipped_for_the_installed_copy(
     monkeypatch.setenv("STREAMCODEC_CACHE_DIR", str(tmp_path / "empty-cache"))
     with pytest.warns(RuntimeWarning, match=f"skipped: {corrupt}: sha256 is"):
         data = load_vocabulary_file(spec)
+    assert hashlib.sha256(data).hexdigest() == spec.sha256
+
+
+def test_a_shipped_vocabulary_never_reads_the_caches(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    spec = SPECS["cl100k_base"]
+    cache = tmp_path / "tiktoken-cache"
+    cache.mkdir()
+    (cache / hashlib.sha1(spec.download_url.encode()).hexdigest()).write_bytes(b"corrupt\n")
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(cache))
+    monkeypatch.setenv("STREAMCODEC_DATA_DIR", str(cache))
+    data = load_vocabulary_file(spec)  # the original file, rebuilt from the package and checked
     assert hashlib.sha256(data).hexdigest() == spec.sha256

@@ -314,3 +314,16 @@ def test_command_line_trains_word_codes_like_learn_bpe(tmp_path: Path) -> None:
         *("-o", str(codes)),
     )
     assert wrong.returncode == 1 and b"--mode word takes --merges" in wrong.stderr
+
+
+def test_word_training_reports_progress(tmp_path: Path) -> None:
+    """Regression (issue 22 §2): word-mode train showed no progress (44 s on 5 MB)."""
+    from streamcodec.wordbpe import train_word_bpe
+
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("low lower lowest newest widest\n" * 50, encoding="utf-8")
+    seen: list[tuple[str, int, int | None]] = []
+    bpe = train_word_bpe([corpus], num_merges=5, progress=lambda *report: seen.append(report))
+    assert seen[0][0] == "count" and ("count", corpus.stat().st_size, None) in seen
+    assert [r for r in seen if r[0] == "merge"] == [("merge", n, 5) for n in range(1, 6)]
+    assert len(bpe.merges) == 5

@@ -33,10 +33,6 @@ export ASAN_OPTIONS=detect_leaks=0:halt_on_error=1:abort_on_error=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 export PYTHONMALLOC=malloc  # every Python allocation through malloc, so ASan sees it
 export PYTHONPATH="$work" STREAMCODEC_BACKEND=native
-# The tests find o200k_base next to the checkout (../shared/data), not next to the copy.
-if [ -z "${STREAMCODEC_DATA_DIR:-}" ] && [ -d "$root/../shared/data" ]; then
-    export STREAMCODEC_DATA_DIR="$root/../shared/data"
-fi
 
 "$python" -c 'import streamcodec.pieces._core as c; print("sanitized core:", c.__file__)'
 # Resident memory is not checked here: ASan keeps freed memory in quarantine (it grows up to

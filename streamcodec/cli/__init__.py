@@ -1,4 +1,4 @@
-"""The command line: ``streamcodec encode | decode | count | train | verify | explain``.
+"""The command line: ``streamcodec COMMAND``, one module per command (``COMMANDS`` lists them).
 
 Only this package prints or touches the terminal. Errors from the library become one line on
 stderr and exit status 1; Ctrl-C exits with 130, SIGTERM with 143, SIGHUP with 129. Output files
@@ -6,12 +6,11 @@ are written atomically (a temporary file renamed at the end), so an interrupted 
 that looks complete. A progress bar (bytes read) is shown on stderr when it is a terminal, unless
 ``--quiet``.
 
-One module per command (``encode``, ``decode``, ``count``, ``train``, ``verify``, ``explain``),
-each with an ``add(commands)`` that declares its options and the function that runs it; add a
-command by writing another module and listing its ``add`` in ``COMMANDS``. Shared pieces:
-``options`` (the options several commands take, and the encoding they build), ``inputs`` (where
-input comes from), ``idformats`` (ids on disk: ids, jsonl, u32, npy), ``output`` (the one output
-writer) and ``progress`` (the bars).
+Each command module has an ``add(commands)`` that declares its options and the function that
+runs it; add a command by writing another module and listing its ``add`` in ``COMMANDS``.
+Shared pieces: ``options`` (the options several commands take, and the encoding they build),
+``inputs`` (where input comes from), ``idformats`` (ids on disk: ids, jsonl, u32, u16, npy),
+``output`` (the one output writer), ``progress`` (the bars) and ``heap`` (flat memory on glibc).
 
     $ streamcodec encode book.txt -o book.ids && streamcodec decode book.ids | cmp - book.txt
 
@@ -31,6 +30,7 @@ from typing import Any
 
 import streamcodec
 from streamcodec.cli import count, decode, encode, explain, split, train, verify
+from streamcodec.cli.heap import keep_heap_flat
 from streamcodec.cli.output import ClosedStdout
 from streamcodec.interrupts import Stopped, stop_signals, stopped_by
 from streamcodec.text.unicode import InvalidUTF8Error
@@ -56,6 +56,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if sys.stderr is None:  # started with stderr closed: messages and progress go nowhere, the
         sys.stderr = open(os.devnull, "w")  # noqa: SIM115  (work goes on, as in coreutils)
     args: argparse.Namespace | None = None
+    keep_heap_flat()
     with stop_signals():
         try:
             args = build_parser().parse_args(argv)
@@ -108,8 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="streamcodec",
         description="Exact, streaming byte-level BPE (tiktoken-compatible).",
-        epilog="Encodings marked (download) in a command's --help are not on this machine yet: "
-        "the first use fetches them (or put the file in $STREAMCODEC_DATA_DIR).",
+        epilog="Every named encoding ships in the package: no command needs a network.",
     )
     parser.add_argument("--version", action="version", version=version())
     commands = parser.add_subparsers(dest="command", required=True)

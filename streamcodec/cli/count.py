@@ -35,7 +35,7 @@ def add(commands: Any) -> None:
     """Declare ``count`` and its options."""
     count = commands.add_parser("count", help="print the number of tokens in a file")
     add_input_and_encoding(count)
-    add_text_options(count)
+    add_text_options(count, jobs="default 1")
     count.add_argument(
         "--limit",
         type=whole_number,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from streamcodec.cli.idformats import FORMATS, READERS, read_jsonl
+from streamcodec.cli.idformats import FORMATS, READERS, format_for, read_jsonl
 from streamcodec.cli.inputs import shown_name, word_blocks
 from streamcodec.cli.options import add_input_and_encoding, build_encoding, refuse_ignored
 from streamcodec.cli.output import output
@@ -30,7 +30,11 @@ def add(commands: Any) -> None:
     add_input_and_encoding(decode)
     decode.add_argument("-o", "--output", help="write the bytes here (default: stdout)")
     decode.add_argument(
-        "-f", "--format", default="ids", choices=FORMATS, help="how the ids are stored"
+        "-f",
+        "--format",
+        choices=FORMATS,
+        help="how the ids are stored (default: the input's suffix .jsonl, .u32, .u16 or .npy, "
+        "else ids)",
     )
     decode.set_defaults(run=run)
 
@@ -47,6 +51,7 @@ def run(args: argparse.Namespace) -> int:
                 out.write(joined.encode("utf-8", "surrogateescape"))
         return 0
     enc = build_encoding(args)
+    args.format = format_for(args.input, args.format)
     jsonl = args.format == "jsonl"
     read = read_jsonl if jsonl else READERS[args.format]
     done = 0  # ids decoded so far

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from streamcodec.cli.idformats import FORMATS, WRITERS
+from streamcodec.cli.idformats import FORMATS, WRITERS, format_for
 from streamcodec.cli.inputs import Recorder, source, word_blocks
 from streamcodec.cli.options import (
     add_input_and_encoding,
@@ -39,15 +39,15 @@ def add(commands: Any) -> None:
         "encode", help="encode a file (or - for stdin) to token ids (--mode word: to segments)"
     )
     add_input_and_encoding(encode)
-    add_text_options(encode)
+    add_text_options(encode, jobs="default 1; not with -f jsonl")
     encode.add_argument("-o", "--output", help="write ids here (default: stdout)")
     encode.add_argument(
         "-f",
         "--format",
-        default="ids",
         choices=FORMATS,
         help="ids: one per line; jsonl: a JSON list per input line (each line encoded on its "
-        "own); u32: little-endian uint32; npy: a NumPy .npy array of uint32",
+        "own); u32: little-endian uint32; u16: little-endian uint16 (ids up to 65,535); npy: a "
+        "NumPy .npy array of uint32 (default: the -o suffix .jsonl, .u32, .u16 or .npy, else ids)",
     )
     encode.set_defaults(run=run)
 
@@ -60,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
             for block in word_blocks(args, update):
                 out.write(bpe.apply(block).encode("utf-8", "surrogateescape"))
         return 0
+    args.format = format_for(args.output, args.format)
     if args.format == "jsonl" and args.jobs > 1:
         raise ValueError("-f jsonl encodes line by line in one process: leave out --jobs")
     enc = build_encoding(args)

@@ -1,23 +1,30 @@
 """``streamcodec explain``: the merges of each piece in rank order, beside longest-match.
 
-    $ streamcodec explain " tokenization" --tokens to,ke,ken,token
-    $ streamcodec explain "any text" --html explain.html
+    $ streamcodec explain --text " tokenization" --tokens to,ke,ken,token
+    $ streamcodec explain notes.txt --html explain.html
+    $ echo "any text" | streamcodec explain -
 
-Each merge step is shown with its rank, so a surprising split can be traced. ``--html`` writes
-the same as one self-contained page instead (:mod:`streamcodec.explain.html`), atomically.
+Like every command, it reads a file, or standard input for ``-``; ``--text`` explains a literal.
+An argument that names no file is refused with the ``--text`` to use (before, the argument was
+always the text). Each merge step is shown with its rank, so a surprising split can be traced.
+``--html`` writes the same as one self-contained page instead (:mod:`streamcodec.explain.html`),
+atomically.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
 
 from streamcodec.atomicfile import atomic_output
+from streamcodec.cli.inputs import source
 from streamcodec.cli.options import add_encoding, build_encoding, pretokenizer_note
 from streamcodec.encoding import Encoding
 from streamcodec.explain.trace import Explanation, explain_piece
+from streamcodec.stream.sources import text_chunks
 from streamcodec.vocab import GPT2_PATTERN
 
 __all__ = ["add"]
@@ -28,7 +35,10 @@ def add(commands: Any) -> None:
     explain = commands.add_parser(
         "explain", help="show the merges of each piece in rank order, beside longest-match"
     )
-    explain.add_argument("text", help="the text to explain")
+    explain.add_argument(
+        "input", nargs="?", help="the file to explain, or - for standard input (or give --text)"
+    )
+    explain.add_argument("--text", help="the text to explain, instead of a file")
     add_encoding(explain)
     explain.add_argument(
         "--tokens",
@@ -63,6 +73,7 @@ def run(args: argparse.Namespace) -> int:
     """Print each piece's merge steps and the two results."""
     if args.tokens and args.encoding is not None:
         raise ValueError("--tokens is a vocabulary of its own: leave out --encoding")
+    args.text = _text(args)
     enc = _toy_encoding(args.tokens) if args.tokens else build_encoding(args)
     if args.html:
         return _write_page(enc, args)
@@ -76,6 +87,19 @@ def run(args: argparse.Namespace) -> int:
         for line in _lines(explanation, ranks):
             print(line)
     return 0
+
+
+def _text(args: argparse.Namespace) -> str:
+    """``--text``, or the whole of the input file (``-``: standard input)."""
+    if (args.text is None) == (args.input is None):
+        raise ValueError("explain needs a file, - for standard input, or --text TEXT (one)")
+    if args.text is not None:
+        return str(args.text)
+    if args.input != "-" and not os.path.exists(args.input):
+        raise ValueError(
+            f"{args.input}: no such file; to explain the text itself, pass --text {args.input!r}"
+        )
+    return "".join(text_chunks(source(args)))
 
 
 def _write_page(enc: Encoding, args: argparse.Namespace) -> int:

@@ -1,4 +1,5 @@
-"""Token ids on disk: ``ids`` (decimal, one per line), ``u32``, ``npy``; ``jsonl`` is per line.
+"""Token ids on disk: ``ids`` (decimal, one per line), ``u32``, ``u16``, ``npy``; ``jsonl`` is
+per line. Without ``-f`` the format is the file name's suffix (:func:`format_for`).
 
 Writers take the encoder's chunks of ids and return how many they wrote; readers yield chunks of
 ids from a path (``-`` is standard input)::
@@ -24,9 +25,10 @@ from streamcodec.cli.inputs import binary_input, blocks, is_regular_file, shown_
 from streamcodec.cli.progress import Progress
 from streamcodec.formats.jsondoc import TOO_DEEP
 
-__all__ = ["FORMATS", "READERS", "WRITERS", "read_jsonl"]
+__all__ = ["FORMATS", "READERS", "WRITERS", "format_for", "read_jsonl"]
 
-FORMATS = ["ids", "jsonl", "u32", "npy"]
+FORMATS = ["ids", "jsonl", "u32", "u16", "npy"]
+NPY_MAGIC = b"\x93NUMPY"
 MAX_DIGITS = 10  # ids are uint32: 4294967295 has 10 digits
 WRITE_IDS = 1 << 16  # ids turned into text at a time
 NPY_PREAMBLE = 128  # bytes before the data of a .npy we write: room for any length, aligned
@@ -43,11 +45,38 @@ def write_ids(chunks: Iterable[list[int]], out: BinaryIO) -> int:
     return count
 
 
+def format_for(path: str | None, given: str | None) -> str:
+    """``given`` (``-f``), else the format ``path``'s suffix names, else ``ids``.
+
+    >>> format_for("big.npy", None), format_for("big.npy", "ids"), format_for("-", None)
+    ('npy', 'ids', 'ids')
+    """
+    if given is not None:
+        return given
+    suffix = os.path.splitext(path or "")[1].lower().lstrip(".")
+    return suffix if suffix in FORMATS else "ids"
+
+
 def write_u32(chunks: Iterable[list[int]], out: BinaryIO) -> int:
     """Little-endian uint32s."""
+    return _write_fixed(chunks, out, "I")
+
+
+def write_u16(chunks: Iterable[list[int]], out: BinaryIO) -> int:
+    """Little-endian uint16s (nanoGPT's GPT-2 files); an id past 65,535 is an error."""
+    return _write_fixed(chunks, out, "H")
+
+
+def _write_fixed(chunks: Iterable[list[int]], out: BinaryIO, code: str) -> int:
     count = 0
     for ids in chunks:
-        data = array("I", ids)
+        try:
+            data = array(code, ids)
+        except OverflowError:
+            big = next(i for i in ids if i > 0xFFFF)
+            raise ValueError(
+                f"id {big} does not fit in 16 bits (u16 holds ids up to 65,535): use -f u32"
+            ) from None
         if sys.byteorder == "big":
             data.byteswap()
         out.write(data.tobytes())
@@ -70,7 +99,7 @@ def _npy_header(count: int) -> bytes:
     """The ``.npy`` (version 1.0) header of a uint32 vector of ``count`` items."""
     header = f"{{'descr': '<u4', 'fortran_order': False, 'shape': ({count},), }}"
     header += " " * (NPY_PREAMBLE - 10 - len(header) - 1) + "\n"
-    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode("latin1")
+    return NPY_MAGIC + b"\x01\x00" + struct.pack("<H", len(header)) + header.encode("latin1")
 
 
 def read_ids(path: str, progress: Progress | None) -> Iterator[list[int]]:
@@ -78,6 +107,8 @@ def read_ids(path: str, progress: Progress | None) -> Iterator[list[int]]:
     rest, line = b"", 1
     for block in blocks(path, progress):
         data = rest + block
+        if line == 1 and data.startswith(NPY_MAGIC):
+            raise ValueError(f"{shown_name(path)} is a NumPy .npy file: pass -f npy")
         end = data.rfind(b"\n") + 1 or _after_last_space(data)
         yield _parse_ids(data[:end], path, line)
         line += data.count(b"\n", 0, end)
@@ -114,18 +145,28 @@ def _not_an_id(shown: str) -> str:
 
 def read_u32(path: str, progress: Progress | None) -> Iterator[list[int]]:
     """Little-endian uint32s; a partial one at the end is an error."""
-    rest = b""
+    return _read_fixed(path, progress, "I")
+
+
+def read_u16(path: str, progress: Progress | None) -> Iterator[list[int]]:
+    """Little-endian uint16s; a partial one at the end is an error."""
+    return _read_fixed(path, progress, "H")
+
+
+def _read_fixed(path: str, progress: Progress | None, code: str) -> Iterator[list[int]]:
+    rest, size = b"", array(code).itemsize
     for block in blocks(path, progress):
         data = rest + block
-        whole = len(data) - len(data) % 4
-        yield _u32_ids(data[:whole])
+        whole = len(data) - len(data) % size
+        yield _fixed_ids(data[:whole], code)
         rest = data[whole:]
     if rest:
-        raise ValueError(f"{shown_name(path)}: {len(rest)} bytes at the end are not a whole uint32")
+        name = f"uint{size * 8}"
+        raise ValueError(f"{shown_name(path)}: {len(rest)} bytes at the end are not a whole {name}")
 
 
-def _u32_ids(data: bytes) -> list[int]:
-    ids = array("I")
+def _fixed_ids(data: bytes, code: str) -> list[int]:
+    ids = array(code)
     ids.frombytes(data)
     if sys.byteorder == "big":
         ids.byteswap()
@@ -204,10 +245,12 @@ def _refuse(text: str) -> NoReturn:
 WRITERS: dict[str, Callable[[Iterable[list[int]], BinaryIO], int]] = {
     "ids": write_ids,
     "u32": write_u32,
+    "u16": write_u16,
     "npy": write_npy,
 }
 READERS: dict[str, Callable[[str, Progress | None], Iterator[list[int]]]] = {
     "ids": read_ids,
     "u32": read_u32,
+    "u16": read_u16,
     "npy": read_npy,
 }

@@ -17,7 +17,7 @@ from streamcodec.cli.inputs import Recorder, find_bytes
 from streamcodec.cli.progress import Progress
 from streamcodec.encoding import Encoding
 from streamcodec.formats import detect_format, load_vocabulary, read_huggingface
-from streamcodec.registry import available_offline, get_encoding, list_all_encoding_names
+from streamcodec.registry import SPECS, get_encoding
 from streamcodec.text.specials import DisallowedSpecialTokenError
 from streamcodec.vocab import BYTE_MODE_PATTERN, Vocabulary, VocabularyError, resolve_pattern
 from streamcodec.wordbpe import WordBPE, read_codes
@@ -52,8 +52,9 @@ def pretokenizer_note(enc: Encoding) -> str:
     return "pre-tokenizer: regex (not a known pattern, see docs/patterns.md)"
 
 
-def add_input_and_encoding(command: argparse.ArgumentParser) -> None:
-    """The input, the encoding (by name or from a file) and ``--mode``."""
+def add_input_and_encoding(command: argparse.ArgumentParser, *, word: bool = True) -> None:
+    """The input, the encoding (by name or from a file) and ``--mode`` (``word``: offer
+    ``--mode word`` and its options)."""
     command.add_argument(
         "input", help="input file (a FIFO, <(cmd), /dev/stdin too), or - for standard input"
     )
@@ -75,19 +76,24 @@ def add_input_and_encoding(command: argparse.ArgumentParser) -> None:
         "pattern, else cl100k_base's)",
     )
     command.add_argument("-q", "--quiet", action="store_true", help="no progress bar or summary")
+    if not word:
+        add_mode(command, bytelevel="the encoding's pre-tokenizer", word=None)
+        command.set_defaults(codes=None, separator=None)
+        return
     add_mode(command, bytelevel="the encoding's pre-tokenizer", word="with --codes")
     command.add_argument("--codes", help="--mode word: a subword-nmt codes file")
     command.add_argument("--separator", help="--mode word: the continuation mark (default @@)")
 
 
 def add_encoding(command: argparse.ArgumentParser) -> None:
-    """``-e/--encoding``: its help marks the encodings that load offline now."""
-    names = ", ".join(
-        name if available_offline(name) else f"{name} (download)"
-        for name in list_all_encoding_names()
-    )
+    """``-e/--encoding``: its help names the encodings every install has (all offline); plugin
+    names are left out, so the help, and the page built from it, is the same everywhere and
+    imports no plugin."""
     command.add_argument(
-        "-e", "--encoding", help=f"encoding name (default {DEFAULT_ENCODING}; known: {names})"
+        "-e",
+        "--encoding",
+        help=f"encoding name (default {DEFAULT_ENCODING}; built in: {', '.join(SPECS)}; "
+        "or an installed tiktoken plugin's)",
     )
 
 
@@ -103,7 +109,7 @@ def refuse_ignored(args: argparse.Namespace) -> None:
                 ("--allowed-special", bool(getattr(args, "allowed_special", ""))),
                 ("--special-as-text", getattr(args, "special_as_text", False)),
                 ("--jobs", getattr(args, "jobs", 1) > 1),
-                ("--format", getattr(args, "format", "ids") != "ids"),
+                ("--format", getattr(args, "format", None) not in (None, "ids")),
             ]
             if given
         ]
@@ -123,19 +129,21 @@ def refuse_ignored(args: argparse.Namespace) -> None:
         raise ValueError("--allow-unreachable is for --vocab tokenizer.json")
 
 
-def add_mode(command: argparse.ArgumentParser, *, bytelevel: str, word: str) -> None:
-    """``--mode bytelevel | bytes | word``, with each command's own words for two of them."""
+def add_mode(command: argparse.ArgumentParser, *, bytelevel: str, word: str | None) -> None:
+    """``--mode bytelevel | bytes | word``, with each command's own words for two of them
+    (``word=None``: a command without ``--mode word``)."""
+    said = f"bytelevel: {bytelevel} (default); bytes: no pre-tokenization"
     command.add_argument(
         "--mode",
-        choices=["bytelevel", "bytes", "word"],
+        choices=["bytelevel", "bytes"] if word is None else ["bytelevel", "bytes", "word"],
         default="bytelevel",
-        help=f"bytelevel: {bytelevel} (default); bytes: no pre-tokenization; "
-        f"word: Sennrich word-level BPE, {word}",
+        help=said if word is None else f"{said}; word: Sennrich word-level BPE, {word}",
     )
 
 
-def add_text_options(command: argparse.ArgumentParser) -> None:
-    """How text is encoded: special tokens, invalid UTF-8, worker processes."""
+def add_text_options(command: argparse.ArgumentParser, *, jobs: str | None) -> None:
+    """How text is encoded: special tokens, invalid UTF-8, and (``jobs``: the words that end
+    its help) ``--jobs``; a command that reads in one process has none."""
     command.add_argument(
         "--allowed-special",
         default="",
@@ -157,13 +165,16 @@ def add_text_options(command: argparse.ArgumentParser) -> None:
     )
     # What an invalid UTF-8 error advises (split, which writes text, narrows it).
     command.set_defaults(accept_invalid="--errors replace or --errors surrogateescape")
+    if jobs is None:
+        command.set_defaults(jobs=1)
+        return
     command.add_argument(
         "-j",
         "--jobs",
         type=positive_int,
         default=1,
         help="workers for a regular file: threads on the native path, processes on the pure "
-        "path (default 1; not with -f jsonl)",
+        f"path ({jobs})",
     )
 
 

@@ -45,7 +45,7 @@ def add(commands: Any) -> None:
         "split", help="cut a file into numbered windows of at most N tokens, each exact alone"
     )
     add_input_and_encoding(split)
-    add_text_options(split)
+    add_text_options(split, jobs=None)
     split.add_argument(
         "--max-tokens", type=positive_int, required=True, metavar="N", help="tokens per window"
     )
@@ -125,8 +125,6 @@ def _refuse(args: argparse.Namespace) -> None:
     """The options split cannot honour, named."""
     if args.mode == "word":
         raise ValueError("split cuts tokens: --mode word is not supported")
-    if args.jobs != 1:
-        raise ValueError("split reads in one process: leave out --jobs")
     if args.errors == "surrogateescape":
         raise ValueError("split writes text: use --errors strict or --errors replace")
     if args.overlap >= args.max_tokens:

@@ -74,9 +74,7 @@ def run(args: argparse.Namespace) -> int:
     kind = "gpt2" if output.is_dir() else detect_format(output)  # before the work, not after
     check_folder(args.output)
     paths = _inputs(args.files)
-    total_bytes = sum(path.stat().st_size for path in paths if is_regular_file(str(path)))
-    quiet = args.quiet or not sys.stderr.isatty()
-    with TrainProgress(total_bytes or None, quiet=quiet) as update:
+    with TrainProgress(_total_bytes(paths), quiet=args.quiet or not sys.stderr.isatty()) as update:
         enc = train(
             paths,
             vocab_size=args.vocab_size,
@@ -106,15 +104,23 @@ def _run_word(args: argparse.Namespace) -> int:
     if args.vocab_size is not None or args.pattern is not None or args.special:
         raise ValueError("--mode word takes --merges, not --vocab-size, --pattern or --special")
     check_folder(args.output)
-    bpe = train_word_bpe(
-        _inputs(args.files),
-        num_merges=args.merges,
-        min_frequency=args.min_frequency,
-        total_symbols=args.total_symbols,
-    )
+    paths = _inputs(args.files)
+    with TrainProgress(_total_bytes(paths), quiet=args.quiet or not sys.stderr.isatty()) as update:
+        bpe = train_word_bpe(
+            paths,
+            num_merges=args.merges,
+            min_frequency=args.min_frequency,
+            total_symbols=args.total_symbols,
+            progress=update,
+        )
     write_codes(args.output, bpe.merges)
     print(f"learned {len(bpe.merges):,} merges -> {args.output}", file=sys.stderr)
     return 0
+
+
+def _total_bytes(paths: list[Path]) -> int | None:
+    """The size of the input for the progress bar (None when a FIFO's is unknown)."""
+    return sum(path.stat().st_size for path in paths if is_regular_file(str(path))) or None
 
 
 def _inputs(names: list[str]) -> list[Path]:

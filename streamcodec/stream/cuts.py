@@ -83,8 +83,9 @@ def safe_cuts() -> dict[str, regex.Pattern[str]]:
 
 
 @functools.cache
-def _last_safe_cut(pattern: str) -> regex.Pattern[str]:
-    """``pattern``'s safe cuts, searched backwards from the end: the last safe cut first."""
+def last_safe_cut(pattern: str) -> regex.Pattern[str]:
+    """``pattern``'s safe cuts (a named pattern's), searched backwards from the end: the last
+    safe cut first (compiled on first use, as :func:`safe_cut`)."""
     return regex.compile(safe_cuts()[pattern].pattern, regex.REVERSE)
 
 
@@ -158,7 +159,7 @@ class ProvenCuts:
             return self._native.last_cut(text, lo, len(text))
         if not may_cut(text, lo, len(text)):
             return None
-        match = _last_safe_cut(self._pattern).search(text, lo)
+        match = last_safe_cut(self._pattern).search(text, lo)
         return None if match is None else match.start()
 
 

@@ -27,10 +27,7 @@ from __future__ import annotations
 import atexit
 import collections
 import contextlib
-import ctypes
-import multiprocessing
 import os
-import pickle
 import queue
 import signal
 import sys
@@ -226,6 +223,8 @@ def _kill_live() -> None:
 def _process_map(
     work: Callable[[T], R], tasks: Iterable[T], jobs: int, limit: int
 ) -> Generator[R, None, None]:
+    import multiprocessing  # here: the import costs every start-up 7 ms, most runs use none
+
     context = multiprocessing.get_context()
     workers: list[_Process] = []
     pending: collections.deque[_Process] = collections.deque()
@@ -261,6 +260,8 @@ def _serve_process(conn: Any, work: Callable[[Any], Any], parent: int | None) ->
         signal.signal(signum, signal.SIG_IGN)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
     if sys.platform == "linux":
+        import ctypes
+
         with contextlib.suppress(OSError, AttributeError):
             ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     if parent is not None and os.getppid() != parent:
@@ -278,6 +279,8 @@ def _serve_process(conn: Any, work: Callable[[Any], Any], parent: int | None) ->
 
 
 def _picklable(exc: Exception) -> Exception:
+    import pickle
+
     try:
         pickle.loads(pickle.dumps(exc))
     except Exception:

@@ -9,10 +9,10 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections import Counter, defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
-from streamcodec.training import Corpus, document_texts
+from streamcodec.training import Corpus, Progress, document_texts
 from streamcodec.wordbpe.apply import WordBPE
 from streamcodec.wordbpe.words import Pair, count_words, merge_pair, word_symbols
 
@@ -73,11 +73,13 @@ def learn_merges(
     *,
     min_frequency: int = 2,
     total_symbols: bool = False,
+    progress: Progress | None = None,
 ) -> list[Pair]:
     """Learn up to ``num_merges`` merges from word counts; equal to :func:`learn_merges_naive`.
 
     ``total_symbols`` subtracts the number of distinct characters (word-internal and word-final)
-    from ``num_merges``, as subword-nmt's ``--total-symbols`` does.
+    from ``num_merges``, as subword-nmt's ``--total-symbols`` does. ``progress("merge", done,
+    total)`` is called after each merge.
 
     >>> learn_merges(count_words("aaab aaab"), 3)
     [('a', 'a'), ('aa', 'a'), ('aaa', 'b</w>')]
@@ -85,12 +87,15 @@ def learn_merges(
     _check_arguments(word_counts, min_frequency)
     state = _PairCounts(word_counts)
     merges: list[Pair] = []
-    for _ in range(_merge_budget(word_counts, num_merges, total_symbols)):
+    budget = _merge_budget(word_counts, num_merges, total_symbols)
+    for _ in range(budget):
         best = state.best()
         if best is None or state.stats[best] < min_frequency:
             break
         merges.append(best)
         state.merge(best)
+        if progress is not None:
+            progress("merge", len(merges), budget)
     return merges
 
 
@@ -101,22 +106,39 @@ def train_word_bpe(
     min_frequency: int = 2,
     total_symbols: bool = False,
     separator: str = "@@",
+    progress: Progress | None = None,
 ) -> WordBPE:
     """Learn word-level BPE from ``source`` as subword-nmt's ``learn-bpe`` does, ready to apply.
 
     ``source`` is what :func:`streamcodec.train` takes: a str, a path, a file, or an iterable of
-    those (documents); files are streamed and only the word counts are kept.
+    those (documents); files are streamed and only the word counts are kept. ``progress`` is
+    called as :func:`streamcodec.train` calls it: ``("count", bytes so far, None)``, then
+    ``("merge", done, total)``.
 
     >>> train_word_bpe(["low lower", "lowest"], num_merges=2).merges
     [('l', 'o'), ('w', 'e')]
     """
     counts: Counter[str] = Counter()
+    read = [0]
     for chunks in document_texts(source):
-        counts.update(count_words(chunks))
+        counts.update(count_words(_counted(chunks, read, progress)))
     merges = learn_merges(
-        counts, num_merges, min_frequency=min_frequency, total_symbols=total_symbols
+        counts,
+        num_merges,
+        min_frequency=min_frequency,
+        total_symbols=total_symbols,
+        progress=progress,
     )
     return WordBPE(merges, separator=separator)
+
+
+def _counted(chunks: Iterator[str], read: list[int], progress: Progress | None) -> Iterator[str]:
+    """``chunks``, reporting the bytes read so far (``read[0]``, over every document)."""
+    for chunk in chunks:
+        yield chunk
+        if progress is not None:
+            read[0] += len(chunk.encode("utf-8", "surrogatepass"))
+            progress("count", read[0], None)
 
 
 def _tie_key(pair: Pair) -> tuple[int, ...]:

@@ -1,0 +1,30 @@
+"""Start-up stays cheap: loading the package compiles no safe-cut rule and starts no workers'
+machinery (issue 22 §3; the figures: benchmarks/startup.py)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_loading_encoding_compiles_no_safe_cut_rule() -> None:
+    """Regression: stream/windows.py compiled the reverse safe-cut rules at import (130 ms of
+    every start-up, the CLI's too); multiprocessing was imported for runs that use no worker."""
+    code = (
+        "import sys\n"
+        "from streamcodec import Encoding\n"
+        "import streamcodec.stream.cuts as cuts\n"
+        "print(cuts.safe_cuts.cache_info().currsize, cuts.last_safe_cut.cache_info().currsize,\n"
+        "      'multiprocessing' in sys.modules)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PYTHONPATH": str(ROOT)},
+    ).stdout
+    assert out.split() == ["0", "0", "False"]
