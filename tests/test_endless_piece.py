@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 import streamcodec
 from streamcodec.cli.idformats import MAX_DIGITS, WRITE_IDS, write_ids
-from streamcodec.stream.cuts import _last_safe_cut, may_cut
+from streamcodec.stream.cuts import last_safe_cut, may_cut
 from streamcodec.stream.parallel import NoCutFound, split_points
 from streamcodec.vocab import CL100K_PATTERN
 
@@ -76,7 +76,7 @@ def test_jobs_stop_on_a_stretch_without_a_cut(tmp_path: Path) -> None:
 @given(text=st.text(alphabet="\0!a1 \n\r\u00e9\u0300'/\t\x1c", max_size=12), lo=st.integers(1, 12))
 def test_may_cut_rules_out_only_text_without_cuts(text: str, lo: int) -> None:
     if not may_cut(text, lo, len(text)):
-        assert _last_safe_cut(CL100K_PATTERN).search(text, lo) is None
+        assert last_safe_cut(CL100K_PATTERN).search(text, lo) is None
 
 
 def test_may_cut_rules_out_punctuation_runs() -> None:

@@ -11,6 +11,8 @@ the cost of these cases is measured by ``benchmarks/cost_growth.py``, not here.
 from __future__ import annotations
 
 import enum
+import subprocess
+import sys
 
 import pytest
 
@@ -131,3 +133,27 @@ def test_ids_are_plain_ints_whatever_the_ranks_are(backend: str) -> None:
     for ids in results:
         assert ids and {type(i) for i in ids} == {int}
     assert enc.encode(text, allowed_special="all")[-1] == 10_000
+
+
+def test_a_merge_chain_on_a_small_thread_stack() -> None:
+    """The C core's is_ordered walks a merge chain with its own stack, not by recursion (a
+    chain is as deep as its longest token is long): 6,000 merges deep in a thread of 128 KiB of
+    stack, where a recursion of some 100 bytes a frame overflows."""
+    pytest.importorskip("streamcodec.pieces._core")
+    code = f"""
+import threading
+from streamcodec import Encoding
+from tests.test_hostile_vocab import merge_chain
+ranks = merge_chain(6000)
+enc = Encoding("chain", pat_str={PATTERN!r}, mergeable_ranks=ranks, special_tokens={{}},
+               backend="native")
+text = "a" + "b" * 6000 + "a" + "b" * 17
+out = []
+threading.stack_size(128 * 1024)
+thread = threading.Thread(target=lambda: out.append(enc.encode_ordinary(text)))
+thread.start()
+thread.join()
+assert out == [[ranks[b"a" + b"b" * 6000], ranks[b"a" + b"b" * 17]]], out
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=300)
+    assert done.returncode == 0, done.stderr.decode()[-2000:]

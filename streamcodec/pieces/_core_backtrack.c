@@ -12,12 +12,14 @@
 
 /* ------------------------------------------------------------------ rank-order facts */
 
-/* Scratch of one backtracking call: two tokens' bytes, and the merge state over them, for
- * tokens of up to `cap` bytes. It grows with the candidates met (room(), below), not with the
- * vocabulary's longest token. `status` is SC_NOMEM once growing failed. */
+/* Scratch of one backtracking call: two tokens' bytes, the merge state over them, and the
+ * stack of is_ordered's walk, for tokens of up to `cap` bytes. It grows with the candidates met
+ * (room(), below), not with the vocabulary's longest token. `status` is SC_NOMEM once growing
+ * failed. */
 typedef struct {
     uint8_t *bytes;
     merge_scratch merge;
+    uint32_t *stack;
     size_t cap;
     int status;
 } work;
@@ -28,8 +30,10 @@ static int room(work *w, size_t len) {
     size_t cap = len > 2 * w->cap ? len : 2 * w->cap;
     uint8_t *bytes = realloc(w->bytes, 2 * cap + 1);
     if (bytes) w->bytes = bytes;
+    uint32_t *stack = realloc(w->stack, (cap + 1) * sizeof *stack);
+    if (stack) w->stack = stack;
     sc__scratch_free(&w->merge);
-    if (!bytes || sc__scratch_init(&w->merge, 2 * cap + 1) != SC_OK) {
+    if (!bytes || !stack || sc__scratch_init(&w->merge, 2 * cap + 1) != SC_OK) {
         w->merge.starts = w->merge.stack_starts; /* nothing on the heap to free */
         return w->status = SC_NOMEM;
     }
@@ -84,16 +88,37 @@ static inline int is_reachable(const sc_vocab *v, uint32_t t, work *w) {
     return (split_facts(v, t, w) & FACT_REACHABLE) != 0;
 }
 
-/* RankOrder.is_ordered: reachable, and its split parts rank below it and are ordered too. */
+/* RankOrder.is_ordered: reachable, and its split parts rank below it and are ordered too. The
+ * split tree is walked with w->stack, not by recursion: a chain of merges is as deep as the
+ * token is long, and the stack holds a path from t down, each token shorter than the one before
+ * it, so room(w, len(t)) made it deep enough. */
 static int is_ordered(const sc_vocab *v, uint32_t t, work *w) {
-    uint8_t facts = split_facts(v, t, w);
-    if (facts & FACT_ORDER) return (facts & FACT_ORDERED) != 0;
-    uint32_t l = half(v->split_left, t), r = half(v->split_right, t);
-    int ordered = l == NONE ? token_len(v, t) == 1
-                            : v->rank[l] < v->rank[t] && v->rank[r] < v->rank[t] &&
-                                  is_ordered(v, l, w) && is_ordered(v, r, w);
-    add_facts(v, t, (uint8_t)(FACT_ORDER | (ordered ? FACT_ORDERED : 0)));
-    return ordered;
+    size_t depth = 0;
+    w->stack[depth++] = t;
+    while (depth) {
+        uint32_t u = w->stack[depth - 1];
+        if (split_facts(v, u, w) & FACT_ORDER) {
+            depth--;
+            continue;
+        }
+        uint32_t l = half(v->split_left, u), r = half(v->split_right, u);
+        int ordered;
+        if (l == NONE) {
+            ordered = token_len(v, u) == 1;
+        } else if (v->rank[l] >= v->rank[u] || v->rank[r] >= v->rank[u]) {
+            ordered = 0;
+        } else {
+            uint8_t lf = split_facts(v, l, w), rf = split_facts(v, r, w);
+            if (!(lf & FACT_ORDER) || !(rf & FACT_ORDER)) { /* a part first */
+                w->stack[depth++] = !(lf & FACT_ORDER) ? l : r;
+                continue;
+            }
+            ordered = (lf & FACT_ORDERED) && (rf & FACT_ORDERED);
+        }
+        add_facts(v, u, (uint8_t)(FACT_ORDER | (ordered ? FACT_ORDERED : 0)));
+        depth--;
+    }
+    return (facts_of(v, t) & FACT_ORDERED) != 0;
 }
 
 /* RankOrder._valid_by_splits: undo merges at the boundary in reverse rank order, and ask at
@@ -187,7 +212,7 @@ static uint32_t candidate(const sc_vocab *v, const uint8_t *p, size_t n, size_t 
 int sc_backtrack_piece(const sc_vocab *v, const uint8_t *p, size_t n, sc_ids *out) {
     size_t base = out->len; /* the tokens taken so far are out->ids[base:] */
     uint8_t *dead = calloc(n / 8 + 1, 1);
-    work w = {NULL, {.starts = NULL}, 0, SC_OK};
+    work w = {NULL, {.starts = NULL}, NULL, 0, SC_OK};
     w.merge.starts = w.merge.stack_starts; /* nothing on the heap yet */
     int status = SC_NOMEM;
     if (!dead || room(&w, 64) != SC_OK) goto done;
@@ -222,6 +247,7 @@ done:
     if (status != SC_OK) out->len = base;
     free(dead);
     free(w.bytes);
+    free(w.stack);
     sc__scratch_free(&w.merge);
     return status;
 }
