@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import streamcodec
-from streamcodec.pieces.bpe import backtrack_piece
+from streamcodec.pieces.backtrack import backtrack_piece
 from streamcodec.pieces.merge import merge_piece
 from streamcodec.pieces.rank_order import RankOrder
 from streamcodec.pieces.trie import TokenTrie

@@ -12,8 +12,9 @@ from __future__ import annotations
 from fuzz.strategies import Case, case
 from fuzz.targets import Tally, expect_equal, outcome, prefixes, reference_encode, target
 from streamcodec.engine.backend import backend
-from streamcodec.pieces.bpe import PieceEncoder, backtrack_piece
+from streamcodec.pieces.backtrack import backtrack_piece
 from streamcodec.pieces.merge import merge_piece
+from streamcodec.pieces.piece import PieceEncoder
 from streamcodec.reference import rank_merge
 
 __all__: list[str] = []

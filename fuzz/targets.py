@@ -360,7 +360,7 @@ def _check_huggingface(case: Case) -> Tally:
 @functools.lru_cache(maxsize=16)
 def _backtracking(vocab: Vocab) -> tuple[Any, Any]:
     """A PieceEncoder that backtracks on every piece (long_piece=1), and its token trie."""
-    from streamcodec.pieces.bpe import PieceEncoder
+    from streamcodec.pieces.piece import PieceEncoder
     from streamcodec.pieces.trie import TokenTrie
 
     return PieceEncoder(vocab.ranks, long_piece=1), TokenTrie(vocab.ranks)
@@ -369,7 +369,7 @@ def _backtracking(vocab: Vocab) -> tuple[Any, Any]:
 @target("backtrack", case(max_texts=0, max_pieces=24))
 def _check_backtrack(case: Case) -> Tally:
     """bpe.backtrack_piece == rank_merge(whole_piece=False); PieceEncoder == rank_merge."""
-    from streamcodec.pieces.bpe import backtrack_piece
+    from streamcodec.pieces.backtrack import backtrack_piece
 
     ranks = case.vocab.ranks
     encoder, trie = _backtracking(case.vocab)

@@ -22,8 +22,9 @@ import streamcodec
 from fuzz.corpus import samples
 from streamcodec import Encoding
 from streamcodec.engine.cache import MAX_KEY_LENGTH, IdCache
-from streamcodec.pieces.bpe import PieceEncoder, backtrack_piece
+from streamcodec.pieces.backtrack import backtrack_piece
 from streamcodec.pieces.merge import merge_parts, merge_piece
+from streamcodec.pieces.piece import PieceEncoder
 from streamcodec.pieces.rank_order import RankOrder
 from streamcodec.pieces.trie import TokenTrie
 from streamcodec.reference import merge_steps, rank_merge
@@ -467,3 +468,22 @@ def test_the_last_new_chunk_is_cut_last(backend: str) -> None:
         expected = [i for p in regex.findall(pattern, text) for i in rank_merge(p.encode(), ranks)]
         assert expected[-1] == 256
         assert enc.encode_ordinary(text) == expected
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "streamcodec.engine.backend",
+        "streamcodec.engine.ordinary",
+        "streamcodec.engine.cache",
+        "streamcodec.pieces.piece",
+        "streamcodec.pieces.backtrack",
+        "streamcodec.stream.cuts",
+    ],
+)
+def test_doctests(name: str) -> None:
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(name))
+    assert result.attempted > 0 and result.failed == 0

@@ -1,6 +1,6 @@
 """Vocabularies built to hurt the search for long pieces, and ids that are always plain ints.
 
-The backtracking encoders (``streamcodec.pieces.bpe.backtrack_piece`` and its C twin) look for
+The backtracking encoders (``streamcodec.pieces.backtrack.backtrack_piece`` and its C twin) look for
 the tokens that a position starts with. One very long token sharing its first bytes with the
 text once made the C search try every length down to 2, hashing each prefix (cubic time), and a
 merge chain thousands of steps deep made ``RankOrder.is_ordered`` recurse past Python's limit.

@@ -158,4 +158,4 @@ def test_the_checks_see_imports() -> None:
     graph = _graph()
     assert "engine.ordinary" in graph["stream.encoder"]
     assert "text.specials" in graph["encoding"]
-    assert "pieces.bpe" in graph["pieces"]
+    assert "pieces.piece" in graph["pieces"]

@@ -22,8 +22,9 @@ import streamcodec
 from fuzz.corpus import samples
 from streamcodec import Encoding
 from streamcodec.engine import backend as native
-from streamcodec.pieces.bpe import PieceEncoder, backtrack_piece
+from streamcodec.pieces.backtrack import backtrack_piece
 from streamcodec.pieces.merge import merge_piece
+from streamcodec.pieces.piece import PieceEncoder
 from streamcodec.reference import rank_merge
 from streamcodec.vocab import PATTERNS
 from tests.test_fast import LONG_PIECES, pieces_strategy, random_vocabulary

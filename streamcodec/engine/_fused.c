@@ -9,7 +9,7 @@
  *
  * Each must equal ``core.encode_pieces(regex.findall(pattern, text[start:end]), errors=errors)``,
  * the composition of the scanner (streamcodec.text._scan, equal to `regex`) and the piece
- * encoder (streamcodec.pieces.bpe.PieceEncoder): see streamcodec.engine.ordinary, its twin.
+ * encoder (streamcodec.pieces.piece.PieceEncoder): see streamcodec.engine.ordinary, its twin.
  *
  * The pass, with the GIL released, for each piece: cut it (text/_scan_next.h), UTF-8 it, then
  *   1. the whole-piece rule: a piece that is a token is that token (one table probe);

@@ -232,7 +232,7 @@ static int parse_errors(const char *errors) {
 PyDoc_STRVAR(encode_pieces_doc,
 "encode_pieces(pieces, /, *, errors='strict')\n--\n\n"
 "The ids of every str piece, joined: equals ``[i for p in pieces for i in\n"
-"PieceEncoder(ranks)(p.encode('utf-8', errors))]`` (streamcodec.pieces.bpe.PieceEncoder.__call__).\n"
+"PieceEncoder(ranks)(p.encode('utf-8', errors))]`` (streamcodec.pieces.piece.PieceEncoder.__call__).\n"
 "The GIL is released while the pieces are encoded.");
 
 static PyObject *core_encode_pieces(Core *self, PyObject *args, PyObject *kwds) {
@@ -296,7 +296,7 @@ static PyObject *encode_one(Core *self, PyObject *arg, piece_encoder encode) {
 
 PyDoc_STRVAR(encode_piece_doc,
 "encode_piece(data, /)\n--\n\n"
-"The ids of one piece's bytes: equals streamcodec.pieces.bpe.PieceEncoder.__call__ (the whole-piece\n"
+"The ids of one piece's bytes: equals streamcodec.pieces.piece.PieceEncoder.__call__ (the whole-piece\n"
 "rule, then the rank merge or the backtracking encoder).");
 
 static PyObject *core_encode_piece(Core *self, PyObject *arg) { return encode_one(self, arg, sc_encode_piece); }
@@ -308,7 +308,7 @@ static PyObject *core_merge_piece(Core *self, PyObject *arg) { return encode_one
 
 PyDoc_STRVAR(backtrack_piece_doc,
 "backtrack_piece(data, /)\n--\n\n"
-"Equals streamcodec.pieces.bpe.backtrack_piece (no whole-piece rule), at any length.");
+"Equals streamcodec.pieces.backtrack.backtrack_piece (no whole-piece rule), at any length.");
 
 static PyObject *core_backtrack_piece(Core *self, PyObject *arg) {
     return encode_one(self, arg, sc_backtrack_piece);

@@ -42,7 +42,7 @@ int64_t sc_lookup(const sc_vocab *v, const uint8_t *data, size_t len);
 uint32_t sc_rank(const sc_vocab *v, uint32_t index);
 const uint32_t *sc_rank_table(const sc_vocab *v);
 
-/* Append the ids of one piece to `out`: streamcodec.pieces.bpe.PieceEncoder.__call__ (the whole-piece
+/* Append the ids of one piece to `out`: streamcodec.pieces.piece.PieceEncoder.__call__ (the whole-piece
  * rule, then merge_piece below the long-piece length, backtrack_piece from it; both equal
  * streamcodec.reference.rank_merge). SC_OK or SC_NOMEM (then `out` holds what it held before).
  * Any number of threads may encode with one vocabulary at once. */
@@ -51,7 +51,7 @@ int sc_encode_piece(const sc_vocab *v, const uint8_t *data, size_t len, sc_ids *
 /* streamcodec.pieces.merge.merge_piece: the rank merge without the whole-piece rule. */
 int sc_merge_piece(const sc_vocab *v, const uint8_t *data, size_t len, sc_ids *out);
 
-/* streamcodec.pieces.bpe.backtrack_piece (at any length). */
+/* streamcodec.pieces.backtrack.backtrack_piece (at any length). */
 int sc_backtrack_piece(const sc_vocab *v, const uint8_t *data, size_t len, sc_ids *out);
 
 int sc_ids_reserve(sc_ids *out, size_t extra);

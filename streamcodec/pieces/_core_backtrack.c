@@ -1,6 +1,6 @@
 /* The compiled core's backtracking encoder for long pieces, and the rank-order facts it rests on.
  *
- * The twin of streamcodec.pieces.bpe.backtrack_piece, with streamcodec.pieces.rank_order.RankOrder
+ * The twin of streamcodec.pieces.backtrack.backtrack_piece, with streamcodec.pieces.rank_order.RankOrder
  * (reachability, splits, orderedness, valid pairs) and streamcodec.pieces.trie.TokenTrie
  * (candidates). docs/performance.md ("Backtracking for long pieces") gives the argument that the
  * search finds exactly the merge result; the code follows the Python lines one for one.

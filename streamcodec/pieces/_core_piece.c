@@ -1,4 +1,4 @@
-/* One piece's bytes to token indices: streamcodec.pieces.bpe.PieceEncoder.__call__. A piece
+/* One piece's bytes to token indices: streamcodec.pieces.piece.PieceEncoder.__call__. A piece
  * that is a token is that token (the whole-piece rule: tiktoken's, and what BPE's merges give
  * too, docs/performance.md); otherwise the rank merge below the long-piece length, and the
  * backtracking search from it (both equal streamcodec.reference.rank_merge).

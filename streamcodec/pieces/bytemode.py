@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from streamcodec.pieces.bpe import LONG_PIECE, PieceEncoder
+from streamcodec.pieces.piece import LONG_PIECE, PieceEncoder
 
 __all__ = ["ByteMode"]
 

@@ -4,7 +4,7 @@ It must equal :func:`streamcodec.reference.rank_merge` with ``whole_piece=False`
 checks the whole-piece rule first). It keeps the rank of each adjacent pair in a list and, after
 each merge, recomputes only the two pairs around it, so one merge costs a scan for the minimum
 rather than a rebuild: quadratic in the worst case, fast for the short segments that make up real
-text (long segments go to the backtracking encoder in :mod:`streamcodec.pieces.bpe`).
+text (long segments go to the backtracking encoder in :mod:`streamcodec.pieces.backtrack`).
 
     >>> merge_piece(b"abc", {b"a": 0, b"b": 1, b"c": 2, b"bc": 3, b"ab": 4})
     [0, 3]

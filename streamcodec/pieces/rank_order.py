@@ -1,7 +1,7 @@
 """Rank-order verification: which tokens BPE can produce, how, and which neighbours it allows.
 
 Three facts about a vocabulary decide what the merge loop can output, and the backtracking
-encoder (:mod:`streamcodec.pieces.bpe`) is built on them. Each is defined by
+encoder (:mod:`streamcodec.pieces.backtrack`) is built on them. Each is defined by
 :func:`streamcodec.reference.rank_merge` (``whole_piece=False``) and computed with the merge loop,
 which equals it:
 
