@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 from streamcodec.compat import TiktokenMethods
+from streamcodec.dropin import PresentsAsTiktoken
 from streamcodec.ordinary import DEFAULT_CACHE_SIZE, OrdinaryEncoder
 from streamcodec.pieces.token_bytes import TokenBytes, plain_ids
 from streamcodec.stream.methods import StreamMethods
@@ -48,7 +49,7 @@ __all__ = ["DisallowedSpecialTokenError", "Encoding", "Source"]
 Recipe = tuple[Callable[..., "Encoding"], tuple[Any, ...]]
 
 
-class Encoding(StreamMethods, TiktokenMethods):
+class Encoding(StreamMethods, TiktokenMethods, metaclass=PresentsAsTiktoken):
     """A byte-level BPE encoding: mergeable ranks, special tokens and a pre-tokenizer pattern.
 
     The constructor and the public methods are those of ``tiktoken.Encoding``, so code written
