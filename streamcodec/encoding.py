@@ -41,7 +41,7 @@ from streamcodec.text.specials import (
     special_policy,
     special_token_regex,
 )
-from streamcodec.text.unicode import replace_lone_surrogates
+from streamcodec.text.unicode import encode_replacing_surrogates
 
 __all__ = ["DisallowedSpecialTokenError", "Encoding", "Source"]
 
@@ -295,10 +295,9 @@ class Encoding(StreamMethods, TiktokenMethods, metaclass=PresentsAsTiktoken):
         Lone surrogates cannot be UTF-8: like tiktoken, they become U+FFFD (a valid pair of
         surrogates becomes the character it stands for).
         """
-        try:
-            return self._encode_with_specials(text, allowed)
-        except UnicodeEncodeError:
-            return self._encode_with_specials(replace_lone_surrogates(text), allowed)
+        return encode_replacing_surrogates(
+            lambda whole, _start, _end: self._encode_with_specials(whole, allowed), text
+        )
 
     def _encode_with_specials(self, text: str, allowed: frozenset[str]) -> list[int]:
         encode_ordinary = self._ordinary.encode
