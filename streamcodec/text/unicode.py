@@ -108,8 +108,8 @@ def encode_replacing_surrogates(
     ``text[:start]`` (context) and ``text[start:end]`` are fixed apart, so ``start`` and ``end``
     still mark the same text (a joined pair is one character shorter).
 
-    >>> encode_replacing_surrogates(lambda t, s, e: t[s:e].encode(), "ab\ud83d", 1)
-    b'b\xef\xbf\xbd'
+    >>> encode_replacing_surrogates(lambda t, s, e: t[s:e].encode(), "ab\\ud83d", 1)
+    b'b\\xef\\xbf\\xbd'
     """
     stop = len(text) if end is None else end
     try:
