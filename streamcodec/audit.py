@@ -25,7 +25,7 @@ import regex
 
 from streamcodec.explain.trace import Explanation, Step, explain_piece
 from streamcodec.reference import rank_merge
-from streamcodec.stream.cuts import cuts_for
+from streamcodec.stream.cuts import engine_cuts
 from streamcodec.stream.encoder import SettledText
 from streamcodec.stream.sources import Source, text_chunks
 
@@ -156,8 +156,7 @@ def audit_source(
     (cut at safe cuts); windows are compared for the first ``whole`` characters, then one in
     ``every``. ``progress`` is called with each count of bytes read."""
     auditor = _Auditor(enc)
-    engine = enc.ordinary
-    settled = SettledText(cuts_for(engine.pattern, engine.pretokenizer.pieces, engine.byte_mode))
+    settled = SettledText(engine_cuts(enc.ordinary))
 
     def check(segment: Any) -> None:
         compare = auditor.offset < whole or auditor.counts["windows"] % every == 0

@@ -28,6 +28,7 @@ from typing import Any, Protocol
 
 import regex
 
+from streamcodec.ordinary import OrdinaryEncoder
 from streamcodec.pieces import ByteMode
 from streamcodec.text.native import native_scanner
 from streamcodec.text.pretokenize import class_set
@@ -40,6 +41,8 @@ __all__ = [
     "PatternCuts",
     "ProvenCuts",
     "cuts_for",
+    "engine_cuts",
+    "last_safe_cut",
     "safe_cut",
     "safe_cuts",
 ]
@@ -120,9 +123,9 @@ class ProvenCuts:
 
     context = ""  # these patterns look neither behind nor at the start of the text
 
-    def __init__(self, pattern: str) -> None:
+    def __init__(self, pattern: str, *, native: bool = True) -> None:
         self._pattern = pattern
-        self._native = native_scanner(pattern)
+        self._native = native_scanner(pattern) if native else None
 
     def settled(self, text: str, end: int) -> None:
         """Nothing to remember."""
@@ -212,11 +215,23 @@ class PatternCuts:
 
 
 def cuts_for(
-    pattern: str, pieces: Callable[[str, int, int], list[str]], byte_mode: ByteMode | None = None
+    pattern: str,
+    pieces: Callable[[str, int, int], list[str]],
+    byte_mode: ByteMode | None = None,
+    *,
+    native: bool = True,
 ) -> Cuts:
-    """The strategy for ``pattern``, whose pre-tokenizer is ``pieces(text, start, end)``."""
+    """The strategy for ``pattern``, whose pre-tokenizer is ``pieces(text, start, end)``;
+    ``native=False`` keeps the search in Python even where the native scanner is built."""
     if byte_mode is not None:
         return ByteModeCuts(byte_mode)
     if pattern in PROVEN_PATTERNS:
-        return ProvenCuts(pattern)
+        return ProvenCuts(pattern, native=native)
     return PatternCuts(pieces)
+
+
+def engine_cuts(engine: OrdinaryEncoder) -> Cuts:
+    """The strategy for an encoding's engine, on the engine's backend: an encoding on the
+    Python path (``Encoding(backend="python")``) searches its cuts in Python too."""
+    native = engine.backend == "native"
+    return cuts_for(engine.pattern, engine.pretokenizer.pieces, engine.byte_mode, native=native)

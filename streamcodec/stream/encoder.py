@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import NamedTuple, Protocol
 
 from streamcodec.ordinary import OrdinaryEncoder
-from streamcodec.stream.cuts import Cuts, cuts_for
+from streamcodec.stream.cuts import Cuts, engine_cuts
 from streamcodec.stream.sources import Source, text_chunks
 from streamcodec.text.specials import SpecialSplitter
 from streamcodec.text.unicode import encode_replacing_surrogates
@@ -184,7 +184,7 @@ class StreamEncoder:
     ) -> None:
         engine = encoding.ordinary
         self._engine = engine
-        cuts = cuts_for(engine.pattern, engine.pretokenizer.pieces, engine.byte_mode)
+        cuts = engine_cuts(engine)
         self._stream = SettledStream(
             encoding.special_tokens, cuts, allowed=allowed, disallowed=disallowed
         )
