@@ -1,16 +1,17 @@
 """Differential targets of the compiled core: native == Python == reference == tiktoken.
 
-Registered in :data:`fuzz.targets.TARGETS` (imported at its end), so the suite, the campaign and
-the atheris harness run them like every other target. Where the core is not built, the native
-side is the Python path and the targets still check it against the reference and tiktoken.
+Registered in :data:`fuzz.registry.TARGETS` (:mod:`fuzz.targets` imports this module), so the
+suite, the campaign and the atheris harness run them like every other target. Where the core is
+not built, the native side is the Python path and the targets still check it against the
+reference and tiktoken.
 
     python -m fuzz.campaign --seconds 60 --targets backends,real_backends,native_core
 """
 
 from __future__ import annotations
 
+from fuzz.registry import Tally, expect_equal, outcome, prefixes, reference_encode, target
 from fuzz.strategies import Case, case
-from fuzz.targets import Tally, expect_equal, outcome, prefixes, reference_encode, target
 from streamcodec.engine.backend import backend
 from streamcodec.pieces.backtrack import backtrack_piece
 from streamcodec.pieces.merge import merge_piece

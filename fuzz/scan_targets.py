@@ -1,8 +1,8 @@
 """The native pre-tokenizer's differential target: scanner == ``regex``, fused pass == two steps.
 
-Registered in :data:`fuzz.targets.TARGETS` (imported at its end) when the scanner is built (and
-``STREAMCODEC_BACKEND`` is not ``python``), so the suite, the campaign and the atheris harness
-run it like every other target.
+Registered in :data:`fuzz.registry.TARGETS` (:mod:`fuzz.targets` imports this module) when the
+scanner is built (and ``STREAMCODEC_BACKEND`` is not ``python``), so the suite, the campaign
+and the atheris harness run it like every other target.
 
     python -m fuzz.campaign --seconds 60 --targets scanner,patterns
 """
@@ -14,8 +14,8 @@ from typing import Any
 
 import regex
 
+from fuzz.registry import Tally, expect_equal, outcome, target, windows
 from fuzz.strategies import Case, scanner_cases
-from fuzz.targets import Tally, expect_equal, outcome, target, windows
 from streamcodec.engine.backend import backend
 from streamcodec.stream import SAFE_CUTS
 from streamcodec.text.known_patterns import KNOWN_PATTERNS

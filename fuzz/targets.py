@@ -1,4 +1,4 @@
-"""The registry of differential targets: each pairs a generator of cases with a check.
+"""The differential targets of streamcodec's Python paths; importing this fills the registry.
 
 A check runs a case through a fast path and through the thing it must equal (the specification
 in :mod:`streamcodec.reference`, or tiktoken built from the same vocabulary), raises
@@ -20,17 +20,30 @@ Adding a target when a new fast path lands is one decorated function:
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import importlib.util
 from collections import Counter
 from collections.abc import Callable, Sequence
-from typing import Any, AnyStr, TypeVar
+from typing import Any, TypeVar
 
 import regex
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
+# The other target modules register theirs on import; they import only fuzz.registry.
+import fuzz.native_targets
+import fuzz.scan_targets  # noqa: F401
+from fuzz.registry import (
+    TARGETS,
+    Mismatch,
+    Tally,
+    Target,
+    expect_equal,
+    hypothesis_test,
+    outcome,
+    prefixes,
+    reference_encode,
+    target,
+    windows,
+)
 from fuzz.strategies import Case, Vocab, case, real_vocab
 from streamcodec.pieces.bytemode import ByteMode
 from streamcodec.pieces.merge import merge_piece
@@ -49,125 +62,13 @@ __all__ = [
     "prefixes",
     "reference_encode",
     "target",
+    "windows",
 ]
 
 
-class Mismatch(AssertionError):
-    """A fast path and its reference disagree on an input."""
-
-
-@dataclasses.dataclass
-class Tally:
-    """What one check compared: ``cases`` inputs, of which ``divergences`` differed (allowed
-    only for diverging targets)."""
-
-    cases: int = 0
-    divergences: int = 0
-
-    def __iadd__(self, other: Tally) -> Tally:
-        self.cases += other.cases
-        self.divergences += other.divergences
-        return self
-
-
-@dataclasses.dataclass(frozen=True)
-class Target:
-    """A named differential target: ``cases`` generates inputs, ``check`` compares two paths."""
-
-    name: str
-    cases: st.SearchStrategy[Case]
-    check: Callable[[Case], Tally]
-    description: str
-    diverges: bool = False
-
-
-TARGETS: dict[str, Target] = {}
 T = TypeVar("T")
 
-
-def target(
-    name: str, cases: st.SearchStrategy[Case], *, diverges: bool = False
-) -> Callable[[Callable[[Case], Tally]], Callable[[Case], Tally]]:
-    """Register the decorated check as the target ``name``; its docstring describes it."""
-
-    def register(check: Callable[[Case], Tally]) -> Callable[[Case], Tally]:
-        description = (check.__doc__ or name).strip().splitlines()[0]
-        TARGETS[name] = Target(name, cases, check, description, diverges)
-        return check
-
-    return register
-
-
-def expect_equal(case: Case, what: str, value: object, got: object, expected: object) -> None:
-    """Raise :class:`Mismatch` naming the input unless ``got == expected``."""
-    if got != expected:
-        raise Mismatch(f"{what} {value!r} on {case.vocab!r}: got {got!r}, expected {expected!r}")
-
-
-def reference_encode(text: str, vocab: Vocab) -> list[int]:
-    """The specification of ``encode_ordinary``: the pattern's matches, each rank-merged."""
-    ranks = vocab.ranks
-    return [
-        token
-        for piece in regex.findall(vocab.pattern, text)
-        for token in rank_merge(piece.encode("utf-8"), ranks)
-    ]
-
-
-def outcome(function: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[str, Any]:
-    """``("ok", result)``, or ``("raises", name)`` with the name of the built-in exception the
-    error is (a ``DisallowedSpecialTokenError`` is tiktoken's ``ValueError``): compares failures.
-    """
-    try:
-        return "ok", function(*args, **kwargs)
-    except Exception as exc:
-        builtin = next(c for c in type(exc).__mro__ if c.__module__ == "builtins")
-        return "raises", builtin.__name__
-
-
-def hypothesis_test(
-    chosen: Target, *, max_examples: int, record: Callable[[Case, Tally], None] | None = None
-) -> Callable[[], None]:
-    """A hypothesis test running ``chosen`` on ``max_examples`` cases.
-
-    ``record`` sees every case that passed with its tally. The test's
-    ``.hypothesis.fuzz_one_input`` is what the atheris harness drives.
-    """
-
-    @settings(
-        max_examples=max_examples,
-        deadline=None,
-        database=None,
-        suppress_health_check=list(HealthCheck),
-        print_blob=False,
-    )
-    @given(chosen.cases)
-    def run(case: Case) -> None:
-        tally = chosen.check(case)
-        if record is not None:
-            record(case, tally)
-
-    return run
-
-
 # ---------------------------------------------------------------------------- the targets
-
-
-def prefixes(items: Sequence[AnyStr], *, most: int = 48) -> list[AnyStr]:
-    """Non-empty prefixes of each item, at most ``most`` per item (evenly spaced, the whole item
-    last): a prefix of a piece is a piece too, and a prefix of a text ends it at a new place, so
-    one generated input yields many cases.
-
-    >>> prefixes([b"abc", b"x"])
-    [b'a', b'ab', b'abc', b'x']
-    >>> prefixes(["abcdef"], most=2)
-    ['abc', 'abcdef']
-    """
-    return [
-        item[:end]
-        for item in items
-        for end in range(len(item), 0, -max(1, -(-len(item) // most)))[::-1]
-    ]
 
 
 @target("merge_piece", case(max_texts=0, max_pieces=24))
@@ -434,19 +335,6 @@ def _check_cache(case: Case) -> Tally:
     return Tally(len(checked))
 
 
-def windows(text: str, cuts: Sequence[int]) -> list[tuple[int, int]]:
-    """``(start, end)`` slices of ``text`` chosen by ``cuts``, and the whole text.
-
-    >>> windows("abcdef", [1, 4, 9])
-    [(0, 6), (1, 4), (3, 6)]
-    """
-    n = len(text)
-    bounds = [(0, n)]
-    for a, b in zip(cuts[::2], cuts[1::2], strict=False):
-        bounds.append((min(a, b) % (n + 1), max(a, b) % (n + 1)) if n else (0, 0))
-    return bounds
-
-
 @target("pretokenize", case(surrogates=True, cuts=True))
 def _check_pretokenize(case: Case) -> Tally:
     """Pretokenizer.pieces (the re fast path) == regex on text[start:end]; words cut between
@@ -580,8 +468,3 @@ def _check_word_bpe(case: Case) -> Tally:
         got = learn_merges(counts, 40, min_frequency=min_frequency)
         expect_equal(case, "word counts", dict(counts), got, expected)
     return Tally(2)
-
-
-# The compiled core's targets register themselves in TARGETS (kept apart: this file is long).
-import fuzz.native_targets  # noqa: E402
-import fuzz.scan_targets  # noqa: E402, F401

@@ -27,7 +27,6 @@ import bisect
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
-from streamcodec.engine.ordinary import replacing_lone_surrogates
 from streamcodec.text.specials import (
     AllowedSpecial,
     DisallowedSpecial,
@@ -36,6 +35,7 @@ from streamcodec.text.specials import (
     special_policy,
     special_token_regex,
 )
+from streamcodec.text.unicode import encode_replacing_surrogates
 
 if TYPE_CHECKING:
     import numpy as np
@@ -116,7 +116,9 @@ class TiktokenMethods:
             )
             return numpy.array(ids, dtype=numpy.uint32)
         refuse_disallowed(text, disallowed)
-        view = replacing_lone_surrogates(self.ordinary.encode_uint32, text)
+        view = encode_replacing_surrogates(
+            lambda whole, start, end: self.ordinary.encode_uint32(whole, start=start, end=end), text
+        )
         return numpy.frombuffer(view, dtype=numpy.uint32)
 
     def encode_with_unstable(

@@ -11,6 +11,16 @@ Python then imports ``tiktoken.load``, ``tiktoken.model``, ``tiktoken.registry``
 two model tables, two registries. Each of those modules ends with :func:`same_module`, which
 puts the ``streamcodec.*`` module in the copy's place, so there is one of each whatever name
 imported it.
+
+Some libraries pick their adapter by the class's name: chonkie 1.7 looks for "tiktoken" in
+``str(type(enc))``. :class:`PresentsAsTiktoken`, the metaclass of ``streamcodec.Encoding``,
+makes that ``<class 'tiktoken.core.Encoding'>``, tiktoken's own, while ``tiktoken`` is mapped to
+streamcodec, and ``<class 'streamcodec.encoding.Encoding'>`` otherwise: the class is the same
+object either way, only its name as printed follows the swap.
+
+    >>> import streamcodec
+    >>> str(streamcodec.Encoding)
+    "<class 'streamcodec.encoding.Encoding'>"
 """
 
 from __future__ import annotations
@@ -18,7 +28,7 @@ from __future__ import annotations
 import importlib
 import sys
 
-__all__ = ["same_module"]
+__all__ = ["PresentsAsTiktoken", "same_module"]
 
 
 def same_module(name: str, canonical: str) -> None:
@@ -29,3 +39,14 @@ def same_module(name: str, canonical: str) -> None:
     """
     if name != canonical:
         sys.modules[name] = importlib.import_module(canonical)
+
+
+class PresentsAsTiktoken(type):
+    """The metaclass of ``streamcodec.Encoding``: under ``sys.modules["tiktoken"] =
+    streamcodec``, the class prints as tiktoken's (subclasses print as themselves)."""
+
+    def __repr__(cls) -> str:
+        swapped = sys.modules.get("tiktoken") is sys.modules.get("streamcodec") is not None
+        if swapped and cls.__qualname__ == "Encoding" and cls.__module__ == "streamcodec.encoding":
+            return "<class 'tiktoken.core.Encoding'>"
+        return super().__repr__()

@@ -26,8 +26,9 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 from streamcodec.compat import TiktokenMethods
+from streamcodec.dropin import PresentsAsTiktoken
 from streamcodec.engine import ordinary as engine
-from streamcodec.engine.ordinary import OrdinaryEncoder, replacing_lone_surrogates
+from streamcodec.engine.ordinary import OrdinaryEncoder
 from streamcodec.pieces.token_bytes import TokenBytes, plain_ids
 from streamcodec.stream.methods import StreamMethods
 from streamcodec.stream.sources import Source
@@ -41,6 +42,7 @@ from streamcodec.text.specials import (
     special_policy,
     special_token_regex,
 )
+from streamcodec.text.unicode import encode_replacing_surrogates
 
 __all__ = ["DisallowedSpecialTokenError", "Encoding", "Source"]
 
@@ -48,7 +50,7 @@ __all__ = ["DisallowedSpecialTokenError", "Encoding", "Source"]
 Recipe = tuple[Callable[..., "Encoding"], tuple[Any, ...]]
 
 
-class Encoding(StreamMethods, TiktokenMethods):
+class Encoding(StreamMethods, TiktokenMethods, metaclass=PresentsAsTiktoken):
     """A byte-level BPE encoding: mergeable ranks, special tokens and a pre-tokenizer pattern.
 
     The constructor and the public methods are those of ``tiktoken.Encoding``, so code written
@@ -298,7 +300,9 @@ class Encoding(StreamMethods, TiktokenMethods):
         Lone surrogates cannot be UTF-8: like tiktoken, they become U+FFFD (a valid pair of
         surrogates becomes the character it stands for).
         """
-        return replacing_lone_surrogates(lambda t: self._encode_with_specials(t, allowed), text)
+        return encode_replacing_surrogates(
+            lambda whole, _start, _end: self._encode_with_specials(whole, allowed), text
+        )
 
     def _encode_with_specials(self, text: str, allowed: frozenset[str]) -> list[int]:
         encode_ordinary = self._ordinary.encode

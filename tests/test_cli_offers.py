@@ -97,3 +97,10 @@ def test_explain_reads_a_file_or_stdin_and_text_takes_a_literal(
     )
     assert main(["explain", str(src), "--text", "x"]) == 1
     assert "(one)" in capsys.readouterr().err
+
+
+def test_decode_offers_no_pattern() -> None:
+    """decode refused the --pattern its help offered (ids need no pre-tokenizer)."""
+    assert "--pattern" not in _help("decode") and "--pattern" in _help("count")
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["decode", "x", "--pattern", "gpt2"])

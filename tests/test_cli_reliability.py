@@ -410,7 +410,6 @@ def test_empty_or_truncated_npy_names_the_file(
         (["count", "{src}", "--mode", "word", "--codes", "c", "-j", "2"], "does not use --jobs"),
         (["encode", "{src}", "--mode", "word", "--codes", "c", "-f", "npy"], "not use --format"),
         (["count", "{src}", "-e", "gpt2", "--vocab", "v.tiktoken"], "give one of them"),
-        (["decode", "{src}", "--pattern", "gpt2"], "decode does not use --pattern"),
         (["encode", "{src}", "-f", "jsonl", "-j", "2"], "-f jsonl encodes line by line"),
         (["count", "{src}", "--allow-unreachable"], "--allow-unreachable is for --vocab"),
         (["explain", "--text", "hi", "-e", "gpt2", "--tokens", "a,b"], "leave out --encoding"),

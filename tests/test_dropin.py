@@ -393,3 +393,35 @@ def test_an_nfc_normalizer_is_refused_unless_the_caller_opts_in() -> None:
     doc["normalizer"] = {"type": "Lowercase"}
     with pytest.raises(ValueError, match="normalizer: a normalizer changes the text"):
         parse_huggingface(json.dumps(doc).encode(), allow_nfc=True)
+
+
+SWAPPED_CLASS = """
+import sys, streamcodec
+plain = str(type(streamcodec.get_encoding("gpt2")))
+sys.modules["tiktoken"] = streamcodec
+import tiktoken
+enc = tiktoken.get_encoding("gpt2")
+print(plain, str(type(enc)), type(enc) is streamcodec.Encoding)
+try:
+    from chonkie.tokenizer import AutoTokenizer
+except ImportError:
+    print("no-chonkie")
+else:
+    print(AutoTokenizer(enc)._backend)
+"""
+
+
+def test_under_the_swap_the_class_presents_itself_as_tiktokens() -> None:
+    """Regression (issue 22 §5): chonkie 1.7 picks its adapter by "tiktoken" in
+    ``str(type(enc))`` and rejected a streamcodec encoding (6 of its tests changed)."""
+    out = subprocess.run(
+        [sys.executable, "-c", SWAPPED_CLASS],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+    ).stdout.split()
+    assert out[:3] == ["<class", "'streamcodec.encoding.Encoding'>", "<class"]
+    assert out[3:5] == ["'tiktoken.core.Encoding'>", "True"]
+    assert out[5] in ("tiktoken", "no-chonkie")
+    assert str(streamcodec.Encoding) == "<class 'streamcodec.encoding.Encoding'>"

@@ -394,3 +394,29 @@ def test_registered_encodings_pickle_by_name_and_others_whole() -> None:
     )
     copy = pickle.loads(pickle.dumps(twin))
     assert copy is not enc and copy.encode("hello world") == enc.encode("hello world")
+
+
+def test_a_python_backend_encoding_searches_its_cuts_in_python(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Regression (issue 22 §6): ``Encoding(backend="python")`` still got the C safe-cut
+    search, because stream/cuts.py asked for the native scanner directly."""
+    from streamcodec.text import native
+
+    cl100k = streamcodec.get_encoding("cl100k_base")
+    enc = streamcodec.Encoding(
+        "pure",
+        pat_str=cl100k.pat_str,
+        mergeable_ranks=cl100k.mergeable_ranks,
+        special_tokens=cl100k.special_tokens,
+        backend="python",
+    )
+
+    def refuse(*args: object) -> None:
+        raise AssertionError("the native safe-cut search was used")
+
+    monkeypatch.setattr(native.NativeScanner, "last_cut", refuse, raising=False)
+    stream = enc.stream_encoder()
+    text = "Hello world, and again. " * 50
+    ids = [i for part in (text[:500], text[500:]) for i in stream.feed(part)] + stream.close()
+    assert ids == cl100k.encode(text)

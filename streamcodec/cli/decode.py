@@ -27,7 +27,7 @@ def add(commands: Any) -> None:
         "decode",
         help="decode token ids to the exact bytes they stand for (--mode word: join segments)",
     )
-    add_input_and_encoding(decode)
+    add_input_and_encoding(decode, pattern=False)  # ids need no pre-tokenizer
     decode.add_argument("-o", "--output", help="write the bytes here (default: stdout)")
     decode.add_argument(
         "-f",
@@ -41,8 +41,6 @@ def add(commands: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Decode the input to ``--output`` (or stdout); jsonl gives one line per list."""
-    if args.pattern is not None:
-        raise ValueError("decode does not use --pattern (ids need no pre-tokenizer); leave it out")
     refuse_ignored(args)
     if args.mode == "word":
         with progress(args) as update, output(args.output) as out:

@@ -52,9 +52,11 @@ def pretokenizer_note(enc: Encoding) -> str:
     return "pre-tokenizer: regex (not a known pattern, see docs/patterns.md)"
 
 
-def add_input_and_encoding(command: argparse.ArgumentParser, *, word: bool = True) -> None:
+def add_input_and_encoding(
+    command: argparse.ArgumentParser, *, word: bool = True, pattern: bool = True
+) -> None:
     """The input, the encoding (by name or from a file) and ``--mode`` (``word``: offer
-    ``--mode word`` and its options)."""
+    ``--mode word`` and its options; ``pattern``: offer ``--pattern``)."""
     command.add_argument(
         "input", help="input file (a FIFO, <(cmd), /dev/stdin too), or - for standard input"
     )
@@ -70,11 +72,14 @@ def add_input_and_encoding(command: argparse.ArgumentParser, *, word: bool = Tru
         help="--vocab tokenizer.json: accept tokens its merges never build (streamcodec, like "
         "tiktoken, then outputs them where Hugging Face does not)",
     )
-    command.add_argument(
-        "--pattern",
-        help="pre-tokenizer for --vocab: an encoding name or a regex (default: the file's own "
-        "pattern, else cl100k_base's)",
-    )
+    if pattern:
+        command.add_argument(
+            "--pattern",
+            help="pre-tokenizer for --vocab: an encoding name or a regex (default: the file's "
+            "own pattern, else cl100k_base's)",
+        )
+    else:
+        command.set_defaults(pattern=None)
     command.add_argument("-q", "--quiet", action="store_true", help="no progress bar or summary")
     if not word:
         add_mode(command, bytelevel="the encoding's pre-tokenizer", word=None)

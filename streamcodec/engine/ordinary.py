@@ -38,25 +38,18 @@ from __future__ import annotations
 
 import array
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from itertools import accumulate, chain
-from typing import Any, TypeVar
+from typing import Any
 
 from streamcodec.engine.backend import Backend, compiled_module, resolve_backend
 from streamcodec.engine.cache import DEFAULT_CACHE_SIZE, IdCache, Ids
 from streamcodec.pieces import ByteMode, PieceEncoder
 from streamcodec.text.pretokenize import Pretokenizer
-from streamcodec.text.unicode import has_surrogates, replace_lone_surrogates
+from streamcodec.text.unicode import has_surrogates
 from streamcodec.vocab import BYTE_MODE_PATTERN
 
-__all__ = [
-    "DEFAULT_CACHE_BYTES",
-    "DEFAULT_CACHE_SIZE",
-    "OrdinaryEncoder",
-    "replacing_lone_surrogates",
-]
-
-T = TypeVar("T")
+__all__ = ["DEFAULT_CACHE_BYTES", "DEFAULT_CACHE_SIZE", "OrdinaryEncoder"]
 
 #: The fused pass's word cache, per thread encoding at once (``cache_bytes``).
 DEFAULT_CACHE_BYTES = 32 << 20
@@ -238,13 +231,3 @@ def _compiled_core(ranks: Mapping[bytes, int]) -> Any:
         return compiled_module("pieces._core").Core(ranks)
     except (ValueError, TypeError):
         return None
-
-
-def replacing_lone_surrogates(encode: Callable[[str], T], text: str) -> T:
-    """``encode(text)``; if a lone surrogate stops it (``UnicodeEncodeError``: it cannot be
-    UTF-8), ``encode`` again with each lone one as U+FFFD, as tiktoken does (a valid pair of
-    surrogates becomes the character it stands for). The one home of that retry."""
-    try:
-        return encode(text)
-    except UnicodeEncodeError:
-        return encode(replace_lone_surrogates(text))

@@ -41,6 +41,7 @@ __all__ = [
     "PatternCuts",
     "ProvenCuts",
     "cuts_for",
+    "last_safe_cut",
     "may_cut",
     "safe_cut",
     "safe_cuts",

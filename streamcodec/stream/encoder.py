@@ -34,7 +34,7 @@ from streamcodec.engine.ordinary import OrdinaryEncoder
 from streamcodec.stream.cuts import Cuts, cuts_for
 from streamcodec.stream.sources import Source, text_chunks
 from streamcodec.text.specials import SpecialSplitter
-from streamcodec.text.unicode import replace_lone_surrogates
+from streamcodec.text.unicode import encode_replacing_surrogates
 
 __all__ = [
     "Encodes",
@@ -255,15 +255,15 @@ class StreamEncoder:
         # The whole-piece rule belongs to the whole ordinary text (it matters in byte mode).
         whole_piece = final and not self._emitted
         self._emitted = not final
-        try:
+        if self._errors != "strict":
             return run(text, self._errors, start=start, end=end, whole_piece=whole_piece)
-        except UnicodeEncodeError:
-            if self._errors != "strict":
-                raise
-            # No cut falls inside a surrogate pair, so the parts can be fixed on their own.
-            context = replace_lone_surrogates(text[:start])
-            fixed = context + replace_lone_surrogates(text[start:end])
-            return run(fixed, start=len(context), whole_piece=whole_piece)
+        # No cut falls inside a surrogate pair, so the parts can be fixed on their own.
+        return encode_replacing_surrogates(
+            lambda whole, a, b: run(whole, "strict", start=a, end=b, whole_piece=whole_piece),
+            text,
+            start,
+            end,
+        )
 
 
 def encode_text_chunks(stream: StreamEncoder, chunks: Iterable[str]) -> Iterator[list[int]]:

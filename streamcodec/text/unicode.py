@@ -17,8 +17,17 @@ from __future__ import annotations
 import codecs
 import re
 from collections.abc import Callable, Iterable, Iterator
+from typing import TypeVar
 
-__all__ = ["InvalidUTF8Error", "decode_utf8", "has_surrogates", "replace_lone_surrogates"]
+__all__ = [
+    "InvalidUTF8Error",
+    "decode_utf8",
+    "encode_replacing_surrogates",
+    "has_surrogates",
+    "replace_lone_surrogates",
+]
+
+T = TypeVar("T")
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -89,3 +98,23 @@ def replace_lone_surrogates(text: str) -> str:
     True
     """
     return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def encode_replacing_surrogates(
+    encode: Callable[[str, int, int], T], text: str, start: int = 0, end: int | None = None
+) -> T:
+    """``encode(text, start, end)``, the fast path for valid text; when it meets a lone
+    surrogate (``UnicodeEncodeError``), again on the text with them replaced as tiktoken does.
+    ``text[:start]`` (context) and ``text[start:end]`` are fixed apart, so ``start`` and ``end``
+    still mark the same text (a joined pair is one character shorter).
+
+    >>> encode_replacing_surrogates(lambda t, s, e: t[s:e].encode(), "ab\\ud83d", 1)
+    b'b\\xef\\xbf\\xbd'
+    """
+    stop = len(text) if end is None else end
+    try:
+        return encode(text, start, stop)
+    except UnicodeEncodeError:
+        context = replace_lone_surrogates(text[:start])
+        body = replace_lone_surrogates(text[start:stop])
+        return encode(context + body, len(context), len(context) + len(body))
