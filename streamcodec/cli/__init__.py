@@ -1,4 +1,4 @@
-"""The command line: ``streamcodec encode | decode | count | train | verify | explain``.
+"""The command line: ``streamcodec encode | decode | count | train | verify | explain | ...``.
 
 Only this package prints or touches the terminal. Errors from the library become one line on
 stderr and exit status 1; Ctrl-C exits with 130, SIGTERM with 143, SIGHUP with 129. Output files
@@ -6,7 +6,8 @@ are written atomically (a temporary file renamed at the end), so an interrupted 
 that looks complete. A progress bar (bytes read) is shown on stderr when it is a terminal, unless
 ``--quiet``.
 
-One module per command (``encode``, ``decode``, ``count``, ``train``, ``verify``, ``explain``),
+One module per command (``encode``, ``decode``, ``count``, ``train``, ``verify``, ``explain``,
+``tokenize_corpus``, ``check_corpus``),
 each with an ``add(commands)`` that declares its options and the function that runs it; add a
 command by writing another module and listing its ``add`` in ``COMMANDS``. Shared pieces:
 ``options`` (the options several commands take, and the encoding they build), ``inputs`` (where
@@ -30,7 +31,17 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import streamcodec
-from streamcodec.cli import count, decode, encode, explain, split, train, verify
+from streamcodec.cli import (
+    check_corpus,
+    count,
+    decode,
+    encode,
+    explain,
+    split,
+    tokenize_corpus,
+    train,
+    verify,
+)
 from streamcodec.cli.output import ClosedStdout
 from streamcodec.interrupts import Stopped, stop_signals, stopped_by
 from streamcodec.text.unicode import InvalidUTF8Error
@@ -45,6 +56,8 @@ COMMANDS: list[Callable[[Any], None]] = [
     train.add,
     verify.add,
     explain.add,
+    tokenize_corpus.add,
+    check_corpus.add,
 ]
 
 

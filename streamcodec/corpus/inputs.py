@@ -34,7 +34,6 @@ from collections.abc import Iterator, Sequence
 from typing import Any, BinaryIO, Literal
 
 from streamcodec.stream.sources import CHUNK_SIZE, read_blocks
-from streamcodec.text.unicode import InvalidUTF8Error
 
 __all__ = [
     "STDIN",
@@ -44,6 +43,7 @@ __all__ = [
     "Reading",
     "documents",
     "find_inputs",
+    "invalid_utf8",
     "line_number",
     "open_input",
     "parquet_row_groups",
@@ -213,7 +213,15 @@ def _decode(data: bytes, inp: Input, offset: int, reading: Reading) -> str:
     try:
         return data.decode("utf-8", reading.errors)
     except UnicodeDecodeError as exc:
-        raise InvalidUTF8Error(offset + exc.start, exc.reason, inp.shown) from None
+        raise invalid_utf8(inp.shown, offset + exc.start, exc.reason) from None
+
+
+def invalid_utf8(source: str, offset: int, reason: str) -> ValueError:
+    """The refusal of invalid UTF-8, naming where it is and the option that accepts it."""
+    return ValueError(
+        f"{source}: invalid UTF-8 at byte offset {offset} ({reason}); pass --errors replace "
+        "(errors='replace') to read it as U+FFFD"
+    )
 
 
 def _split_text(inp: Input, f: BinaryIO, reading: Reading) -> Iterator[Document]:

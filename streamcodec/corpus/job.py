@@ -18,7 +18,14 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from streamcodec.corpus.inputs import Document, Input, Reading, documents, open_input
+from streamcodec.corpus.inputs import (
+    Document,
+    Input,
+    Reading,
+    documents,
+    invalid_utf8,
+    open_input,
+)
 from streamcodec.corpus.plan import ShardPlan
 from streamcodec.corpus.shards import ShardWriter, sha256_file
 from streamcodec.encoding import Encoding
@@ -171,7 +178,7 @@ def _write_streamed(job: Job, inp: Input, writer: ShardWriter, jobs: int) -> Non
             finally:
                 chunks.close()  # type: ignore[attr-defined]  # a generator: ends the workers
     except InvalidUTF8Error as exc:
-        raise InvalidUTF8Error(exc.offset, exc.reason, inp.shown) from None
+        raise invalid_utf8(inp.shown, exc.offset, exc.reason) from None
     except DisallowedSpecialTokenError as exc:
         raise ValueError(_special_message(inp.shown, exc.token)) from None
     if job.separator is not None:

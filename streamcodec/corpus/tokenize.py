@@ -161,8 +161,8 @@ def _start(out: str, job: dict[str, Any], *, restart: bool, stdin: Sequence[Any]
         difference = changed(old, job)
         if difference is not None:
             raise ValueError(
-                f"{where} was made by another job: {difference} differs; pass --restart to "
-                "start over (restart=True), or another -o"
+                f"{where} is of another job ({difference} changed); pass --restart to start "
+                "over (restart=True), or another -o"
             )
         return old
     for name in os.listdir(out):  # shards of another job: not ours to keep
