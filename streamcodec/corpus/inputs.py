@@ -26,6 +26,7 @@ from __future__ import annotations
 import dataclasses
 import glob
 import gzip
+import io
 import json
 import lzma
 import os
@@ -186,7 +187,8 @@ def open_input(inp: Input) -> BinaryIO:
                 f"{inp.path}: reading .zst needs zstandard: pip install zstandard"
             ) from None
         raw = open(inp.path, "rb")  # noqa: SIM115  (closed with the reader)
-        return zstandard.ZstdDecompressor().stream_reader(raw, closefd=True)  # type: ignore[no-any-return]
+        reader = zstandard.ZstdDecompressor().stream_reader(raw, closefd=True)
+        return io.BufferedReader(reader)  # type: ignore[arg-type]  # readline, as the others
     return open(inp.path, "rb")
 
 
