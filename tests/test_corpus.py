@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import errno
 import gzip
+import itertools
 import json
 import lzma
 import os
@@ -44,7 +45,7 @@ def shard_documents(out: Path) -> list[np.ndarray]:
         ids = np.load(out / entry["file"], mmap_mode="r")
         offsets = np.load(out / entry["offsets_file"], mmap_mode="r")
         assert ids.dtype == np.dtype(manifest["dtype"]) and offsets.dtype == np.int64
-        docs += [ids[a:b] for a, b in zip(offsets[:-1], offsets[1:], strict=True)]
+        docs += [ids[a:b] for a, b in itertools.pairwise(offsets)]
     return docs
 
 
@@ -145,7 +146,7 @@ def test_the_separator_token_none_or_named(tmp_path: Path) -> None:
     tokenize(inputs, tmp_path / "fim", separator_token="<|fim_middle|>")
     fim = ENC.special_tokens["<|fim_middle|>"]
     assert [d.tolist() for d in shard_documents(tmp_path / "fim")] == [[606, fim], [20375, fim]]
-    with pytest.raises(ValueError, match="no special token '<nope>'.*--separator-token"):
+    with pytest.raises(ValueError, match=r"no special token '<nope>'.*--separator-token"):
         tokenize(inputs, tmp_path / "bad", separator_token="<nope>")
 
 
@@ -252,7 +253,8 @@ def test_another_job_in_the_folder_is_refused_unless_restart(tmp_path: Path) -> 
     tokenize([tmp_path / "a.txt"], tmp_path / "out")
     with pytest.raises(
         ValueError,
-        match=r"another job \(the encoding \(cl100k_base, now streamcodec_py4k\) changed\); pass --restart",
+        match=r"another job \(the encoding \(cl100k_base, now streamcodec_py4k\) changed\); "
+        "pass --restart",
     ):
         tokenize([tmp_path / "a.txt"], tmp_path / "out", encoding="streamcodec_py4k")
     (tmp_path / "a.txt").write_text("two!")
@@ -274,7 +276,7 @@ def test_check_corpus_finds_a_changed_shard_and_a_changed_input(tmp_path: Path) 
     data = bytearray(shard.read_bytes())
     data[-5] ^= 1
     shard.write_bytes(bytes(data))
-    with pytest.raises(CorpusCheckError, match="shard_00000.npy: its SHA-256"):
+    with pytest.raises(CorpusCheckError, match=r"shard_00000\.npy: its SHA-256"):
         check_corpus(manifest)
     os.unlink(shard)
     with pytest.raises(FileNotFoundError):

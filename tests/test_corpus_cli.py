@@ -87,8 +87,8 @@ def test_kill_9_at_random_moments_then_the_same_command_gives_the_same_bytes(
     tmp_path: Path,
 ) -> None:
     inputs = [str(p) for p in sorted(STDLIB.glob("[a-m]*.py"))]
-    command = [sys.executable, "-m", "streamcodec", "tokenize-corpus", *inputs,
-               "-e", "streamcodec_py4k", "--shard-size", "24K", "--special-as-text", "-q"]  # fmt: skip
+    command = [sys.executable, "-m", "streamcodec", "tokenize-corpus", *inputs, "-q",
+               "-e", "streamcodec_py4k", "--shard-size", "24K", "--special-as-text"]  # fmt: skip
     clean = tmp_path / "clean"
     assert subprocess.run([*command, "-o", str(clean)], timeout=120).returncode == 0
     out = tmp_path / "out"

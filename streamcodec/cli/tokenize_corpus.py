@@ -116,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
     if args.dask is not None:
         from distributed import Client
 
-        client = Client(args.dask)
+        client = Client(args.dask)  # type: ignore[no-untyped-call]
     started = time.perf_counter()
     with corpus_progress(args.inputs, quiet=args.quiet) as update:
         manifest = tokenize(

@@ -38,7 +38,7 @@ def run_on_cluster(
         for shard in shards
     }  # fmt: skip
     try:
-        for future in as_completed(futures):
+        for future in as_completed(futures):  # type: ignore[no-untyped-call]
             entry = future.result()
             finished(entry)
             if progress is not None:

@@ -32,7 +32,7 @@ import lzma
 import os
 import sys
 from collections.abc import Iterator, Sequence
-from typing import Any, BinaryIO, Literal
+from typing import IO, Any, Literal, cast
 
 from streamcodec.stream.sources import CHUNK_SIZE, read_blocks
 
@@ -126,7 +126,7 @@ def find_inputs(
     left out), globs (sorted; ``**`` recursive) and ``-`` for standard input. ``skip`` is a
     folder left out of the walk (the output folder)."""
     found: list[Input] = []
-    for name in map(os.fspath, names):
+    for name in (os.fspath(n) for n in names):
         if name == STDIN:
             found.append(Input(STDIN, stdin_kind, None, -1, 0))
             continue
@@ -169,14 +169,14 @@ def _input(path: str) -> Input:
     return Input(path, kind, compression, info.st_size, info.st_mtime_ns)
 
 
-def open_input(inp: Input) -> BinaryIO:
+def open_input(inp: Input) -> IO[bytes]:
     """The input's bytes as a stream, decompressed."""
     if inp.path == STDIN:
         if sys.stdin is None:
             raise OSError(9, "standard input is closed", "<stdin>")
         return sys.stdin.buffer
     if inp.compression == "gz":
-        return gzip.open(inp.path, "rb")
+        return cast(IO[bytes], gzip.open(inp.path, "rb"))
     if inp.compression == "xz":
         return lzma.open(inp.path, "rb")
     if inp.compression == "zst":
@@ -188,7 +188,7 @@ def open_input(inp: Input) -> BinaryIO:
             ) from None
         raw = open(inp.path, "rb")  # noqa: SIM115  (closed with the reader)
         reader = zstandard.ZstdDecompressor().stream_reader(raw, closefd=True)
-        return io.BufferedReader(reader)  # type: ignore[arg-type]  # readline, as the others
+        return io.BufferedReader(reader)  # readline, as the others
     return open(inp.path, "rb")
 
 
@@ -226,7 +226,7 @@ def invalid_utf8(source: str, offset: int, reason: str) -> ValueError:
     )
 
 
-def _split_text(inp: Input, f: BinaryIO, reading: Reading) -> Iterator[Document]:
+def _split_text(inp: Input, f: IO[bytes], reading: Reading) -> Iterator[Document]:
     """Plain text cut at each separator (the separators belong to no document)."""
     sep = reading.separator
     assert sep is not None
@@ -246,7 +246,7 @@ def _split_text(inp: Input, f: BinaryIO, reading: Reading) -> Iterator[Document]
     yield Document(last, inp, offset, span=_span(inp, pending))
 
 
-def _json_lines(inp: Input, f: BinaryIO, part: Range, reading: Reading) -> Iterator[Document]:
+def _json_lines(inp: Input, f: IO[bytes], part: Range, reading: Reading) -> Iterator[Document]:
     """The lines starting in ``part``'s byte range, each a JSON object with the field."""
     position = part.start
     if position > 0:

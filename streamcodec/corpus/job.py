@@ -133,7 +133,7 @@ def make_shard(
     work = functools.partial(_encode_batch, enc, job.special_as_text)
     batches = _batches(shard_documents(job, shard))
     native = enc.backend == "native"
-    results = map(work, batches)
+    results: Iterator[list[tuple[list[int], int]] | _Streamed] = map(work, batches)
     if jobs > 1:
         results = ordered_map(work, batches, jobs=jobs, processes=not native)
     separator = [] if job.separator is None else [job.separator]
