@@ -281,3 +281,11 @@ def test_check_corpus_finds_a_changed_shard_and_a_changed_input(tmp_path: Path) 
     os.unlink(shard)
     with pytest.raises(FileNotFoundError):
         check_corpus(manifest)
+
+
+def test_the_output_folder_is_never_an_input(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("one")
+    for _ in range(2):  # the second run's glob and walk reach tokens/ and its manifest
+        tokenize([str(tmp_path / "**"), tmp_path], tmp_path / "tokens")
+    manifest = json.loads((tmp_path / "tokens" / "manifest.json").read_text())
+    assert [i["path"] for i in manifest["inputs"]] == [str(tmp_path / "a.txt")] * 2

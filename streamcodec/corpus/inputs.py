@@ -138,10 +138,18 @@ def find_inputs(
             paths = sorted(p for p in glob.glob(name, recursive=True) if os.path.isfile(p))
             if not paths:
                 raise FileNotFoundError(2, "no file matches this pattern", name)
-        found += [_input(path) for path in paths]
+        found += [_input(path) for path in paths if not _inside(path, skip)]
     if not found:
         raise ValueError("no input files: name files, folders, globs or - for standard input")
     return found
+
+
+def _inside(path: str, folder: str | None) -> bool:
+    """Whether ``path`` is in ``folder`` (the output: a glob may reach it too)."""
+    if folder is None:
+        return False
+    real, top = os.path.realpath(path), os.path.realpath(folder)
+    return os.path.commonpath([real, top]) == top
 
 
 def _walk(folder: str, skip: str | None) -> list[str]:
