@@ -40,12 +40,12 @@ def test_tokenize_check_and_read_back(tmp_path: Path) -> None:
     done = run("tokenize-corpus", str(tmp_path / "a.txt"), "-o", str(tmp_path / "out"),
                "--separator", r"\n---\n", "--separator-token", "none")  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert b"1 shards, 3 documents, 2 tokens (uint32)" in done.stderr
+    assert b"1 shards, 2 documents, 2 tokens (uint32)" in done.stderr  # none after the last
     checked = run("check-corpus", str(tmp_path / "out" / "manifest.json"), "--text")
-    assert checked.returncode == 0 and b"3 documents, 2 tokens" in checked.stdout
+    assert checked.returncode == 0 and b"2 documents, 2 tokens" in checked.stdout
     ids = np.load(tmp_path / "out" / "shard_00000.npy", mmap_mode="r")
     enc = streamcodec.get_encoding("cl100k_base")
-    assert ids.tolist() == enc.encode("one") + enc.encode("two")  # and "" after the last
+    assert ids.tolist() == enc.encode("one") + enc.encode("two")
 
 
 def test_standard_input_as_json_lines(tmp_path: Path) -> None:

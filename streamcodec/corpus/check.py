@@ -15,7 +15,7 @@ import os
 import random
 from typing import Any
 
-from streamcodec.corpus.inputs import Input, Range, Reading, documents
+from streamcodec.corpus.inputs import STDIN, Input, Range, Reading, documents
 from streamcodec.corpus.manifest import load_manifest
 from streamcodec.corpus.shards import read_npy_header, sha256_file
 from streamcodec.registry import get_encoding
@@ -80,6 +80,8 @@ def _check_text(out: str, manifest: dict[str, Any], sample: int, seed: int) -> N
     """Decode ``sample`` documents drawn at random; compare each with its input's document."""
     import numpy
 
+    if any(i["path"] == STDIN for i in manifest["inputs"]):
+        raise CorpusCheckError("the corpus was read from standard input: leave out --text")
     enc = get_encoding(manifest["encoding"]["name"])
     if enc.n_vocab != manifest["encoding"]["n_vocab"]:
         raise CorpusCheckError(f"{enc.name} here is not the encoding of the manifest")

@@ -174,7 +174,8 @@ def _input(path: str) -> Input:
     kind = _KINDS.get(suffix.lower(), "text")
     if kind == "parquet" and compression is not None:
         raise ValueError(f"{path}: a compressed Parquet file; Parquet compresses inside the file")
-    return Input(path, kind, compression, info.st_size, info.st_mtime_ns)
+    # absolute: a rerun, check-corpus and Dask workers may start elsewhere
+    return Input(os.path.abspath(path), kind, compression, info.st_size, info.st_mtime_ns)
 
 
 def open_input(inp: Input) -> IO[bytes]:
@@ -235,7 +236,8 @@ def invalid_utf8(source: str, offset: int, reason: str) -> ValueError:
 
 
 def _split_text(inp: Input, f: IO[bytes], reading: Reading) -> Iterator[Document]:
-    """Plain text cut at each separator (the separators belong to no document)."""
+    """Plain text cut at each separator (the separators belong to no document; a file that
+    ends with one has no empty document after it)."""
     sep = reading.separator
     assert sep is not None
     pending, offset = b"", 0  # offset: where ``pending`` starts in the input
@@ -250,8 +252,9 @@ def _split_text(inp: Input, f: IO[bytes], reading: Reading) -> Iterator[Document
             )  # fmt: skip
             start = found + len(sep)
         pending, offset = pending[start:], offset + start
-    last = _decode(pending, inp, offset, reading)
-    yield Document(last, inp, offset, span=_span(inp, pending))
+    if pending or offset == 0:
+        last = _decode(pending, inp, offset, reading)
+        yield Document(last, inp, offset, span=_span(inp, pending))
 
 
 def _json_lines(inp: Input, f: IO[bytes], part: Range, reading: Reading) -> Iterator[Document]:
