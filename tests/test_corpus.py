@@ -290,3 +290,18 @@ def test_the_output_folder_is_never_an_input(tmp_path: Path) -> None:
         tokenize([str(tmp_path / "**"), tmp_path], tmp_path / "tokens")
     manifest = json.loads((tmp_path / "tokens" / "manifest.json").read_text())
     assert [i["path"] for i in manifest["inputs"]] == [str(tmp_path / "a.txt")] * 2
+
+
+def test_progress_counts_every_input_byte_and_token(mixed: list[Path], tmp_path: Path) -> None:
+    seen = [0, 0]
+
+    def progress(done: int, tokens: int) -> None:
+        seen[0] += done
+        seen[1] += tokens
+
+    manifest = tokenize(mixed, tmp_path / "out", shard_bytes=8000, jobs=2, special_as_text=True,
+                        progress=progress)  # fmt: skip
+    assert seen == [
+        sum(p.stat().st_size for p in mixed),
+        sum(e["tokens"] for e in manifest["shards"]),
+    ]

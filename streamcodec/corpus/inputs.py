@@ -303,9 +303,16 @@ def _field(inp: Input, line: str, offset: int, field: str) -> str:
 
 
 def parquet_row_groups(inp: Input) -> list[int]:
-    """The byte size of each row group of a Parquet input (the plan cuts between them)."""
+    """The bytes on disk of each row group of a Parquet input (the plan cuts between them);
+    the last has the footer too, so they add up to the file's size."""
     metadata = _parquet_file(inp).metadata
-    return [metadata.row_group(i).total_byte_size for i in range(metadata.num_row_groups)]
+    sizes = []
+    for i in range(metadata.num_row_groups):
+        group = metadata.row_group(i)
+        sizes.append(sum(group.column(j).total_compressed_size for j in range(group.num_columns)))
+    if sizes:
+        sizes[-1] += inp.size - sum(sizes)
+    return sizes
 
 
 def _parquet_file(inp: Input) -> Any:

@@ -150,6 +150,7 @@ def make_shard(
                         writer.add(separator)
                         writer.end_document()
                         span += doc_span
+                span = min(span, shard.size - reported)  # a last line may run past the range
                 if progress is not None:
                     progress(span, writer.tokens - before)
                 reported += span
@@ -158,7 +159,7 @@ def make_shard(
             if close is not None:
                 close()
     if progress is not None:
-        progress(max(shard.size - reported, 0), 0)  # compressed and streamed inputs: at the end
+        progress(shard.size - reported, 0)  # compressed and streamed inputs: at the end
     return _entry(job, shard, writer)
 
 
