@@ -111,3 +111,22 @@ def test_kill_9_at_random_moments_then_the_same_command_gives_the_same_bytes(
     assert shards(out) == shards(clean)
     assert not list(out.glob(".*")), "temporary files left behind"
     assert mid_job >= 5  # the kills did land inside the work, between shards
+
+
+def test_ctrl_c_leaves_whole_shards_and_no_temporary_file(tmp_path: Path) -> None:
+    inputs = [str(p) for p in sorted(STDLIB.glob("*.py"))]  # about 2 s of work
+    out = tmp_path / "out"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "streamcodec", "tokenize-corpus", *inputs, "-o", str(out),
+         "--shard-size", "24K", "--special-as-text", "-j", "2"],
+        stderr=subprocess.PIPE,
+    )  # fmt: skip
+    time.sleep(1.0)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert err == b"streamcodec: interrupted (SIGINT); -o files are as they were\n"
+    assert (
+        0 < _whole_shards_only(out) < len(json.loads((out / "manifest.json").read_text())["plan"])
+    )
+    assert not list(out.glob(".*")), "temporary files left behind"
