@@ -65,8 +65,8 @@ __all__ = [
 __version__ = "0.1.0"
 
 # tiktoken's module names that client code reaches as attributes (``tiktoken.load.read_file``),
-# and ``streamcodec.formats``.
-_LAZY_MODULES = frozenset({"formats", "load", "core"})
+# and ``streamcodec.formats`` and ``streamcodec.corpus``.
+_LAZY_MODULES = frozenset({"formats", "load", "core", "corpus"})
 
 
 def __getattr__(name: str) -> Any:

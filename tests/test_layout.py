@@ -30,6 +30,8 @@ ALLOWED = {
     "compat": {"engine", "text", "pieces", "vocab"},
     "explain": {"reference"},  # the page and the traces: the specification only
     "encoding": {"engine", "stream", "compat", "text", "pieces", "vocab", "explain", "dropin"},
+    # the corpus tool: the facade, named encodings, the stream's workers, the one writer
+    "corpus": {"encoding", "registry", "stream", "text", "atomicfile"},
 }
 TOP = {"cli", "__main__", "__init__"}  # nothing imports these but each other
 MAX_LINES = 420  # "a few hundred lines at most"

@@ -29,7 +29,17 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import streamcodec
-from streamcodec.cli import count, decode, encode, explain, split, train, verify
+from streamcodec.cli import (
+    check_corpus,
+    count,
+    decode,
+    encode,
+    explain,
+    split,
+    tokenize_corpus,
+    train,
+    verify,
+)
 from streamcodec.cli.heap import keep_heap_flat
 from streamcodec.cli.output import ClosedStdout
 from streamcodec.interrupts import Stopped, stop_signals, stopped_by
@@ -45,6 +55,8 @@ COMMANDS: list[Callable[[Any], None]] = [
     train.add,
     verify.add,
     explain.add,
+    tokenize_corpus.add,
+    check_corpus.add,
 ]
 
 

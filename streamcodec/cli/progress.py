@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["Progress", "TrainProgress", "progress"]
+__all__ = ["Progress", "TrainProgress", "corpus_progress", "progress"]
 
 Progress = Callable[[int], object]
 
@@ -34,6 +34,43 @@ def progress(args: argparse.Namespace) -> Iterator[Progress | None]:
     total = os.path.getsize(args.input) if regular else None  # a FIFO has no size
     with tqdm(total=total, unit="B", unit_scale=True, file=sys.stderr, leave=False) as bar:
         yield bar.update
+
+
+@contextlib.contextmanager
+def corpus_progress(
+    names: list[str], *, quiet: bool
+) -> Iterator[Callable[[int, int], object] | None]:
+    """A callback ``(bytes, tokens)`` into a tqdm bar of input bytes with tokens and tokens/s,
+    if stderr is a terminal (the total: the sizes of the files named, folders walked)."""
+    if quiet or not sys.stderr.isatty():
+        yield None
+        return
+    import time
+
+    from tqdm import tqdm
+
+    total = sum(_tree_size(name) for name in names)
+    started, tokens = time.perf_counter(), 0
+    with tqdm(total=total or None, unit="B", unit_scale=True, file=sys.stderr, leave=False) as bar:
+
+        def update(done: int, new_tokens: int) -> None:
+            nonlocal tokens
+            tokens += new_tokens
+            rate = tokens / max(time.perf_counter() - started, 1e-9)
+            bar.set_postfix_str(f"{tokens:,} tokens, {rate:,.0f} tokens/s", refresh=False)
+            bar.update(done)
+
+        yield update
+
+
+def _tree_size(name: str) -> int:
+    if os.path.isdir(name):
+        return sum(
+            os.path.getsize(os.path.join(root, f))
+            for root, _, files in os.walk(name)
+            for f in files
+        )
+    return os.path.getsize(name) if os.path.isfile(name) else 0
 
 
 class TrainProgress:

@@ -1,0 +1,43 @@
+"""``streamcodec check-corpus``: a corpus's shards read again against its manifest.
+
+    $ streamcodec check-corpus tokens/manifest.json --text 100
+
+Exit status 0 with a summary, or 1 with what does not match.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from streamcodec.cli.options import whole_number
+
+__all__ = ["add"]
+
+
+def add(commands: Any) -> None:
+    """Declare ``check-corpus`` and its options."""
+    command = commands.add_parser(
+        "check-corpus", help="check a corpus's shards against its manifest (and its text)"
+    )
+    command.add_argument("manifest", metavar="MANIFEST", help="OUT_DIR/manifest.json")
+    command.add_argument(
+        "--text",
+        type=whole_number,
+        nargs="?",
+        const=100,
+        default=0,
+        metavar="N",
+        help="also decode N documents drawn at random (default 100) and compare them with "
+        "the inputs",
+    )
+    command.add_argument("--seed", type=whole_number, default=0, help="the draw (default 0)")
+    command.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the summary; a mismatch is an error (exit 1)."""
+    from streamcodec.corpus import check_corpus
+
+    print(check_corpus(args.manifest, text=args.text, seed=args.seed))
+    return 0

@@ -1,0 +1,129 @@
+"""``check_corpus``: the shards read again against the manifest, and documents against the text.
+
+Every finished shard is re-read: both files' SHA-256, the ``.npy`` headers (type, length), the
+offsets (from 0, rising, ending at the token count, one per document) and the separator after
+each document. With ``text=N``, N documents drawn at random (seeded) are decoded and compared with
+the documents of the inputs they came from, read again.
+
+    >>> check_corpus("tokens/manifest.json", text=20)  # doctest: +SKIP
+    ['tokens/manifest.json: 12 shards, 3,456 documents, 1,234,567 tokens']
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from typing import Any
+
+from streamcodec.corpus.inputs import STDIN, Input, Range, Reading, documents
+from streamcodec.corpus.manifest import load_manifest
+from streamcodec.corpus.shards import read_npy_header, sha256_file
+from streamcodec.registry import get_encoding
+
+__all__ = ["CorpusCheckError", "check_corpus"]
+
+
+class CorpusCheckError(ValueError):
+    """A shard does not match the manifest, or a document its input (the message says which)."""
+
+
+def check_corpus(manifest_path: str | os.PathLike[str], *, text: int = 0, seed: int = 0) -> str:
+    """Check the corpus of ``manifest_path``; its summary, or :class:`CorpusCheckError`."""
+    path = os.fspath(manifest_path)
+    out = os.path.dirname(path) or "."
+    manifest = load_manifest(out) if os.path.basename(path) == "manifest.json" else None
+    if manifest is None:
+        raise FileNotFoundError(2, "no corpus manifest here", path)
+    if not manifest["complete"]:
+        done, planned = len(manifest["shards"]), len(manifest["plan"])
+        raise CorpusCheckError(
+            f"{path}: {done} of {planned} shards are done; run tokenize-corpus again to finish"
+        )
+    documents_total = tokens_total = 0
+    for entry in manifest["shards"]:
+        _check_shard(out, manifest, entry)
+        documents_total += entry["documents"]
+        tokens_total += entry["tokens"]
+    if text:
+        _check_text(out, manifest, text, seed)
+    shards = len(manifest["shards"])
+    return f"{path}: {shards} shards, {documents_total:,} documents, {tokens_total:,} tokens"
+
+
+def _check_shard(out: str, manifest: dict[str, Any], entry: dict[str, Any]) -> None:
+    import numpy
+
+    ids_path = os.path.join(out, entry["file"])
+    offsets_path = os.path.join(out, entry["offsets_file"])
+    for name, key in [(ids_path, "sha256"), (offsets_path, "offsets_sha256")]:
+        if sha256_file(name) != entry[key]:
+            raise CorpusCheckError(f"{name}: its SHA-256 is not the manifest's: it changed")
+    with open(ids_path, "rb") as f:
+        dtype, length = read_npy_header(f)
+    if dtype != manifest["dtype"] or length != entry["tokens"]:
+        raise CorpusCheckError(f"{ids_path}: {length} {dtype} ids, the manifest says otherwise")
+    ids = numpy.load(ids_path, mmap_mode="r")
+    offsets = numpy.load(offsets_path)
+    rising = bool(numpy.all(offsets[1:] >= offsets[:-1]))
+    if not (offsets[0] == 0 and offsets[-1] == length and rising):
+        raise CorpusCheckError(f"{offsets_path}: the offsets are not 0, rising, then {length}")
+    if len(offsets) != entry["documents"] + 1:
+        raise CorpusCheckError(f"{offsets_path}: {len(offsets) - 1} documents, not the manifest's")
+    separator = manifest["separator"]
+    if separator is not None and entry["documents"]:
+        ends = ids[offsets[1:] - 1]
+        if not bool(numpy.all(ends == separator)) or bool(numpy.any(offsets[1:] == offsets[:-1])):
+            raise CorpusCheckError(f"{ids_path}: a document does not end with the separator")
+
+
+def _check_text(out: str, manifest: dict[str, Any], sample: int, seed: int) -> None:
+    """Decode ``sample`` documents drawn at random; compare each with its input's document."""
+    import numpy
+
+    if any(i["path"] == STDIN for i in manifest["inputs"]):
+        raise CorpusCheckError("the corpus was read from standard input: leave out --text")
+    enc = get_encoding(manifest["encoding"]["name"])
+    if enc.n_vocab != manifest["encoding"]["n_vocab"]:
+        raise CorpusCheckError(f"{enc.name} here is not the encoding of the manifest")
+    total = sum(entry["documents"] for entry in manifest["shards"])
+    chosen = sorted(random.Random(seed).sample(range(total), min(sample, total)))
+    options = manifest["options"]
+    separator = options["separator"]
+    reading = Reading(
+        options["field"], options["column"], None if separator is None else separator.encode(),
+        options["errors"], options["stdin_kind"],
+    )  # fmt: skip
+    inputs = [Input(i["path"], i["kind"], _compression(i["path"]), i["size"], i["mtime_ns"])
+              for i in manifest["inputs"]]  # fmt: skip
+    cut = 0 if manifest["separator"] is None else 1
+    first = 0
+    for entry in manifest["shards"]:
+        wanted = [n - first for n in chosen if first <= n < first + entry["documents"]]
+        first += entry["documents"]
+        if not wanted:
+            continue
+        ids = numpy.load(os.path.join(out, entry["file"]), mmap_mode="r")
+        offsets = numpy.load(os.path.join(out, entry["offsets_file"]))
+        texts = _shard_texts(inputs, entry, reading)
+        for n, doc in enumerate(texts):
+            if n in wanted:
+                got = enc.decode(ids[offsets[n] : offsets[n + 1] - cut].tolist())
+                if got != doc:
+                    raise CorpusCheckError(
+                        f"{os.path.join(out, entry['file'])}: document {n} does not decode to "
+                        "the text of its input"
+                    )
+            if n >= wanted[-1]:
+                break
+
+
+def _compression(path: str) -> str | None:
+    return {".gz": "gz", ".xz": "xz", ".zst": "zst"}.get(os.path.splitext(path)[1].lower())
+
+
+def _shard_texts(inputs: list[Input], entry: dict[str, Any], reading: Reading) -> Any:
+    for source in entry["sources"]:
+        inp = inputs[source["input"]]
+        end = -1 if source["unit"] == "bytes" and source["end"] == inp.size else source["end"]
+        for doc in documents(inp, Range(source["input"], source["start"], end), reading):
+            yield doc.text

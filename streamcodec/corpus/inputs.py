@@ -1,0 +1,356 @@
+"""A corpus's inputs: files, folders and globs, opened (compressed or not), cut into documents.
+
+:func:`find_inputs` expands what the user named into :class:`Input` records, in a fixed order
+(folders walked sorted, globs sorted), so the same names always give the same corpus. Each input
+has a *kind*, from its name: ``.jsonl``/``.ndjson``/``.json`` are JSON Lines (one document per
+line, the text in a field), ``.parquet``/``.pq`` are Parquet (one document per row, the text in a
+column; ``pyarrow``), anything else is plain text (the file is one document, or documents split
+by a separator). ``.gz``, ``.xz`` and ``.zst`` are read as streams (``zstandard`` for the last).
+
+:func:`documents` yields the documents of a :class:`Range` of an input: bytes ``[start, end)``
+of an uncompressed JSON Lines file (a line belongs to the range it starts in, so ranges cut
+anywhere never split or repeat a line), row groups ``[start, end)`` of a Parquet file, or the
+whole input.
+
+    >>> import os, tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> with open(os.path.join(folder, "a.jsonl"), "w") as f:
+    ...     _ = f.write('{"text": "one"}\\n{"text": "two"}\\n')
+    >>> [inp] = find_inputs([folder])
+    >>> [doc.text for doc in documents(inp, Range(0, 0, -1), Reading())]
+    ['one', 'two']
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import glob
+import gzip
+import io
+import json
+import lzma
+import os
+import sys
+from collections.abc import Iterator, Sequence
+from typing import IO, Any, Literal, cast
+
+from streamcodec.stream.sources import CHUNK_SIZE, read_blocks
+
+__all__ = [
+    "STDIN",
+    "Document",
+    "Input",
+    "Range",
+    "Reading",
+    "documents",
+    "find_inputs",
+    "invalid_utf8",
+    "line_number",
+    "open_input",
+    "parquet_row_groups",
+]
+
+STDIN = "-"
+Kind = Literal["text", "jsonl", "parquet"]
+_COMPRESSIONS = {".gz": "gz", ".xz": "xz", ".zst": "zst"}
+_KINDS: dict[str, Kind] = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl"}
+_KINDS |= {".parquet": "parquet", ".pq": "parquet"}
+
+
+@dataclasses.dataclass(frozen=True)
+class Input:
+    """One input file (or standard input): its kind, compression, size and time on disk."""
+
+    path: str
+    kind: Kind
+    compression: str | None
+    size: int  # bytes on disk; -1 for standard input
+    mtime_ns: int
+
+    @property
+    def splittable(self) -> bool:
+        """Whether byte ranges of it can be read apart (an uncompressed JSON Lines file)."""
+        return self.kind == "jsonl" and self.compression is None and self.path != STDIN
+
+    @property
+    def shown(self) -> str:
+        return "<stdin>" if self.path == STDIN else self.path
+
+
+@dataclasses.dataclass(frozen=True)
+class Range:
+    """Part of input ``input``: bytes (JSON Lines) or row groups (Parquet) ``[start, end)``;
+    ``end == -1`` is to the end."""
+
+    input: int
+    start: int
+    end: int
+
+
+@dataclasses.dataclass(frozen=True)
+class Reading:
+    """How documents are read: the JSON field, the Parquet column, the plain-text separator
+    (None: a file is one document) and what invalid UTF-8 does (``strict`` or ``replace``)."""
+
+    field: str = "text"
+    column: str = "text"
+    separator: bytes | None = None
+    errors: str = "strict"
+    stdin_kind: Kind = "text"
+
+
+@dataclasses.dataclass(frozen=True)
+class Document:
+    """A document's text, where it starts in its input (``offset``: bytes, or the row for
+    Parquet) and how many bytes of the input on disk it spans (0 when compressed)."""
+
+    text: str
+    input: Input
+    offset: int
+    span: int = 0
+
+    @property
+    def where(self) -> str:
+        """``file:line`` (JSON Lines: the line is counted now, for a message), ``file at byte
+        offset N`` or ``file at row N``."""
+        if self.input.kind == "jsonl":
+            return f"{self.input.shown}:{line_number(self.input, self.offset)}"
+        unit = "row" if self.input.kind == "parquet" else "byte offset"
+        return f"{self.input.shown} at {unit} {self.offset}"
+
+
+def find_inputs(
+    names: Sequence[str | os.PathLike[str]], *, stdin_kind: Kind = "text", skip: str | None = None
+) -> list[Input]:
+    """The inputs ``names`` stand for, in order: files, folders (walked, sorted, hidden names
+    left out), globs (sorted; ``**`` recursive) and ``-`` for standard input. ``skip`` is a
+    folder left out of the walk (the output folder)."""
+    found: list[Input] = []
+    for name in (os.fspath(n) for n in names):
+        if name == STDIN:
+            found.append(Input(STDIN, stdin_kind, None, -1, 0))
+            continue
+        if os.path.isdir(name):
+            paths = _walk(name, skip)
+        elif os.path.exists(name) or not glob.has_magic(name):
+            paths = [name]
+        else:
+            paths = sorted(p for p in glob.glob(name, recursive=True) if os.path.isfile(p))
+            if not paths:
+                raise FileNotFoundError(2, "no file matches this pattern", name)
+        found += [_input(path) for path in paths if not _inside(path, skip)]
+    if not found:
+        raise ValueError("no input files: name files, folders, globs or - for standard input")
+    return found
+
+
+def _inside(path: str, folder: str | None) -> bool:
+    """Whether ``path`` is in ``folder`` (the output: a glob may reach it too)."""
+    if folder is None:
+        return False
+    real, top = os.path.realpath(path), os.path.realpath(folder)
+    return os.path.commonpath([real, top]) == top
+
+
+def _walk(folder: str, skip: str | None) -> list[str]:
+    skipped = os.path.realpath(skip) if skip is not None else None
+    paths = []
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = [
+            d
+            for d in dirs
+            if not d.startswith(".") and os.path.realpath(os.path.join(root, d)) != skipped
+        ]
+        paths += [os.path.join(root, f) for f in files if not f.startswith(".")]
+    return sorted(paths)
+
+
+def _input(path: str) -> Input:
+    info = os.stat(path)
+    stem, suffix = os.path.splitext(path)
+    compression = _COMPRESSIONS.get(suffix.lower())
+    if compression is not None:
+        suffix = os.path.splitext(stem)[1]
+    kind = _KINDS.get(suffix.lower(), "text")
+    if kind == "parquet" and compression is not None:
+        raise ValueError(f"{path}: a compressed Parquet file; Parquet compresses inside the file")
+    # absolute: a rerun, check-corpus and Dask workers may start elsewhere
+    return Input(os.path.abspath(path), kind, compression, info.st_size, info.st_mtime_ns)
+
+
+def open_input(inp: Input) -> IO[bytes]:
+    """The input's bytes as a stream, decompressed."""
+    if inp.path == STDIN:
+        if sys.stdin is None:
+            raise OSError(9, "standard input is closed", "<stdin>")
+        return sys.stdin.buffer
+    if inp.compression == "gz":
+        return cast(IO[bytes], gzip.open(inp.path, "rb"))
+    if inp.compression == "xz":
+        return lzma.open(inp.path, "rb")
+    if inp.compression == "zst":
+        try:
+            import zstandard
+        except ImportError:
+            raise ImportError(
+                f"{inp.path}: reading .zst needs zstandard: pip install zstandard"
+            ) from None
+        raw = open(inp.path, "rb")  # noqa: SIM115  (closed with the reader)
+        reader = zstandard.ZstdDecompressor().stream_reader(raw, closefd=True)
+        return io.BufferedReader(reader)  # readline, as the others
+    return open(inp.path, "rb")
+
+
+def documents(inp: Input, part: Range, reading: Reading) -> Iterator[Document]:
+    """The documents of ``part`` of ``inp``, in order."""
+    if inp.kind == "parquet":
+        yield from _parquet_documents(inp, part, reading)
+        return
+    with open_input(inp) as f:
+        if inp.kind == "jsonl":
+            yield from _json_lines(inp, f, part, reading)
+        elif reading.separator is None:
+            data = f.read()
+            yield Document(_decode(data, inp, 0, reading), inp, 0, span=_span(inp, data))
+        else:
+            yield from _split_text(inp, f, reading)
+
+
+def _span(inp: Input, data: bytes) -> int:
+    return 0 if inp.compression is not None else len(data)
+
+
+def _decode(data: bytes, inp: Input, offset: int, reading: Reading) -> str:
+    try:
+        return data.decode("utf-8", reading.errors)
+    except UnicodeDecodeError as exc:
+        raise invalid_utf8(inp.shown, offset + exc.start, exc.reason) from None
+
+
+def invalid_utf8(source: str, offset: int, reason: str) -> ValueError:
+    """The refusal of invalid UTF-8, naming where it is and the option that accepts it."""
+    return ValueError(
+        f"{source}: invalid UTF-8 at byte offset {offset} ({reason}); pass --errors replace "
+        "(errors='replace') to read it as U+FFFD"
+    )
+
+
+def _split_text(inp: Input, f: IO[bytes], reading: Reading) -> Iterator[Document]:
+    """Plain text cut at each separator (the separators belong to no document; a file that
+    ends with one has no empty document after it)."""
+    sep = reading.separator
+    assert sep is not None
+    pending, offset = b"", 0  # offset: where ``pending`` starts in the input
+    for block in read_blocks(f, size=CHUNK_SIZE):
+        pending += block
+        start = 0
+        while (found := pending.find(sep, start)) >= 0:
+            piece = pending[start:found]
+            yield Document(
+                _decode(piece, inp, offset + start, reading), inp, offset + start,
+                span=_span(inp, piece) + len(sep) * (inp.compression is None),
+            )  # fmt: skip
+            start = found + len(sep)
+        pending, offset = pending[start:], offset + start
+    if pending or offset == 0:
+        last = _decode(pending, inp, offset, reading)
+        yield Document(last, inp, offset, span=_span(inp, pending))
+
+
+def _json_lines(inp: Input, f: IO[bytes], part: Range, reading: Reading) -> Iterator[Document]:
+    """The lines starting in ``part``'s byte range, each a JSON object with the field."""
+    position = part.start
+    if position > 0:
+        f.seek(position - 1)
+        position += len(f.readline()) - 1  # the rest of the line that started before
+    while part.end < 0 or position < part.end:
+        line = f.readline()
+        if not line:
+            return
+        start, position = position, position + len(line)
+        if line.strip():
+            text = _field(inp, _decode(line, inp, start, reading), start, reading.field)
+            yield Document(text, inp, start, span=_span(inp, line))
+
+
+def line_number(inp: Input, offset: int) -> int:
+    """The 1-based line that starts at ``offset`` (newlines before it counted)."""
+    if offset == 0:
+        return 1
+    count = 0
+    with open_input(inp) as f:
+        for block in read_blocks(f, limit=offset):
+            count += block.count(b"\n")
+    return count + 1
+
+
+def _field(inp: Input, line: str, offset: int, field: str) -> str:
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as exc:
+        where = f"{inp.shown}:{line_number(inp, offset)}"
+        raise ValueError(f"{where}: not a JSON line ({exc.msg} at column {exc.colno})") from None
+    if isinstance(record, dict) and isinstance(record.get(field), str):
+        return record[field]  # type: ignore[no-any-return]
+    where = f"{inp.shown}:{line_number(inp, offset)}"
+    if not isinstance(record, dict) or field not in record:
+        keys = ", ".join(map(str, record)) if isinstance(record, dict) else type(record).__name__
+        raise ValueError(
+            f"{where}: no field {field!r} in this JSON line (it has: {keys or 'nothing'}); "
+            "pass --field NAME"
+        )
+    raise ValueError(f"{where}: the field {field!r} is {type(record[field]).__name__}, not text")
+
+
+def parquet_row_groups(inp: Input) -> list[int]:
+    """The bytes on disk of each row group of a Parquet input (the plan cuts between them);
+    the last has the footer too, so they add up to the file's size."""
+    metadata = _parquet_file(inp).metadata
+    sizes = []
+    for i in range(metadata.num_row_groups):
+        group = metadata.row_group(i)
+        sizes.append(sum(group.column(j).total_compressed_size for j in range(group.num_columns)))
+    if sizes:
+        sizes[-1] += inp.size - sum(sizes)
+    return sizes
+
+
+def _parquet_file(inp: Input) -> Any:
+    try:
+        import pyarrow.parquet
+    except ImportError:
+        raise ImportError(
+            f"{inp.path}: reading Parquet needs pyarrow: pip install pyarrow"
+        ) from None
+    try:
+        return pyarrow.parquet.ParquetFile(inp.path)
+    except (OSError, pyarrow.ArrowException) as exc:
+        raise ValueError(f"{inp.path}: not a readable Parquet file ({exc})") from None
+
+
+def _parquet_documents(inp: Input, part: Range, reading: Reading) -> Iterator[Document]:
+    import pyarrow
+
+    parquet = _parquet_file(inp)
+    if reading.column not in parquet.schema_arrow.names:
+        columns = ", ".join(parquet.schema_arrow.names)
+        raise ValueError(
+            f"{inp.path}: no column {reading.column!r} (it has: {columns}); pass --column NAME"
+        )
+    end = parquet.metadata.num_row_groups if part.end < 0 else part.end
+    row = sum(parquet.metadata.row_group(i).num_rows for i in range(part.start))
+    for group in range(part.start, end):
+        try:
+            values = parquet.read_row_group(group, columns=[reading.column]).column(0)
+        except (OSError, pyarrow.ArrowException) as exc:
+            raise ValueError(f"{inp.path}: row group {group} is unreadable ({exc})") from None
+        for value in values.to_pylist():
+            if isinstance(value, bytes):
+                value = _decode(value, inp, 0, reading)
+            if not isinstance(value, str):
+                raise ValueError(
+                    f"{inp.path}: row {row}: the column {reading.column!r} is "
+                    f"{type(value).__name__}, not text"
+                )
+            yield Document(value, inp, row)
+            row += 1

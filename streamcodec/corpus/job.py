@@ -1,0 +1,215 @@
+"""One shard's work: read its documents, encode each alone, write the shard.
+
+:func:`make_shard` is the whole of it, a plain function of a :class:`Job` (what every shard
+shares: the inputs, the encoding, the options) and a :class:`~streamcodec.corpus.plan.ShardPlan`,
+so a thread, a process or a Dask worker runs it alike. Documents are read in order, in batches of
+about a megabyte, and the batches are encoded by ``jobs`` threads on the native path (the compiled
+core releases the GIL) or processes on the pure path, then written in order: the shard's bytes
+do not depend on ``jobs``. Each document is encoded exactly as ``encode_ordinary`` encodes it
+alone; a large plain-text file is streamed (``Encoding.iter_encode_chunks``), in bounded memory.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from streamcodec.corpus.inputs import (
+    Document,
+    Input,
+    Reading,
+    documents,
+    invalid_utf8,
+    open_input,
+)
+from streamcodec.corpus.plan import ShardPlan
+from streamcodec.corpus.shards import ShardWriter, sha256_file
+from streamcodec.encoding import Encoding
+from streamcodec.stream.workers import ordered_map
+from streamcodec.text.specials import DisallowedSpecialTokenError
+from streamcodec.text.unicode import InvalidUTF8Error
+
+__all__ = ["LARGE_DOCUMENT", "Job", "make_shard", "shard_documents"]
+
+#: A plain-text file larger than this (or compressed, or standard input) is streamed.
+LARGE_DOCUMENT = 8 << 20
+_BATCH_CHARS = 1 << 20
+Progress = Callable[[int, int], object]  # (input bytes, tokens) done since the last call
+
+
+@dataclasses.dataclass(frozen=True)
+class Job:
+    """What every shard of a corpus shares."""
+
+    inputs: tuple[Input, ...]
+    reading: Reading
+    out_dir: str
+    encoding: Encoding  # pickles by name when registered: a Dask worker loads its own
+    dtype: str
+    separator: int | None  # the id after each document, if any
+    special_as_text: bool
+    record: dict[str, Any]  # the encoding's name and hash, the version: in each shard's entry
+
+
+@dataclasses.dataclass(frozen=True)
+class _Streamed:
+    """A document too large to hold: encoded from its input, as a stream."""
+
+    input: Input
+
+
+def _is_streamed(inp: Input, reading: Reading) -> bool:
+    whole = inp.kind == "text" and reading.separator is None
+    return whole and (inp.compression is not None or inp.size < 0 or inp.size > LARGE_DOCUMENT)
+
+
+def shard_documents(job: Job, shard: ShardPlan) -> Iterator[Document | _Streamed]:
+    """The documents of ``shard`` in order (large files as :class:`_Streamed`)."""
+    for part in shard.ranges:
+        inp = job.inputs[part.input]
+        if _is_streamed(inp, job.reading):
+            yield _Streamed(inp)
+        else:
+            yield from documents(inp, part, job.reading)
+
+
+def _batches(docs: Iterator[Document | _Streamed]) -> Iterator[list[Document] | _Streamed]:
+    batch: list[Document] = []
+    size = 0
+    for doc in docs:
+        if isinstance(doc, _Streamed):
+            if batch:
+                yield batch
+            yield doc
+            batch, size = [], 0
+            continue
+        batch.append(doc)
+        size += len(doc.text)
+        if size >= _BATCH_CHARS:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
+
+
+def _encode_batch(
+    enc: Encoding, as_text: bool, batch: list[Document] | _Streamed
+) -> list[tuple[list[int], int]] | _Streamed:
+    """Each document's ids and its span on disk (a streamed one is left to the consumer)."""
+    if isinstance(batch, _Streamed):
+        return batch
+    return [(_encode(enc, doc, as_text), doc.span) for doc in batch]
+
+
+def _encode(enc: Encoding, doc: Document, as_text: bool) -> list[int]:
+    if as_text:
+        return enc.encode_ordinary(doc.text)
+    try:
+        return enc.encode(doc.text)  # encode_ordinary's ids, or the refusal
+    except DisallowedSpecialTokenError as exc:
+        where = doc.where
+        if doc.input.kind == "text":
+            inside = len(doc.text[: doc.text.find(exc.token)].encode("utf-8", "surrogatepass"))
+            where = f"{doc.input.shown} at byte offset {doc.offset + inside}"
+        raise ValueError(_special_message(where, exc.token)) from None
+
+
+def _special_message(where: str, token: str) -> str:
+    return (
+        f"{where}: the document contains the special token {token!r}; pass --special-as-text "
+        "to encode it as text (special_as_text=True)"
+    )
+
+
+def make_shard(
+    job: Job, shard: ShardPlan, jobs: int = 1, progress: Progress | None = None
+) -> dict[str, Any]:
+    """Write shard ``shard`` of ``job`` and return its manifest entry."""
+    enc = job.encoding
+    work = functools.partial(_encode_batch, enc, job.special_as_text)
+    batches = _batches(shard_documents(job, shard))
+    native = enc.backend == "native"
+    results: Iterator[list[tuple[list[int], int]] | _Streamed] = map(work, batches)
+    if jobs > 1:
+        results = ordered_map(work, batches, jobs=jobs, processes=not native)
+    separator = [] if job.separator is None else [job.separator]
+    reported = 0
+    with ShardWriter(job.out_dir, shard.index, job.dtype) as writer:
+        try:
+            for result in results:
+                before, span = writer.tokens, 0
+                if isinstance(result, _Streamed):
+                    _write_streamed(job, result.input, writer, jobs)
+                else:
+                    for ids, doc_span in result:
+                        writer.add(ids)
+                        writer.add(separator)
+                        writer.end_document()
+                        span += doc_span
+                span = min(span, shard.size - reported)  # a last line may run past the range
+                if progress is not None:
+                    progress(span, writer.tokens - before)
+                reported += span
+        finally:
+            close = getattr(results, "close", None)
+            if close is not None:
+                close()
+    if progress is not None:
+        progress(shard.size - reported, 0)  # compressed and streamed inputs: at the end
+    return _entry(job, shard, writer)
+
+
+def _write_streamed(job: Job, inp: Input, writer: ShardWriter, jobs: int) -> None:
+    """Encode a whole input as one document, as a stream."""
+    enc = job.encoding
+    policy: dict[str, Any] = {"errors": job.reading.errors}
+    policy["disallowed_special"] = () if job.special_as_text else "all"
+    plain = inp.compression is None and inp.size >= 0
+    try:
+        with open_input(inp) as f:
+            source: Any = Path(inp.path) if plain else f
+            chunks = enc.iter_encode_chunks(source, jobs=jobs if plain else 1, **policy)
+            try:
+                for ids in chunks:
+                    writer.add(ids)
+            finally:
+                chunks.close()  # type: ignore[attr-defined]  # a generator: ends the workers
+    except InvalidUTF8Error as exc:
+        raise invalid_utf8(inp.shown, exc.offset, exc.reason) from None
+    except DisallowedSpecialTokenError as exc:
+        raise ValueError(_special_message(inp.shown, exc.token)) from None
+    if job.separator is not None:
+        writer.add([job.separator])
+    writer.end_document()
+
+
+def _entry(job: Job, shard: ShardPlan, writer: ShardWriter) -> dict[str, Any]:
+    ids_path, offsets_path = writer.paths
+    return {
+        "index": shard.index,
+        "file": os.path.basename(ids_path),
+        "offsets_file": os.path.basename(offsets_path),
+        "sources": source_records(job.inputs, shard),
+        "tokens": writer.tokens,
+        "documents": writer.documents,
+        "sha256": sha256_file(ids_path),
+        "offsets_sha256": sha256_file(offsets_path),
+        **job.record,
+    }
+
+
+def source_records(inputs: tuple[Input, ...], shard: ShardPlan) -> list[dict[str, Any]]:
+    """The shard's sources as the manifest lists them: input, path, range and its unit."""
+    records = []
+    for part in shard.ranges:
+        inp = inputs[part.input]
+        unit = "row_groups" if inp.kind == "parquet" else "bytes"
+        end = inp.size if part.end < 0 and inp.kind != "parquet" else part.end
+        records.append(
+            {"input": part.input, "path": inp.path, "unit": unit, "start": part.start, "end": end}
+        )
+    return records

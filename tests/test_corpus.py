@@ -1,0 +1,307 @@
+"""The corpus tool (issue 21): shards read back by numpy's own reader, exact, deterministic.
+
+Every shard is read with ``numpy.load(path, mmap_mode="r")``; each document's slice must be
+tiktoken's ``encode_ordinary`` of the document plus the separator.
+"""
+
+from __future__ import annotations
+
+import errno
+import gzip
+import itertools
+import json
+import lzma
+import os
+import random
+import sys
+import sysconfig
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import streamcodec
+from streamcodec.corpus import check_corpus, read_documents, tokenize
+from streamcodec.corpus import job as job_module
+from streamcodec.corpus.check import CorpusCheckError
+from streamcodec.corpus.shards import ShardWriter, dtype_for
+from tests.conftest import tiktoken_twin
+
+ENC = streamcodec.get_encoding("cl100k_base")
+STDLIB = Path(sysconfig.get_paths()["stdlib"])
+
+
+def stdlib_documents(n: int, seed: int) -> list[Path]:
+    """``n`` Python sources and docs of the standard library, drawn at random (seeded)."""
+    paths = sorted(p for p in STDLIB.glob("*.py") if p.stat().st_size < 200_000)
+    return random.Random(seed).sample(paths, n)
+
+
+def shard_documents(out: Path) -> list[np.ndarray]:
+    """Each document's slice, separator included, read with numpy's own reader."""
+    manifest = json.loads((out / "manifest.json").read_text())
+    docs = []
+    for entry in manifest["shards"]:
+        ids = np.load(out / entry["file"], mmap_mode="r")
+        offsets = np.load(out / entry["offsets_file"], mmap_mode="r")
+        assert ids.dtype == np.dtype(manifest["dtype"]) and offsets.dtype == np.int64
+        docs += [ids[a:b] for a, b in itertools.pairwise(offsets)]
+    return docs
+
+
+def folder_bytes(out: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(out.iterdir()) if p.name != "manifest.json"}
+
+
+def test_random_stdlib_documents_are_tiktokens_encode_ordinary_plus_separator(
+    tmp_path: Path,
+) -> None:
+    paths = stdlib_documents(40, seed=21)
+    tokenize(paths, tmp_path / "out", shard_bytes=100_000, jobs=2, special_as_text=True)
+    twin = tiktoken_twin(ENC)
+    docs = shard_documents(tmp_path / "out")
+    assert len(docs) == len(paths)
+    for path, ids in zip(paths, docs, strict=True):
+        text = path.read_text(encoding="utf-8")
+        assert ids.tolist() == [*twin.encode_ordinary(text), ENC.eot_token], path
+    assert [d.tolist() for d in read_documents(tmp_path / "out")] == [d[:-1].tolist() for d in docs]
+
+
+@pytest.fixture
+def mixed(tmp_path: Path) -> list[Path]:
+    """Plain text, JSON Lines (plain and compressed), Parquet, a separator-split file."""
+    import pyarrow
+    import pyarrow.parquet
+    import zstandard
+
+    texts = [p.read_text(encoding="utf-8") for p in stdlib_documents(12, seed=5)]
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "a.txt").write_text(texts[0], encoding="utf-8")
+    lines = "".join(json.dumps({"id": i, "text": t[:3000]}) + "\n" for i, t in enumerate(texts))
+    (folder / "b.jsonl").write_text(lines, encoding="utf-8")
+    (folder / "c.jsonl.gz").write_bytes(gzip.compress(lines.encode()))
+    (folder / "d.txt.xz").write_bytes(lzma.compress(texts[1].encode()))
+    (folder / "e.jsonl.zst").write_bytes(zstandard.ZstdCompressor().compress(lines.encode()))
+    table = pyarrow.table({"text": [t[:2000] for t in texts], "n": list(range(len(texts)))})
+    pyarrow.parquet.write_table(table, folder / "f.parquet", row_group_size=4)
+    (folder / "g.md").write_text("\n\n".join(t[:500] for t in texts), encoding="utf-8")
+    return sorted(folder.iterdir())
+
+
+def test_every_kind_of_input_and_the_same_bytes_for_any_jobs(
+    mixed: list[Path], tmp_path: Path
+) -> None:
+    options = {"shard_bytes": 8000, "separator": None, "special_as_text": True}
+    one = tokenize([mixed[0].parent], tmp_path / "one", jobs=1, **options)  # type: ignore[arg-type]
+    two = tokenize([str(mixed[0].parent / "*")], tmp_path / "two", jobs=2, **options)  # type: ignore[arg-type]
+    assert folder_bytes(tmp_path / "one") == folder_bytes(tmp_path / "two")
+    assert one["shards"] == two["shards"] and len(one["shards"]) > 5
+    texts = [p.read_text(encoding="utf-8") for p in stdlib_documents(12, seed=5)]
+    expected = [texts[0]]
+    expected += [t[:3000] for t in texts] * 2  # b.jsonl, c.jsonl.gz
+    expected += [texts[1]] + [t[:3000] for t in texts] + [t[:2000] for t in texts]
+    expected += ["\n\n".join(t[:500] for t in texts)]  # g.md: one document without --separator
+    docs = [ENC.decode(ids.tolist()) for ids in read_documents(tmp_path / "one")]
+    assert docs == expected
+    tokenize([mixed[-1]], tmp_path / "split", separator="\n\n", special_as_text=True)
+    split = [ENC.decode(ids.tolist()) for ids in read_documents(tmp_path / "split")]
+    assert split == "\n\n".join(t[:500] for t in texts).split("\n\n") and len(split) > 12
+    assert "shards" in check_corpus(tmp_path / "one" / "manifest.json", text=50)
+
+
+def test_a_json_lines_file_cut_anywhere_gives_each_line_once(tmp_path: Path) -> None:
+    lines = [json.dumps({"text": "é" * random.Random(i).randrange(0, 90)}) for i in range(120)]
+    path = tmp_path / "in.jsonl"
+    path.write_text("\n".join(lines) + "\n\n", encoding="utf-8")
+    for shard_bytes in (700, 10**6):
+        out = tmp_path / f"out{shard_bytes}"
+        tokenize([path], out, shard_bytes=shard_bytes, separator_token=None)
+        docs = [ENC.decode(ids.tolist()) for ids in read_documents(out)]
+        assert docs == [json.loads(line)["text"] for line in lines], shard_bytes
+
+
+def test_the_smallest_type_that_holds_every_id_and_never_an_overflow(tmp_path: Path) -> None:
+    assert dtype_for(65536) == "uint16" and dtype_for(65537) == "uint32"
+    assert dtype_for(ENC.n_vocab) == "uint32"
+    with pytest.raises(OverflowError), ShardWriter(str(tmp_path), 0, "uint16") as shard:
+        shard.add([65536])
+    assert list(tmp_path.iterdir()) == []  # nothing half-written
+    small = streamcodec.get_encoding("streamcodec_py4k")
+    (tmp_path / "a.txt").write_text("def f(x):\n    return x\n")
+    manifest = tokenize([tmp_path / "a.txt"], tmp_path / "out", encoding=small)
+    assert manifest["dtype"] == "uint16"
+    [ids] = shard_documents(tmp_path / "out")
+    assert ids.dtype == np.uint16 and ids.tolist() == [
+        *small.encode("def f(x):\n    return x\n"),
+        small.eot_token,
+    ]
+
+
+def test_the_separator_token_none_or_named(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("one")
+    (tmp_path / "b.txt").write_text("two")
+    inputs = [tmp_path / "a.txt", tmp_path / "b.txt"]
+    tokenize(inputs, tmp_path / "none", separator_token=None)
+    assert [d.tolist() for d in shard_documents(tmp_path / "none")] == [[606], [20375]]
+    tokenize(inputs, tmp_path / "fim", separator_token="<|fim_middle|>")
+    fim = ENC.special_tokens["<|fim_middle|>"]
+    assert [d.tolist() for d in shard_documents(tmp_path / "fim")] == [[606, fim], [20375, fim]]
+    with pytest.raises(ValueError, match=r"no special token '<nope>'.*--separator-token"):
+        tokenize(inputs, tmp_path / "bad", separator_token="<nope>")
+
+
+def test_a_large_document_is_streamed_to_the_same_ids(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text = "".join(p.read_text(encoding="utf-8") for p in stdlib_documents(5, seed=1))
+    (tmp_path / "big.txt").write_text(text, encoding="utf-8")
+    tokenize([tmp_path / "big.txt"], tmp_path / "whole")
+    monkeypatch.setattr(job_module, "LARGE_DOCUMENT", 1000)
+    tokenize([tmp_path / "big.txt"], tmp_path / "streamed", jobs=2)
+    assert folder_bytes(tmp_path / "whole") == folder_bytes(tmp_path / "streamed")
+
+
+# ---------------------------------------------------------------------- bad input
+
+
+def test_invalid_utf8_is_named_with_its_byte_offset_and_the_flag(tmp_path: Path) -> None:
+    (tmp_path / "bad.txt").write_bytes(b"good text\xff more")
+    with pytest.raises(
+        ValueError, match=r"bad.txt: invalid UTF-8 at byte offset 9 .*--errors replace"
+    ):
+        tokenize([tmp_path / "bad.txt"], tmp_path / "out")
+    (tmp_path / "bad.jsonl").write_bytes(b'{"text": "a"}\n{"text": "\xc3("}\n')
+    with pytest.raises(ValueError, match=r"bad.jsonl: invalid UTF-8 at byte offset 24 "):
+        tokenize([tmp_path / "bad.jsonl"], tmp_path / "out", restart=True)
+    tokenize([tmp_path / "bad.txt"], tmp_path / "ok", errors="replace")
+    [ids] = read_documents(tmp_path / "ok")
+    assert ENC.decode(ids.tolist()) == "good text\ufffd more"
+
+
+def test_a_json_line_without_the_field_is_named_with_file_and_line(tmp_path: Path) -> None:
+    (tmp_path / "a.jsonl").write_text('{"text": "a"}\n\n{"body": "b"}\n')
+    with pytest.raises(ValueError, match=r"a.jsonl:3: no field 'text' .*has: body.*--field"):
+        tokenize([tmp_path / "a.jsonl"], tmp_path / "out", shard_bytes=16)
+    (tmp_path / "b.jsonl").write_text('{"text": "a"}\nnot json\n')
+    with pytest.raises(ValueError, match=r"b.jsonl:2: not a JSON line"):
+        tokenize([tmp_path / "b.jsonl"], tmp_path / "out", restart=True)
+
+
+def test_an_unreadable_parquet_file_is_named(tmp_path: Path) -> None:
+    (tmp_path / "bad.parquet").write_bytes(b"PAR1 this is not parquet")
+    with pytest.raises(ValueError, match=r"bad.parquet: not a readable Parquet file"):
+        tokenize([tmp_path / "bad.parquet"], tmp_path / "out")
+
+
+def test_special_tokens_in_documents_are_refused_unless_text(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("héllo <|endoftext|> bye")
+    with pytest.raises(
+        ValueError, match=r"a.txt at byte offset 7: .*'<\|endoftext\|>'.*--special-as-text"
+    ):
+        tokenize([tmp_path / "a.txt"], tmp_path / "out")
+    tokenize([tmp_path / "a.txt"], tmp_path / "out", special_as_text=True, restart=True)
+    [ids] = read_documents(tmp_path / "out")
+    assert ids.tolist() == ENC.encode_ordinary("héllo <|endoftext|> bye")
+
+
+def test_zstandard_missing_names_the_package(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "a.txt.zst").write_bytes(b"\x28\xb5\x2f\xfd")
+    monkeypatch.setitem(sys.modules, "zstandard", None)
+    with pytest.raises(
+        ImportError, match=r"a.txt.zst: reading .zst needs zstandard: pip install zstandard"
+    ):
+        tokenize([tmp_path / "a.txt.zst"], tmp_path / "out")
+
+
+# ---------------------------------------------------------------------- resuming
+
+
+def test_a_full_disk_leaves_finished_shards_and_a_manifest_that_resumes(
+    mixed: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    options = {"shard_bytes": 20_000, "special_as_text": True}
+    tokenize(mixed, tmp_path / "clean", **options)  # type: ignore[arg-type]
+    original = ShardWriter.add
+
+    def full_on_shard_3(self: ShardWriter, ids: list[int]) -> None:
+        if self.paths[0].endswith("shard_00003.npy"):
+            raise OSError(errno.ENOSPC, "No space left on device", self.paths[0])
+        original(self, ids)
+
+    monkeypatch.setattr(ShardWriter, "add", full_on_shard_3)
+    with pytest.raises(OSError, match="No space left"):
+        tokenize(mixed, tmp_path / "out", jobs=2, **options)  # type: ignore[arg-type]
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert [e["index"] for e in manifest["shards"]] == [0, 1, 2] and not manifest["complete"]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
+        "manifest.json", *(f"shard_0000{i}{k}.npy" for i in range(3) for k in ("", ".offsets"))
+    ]  # fmt: skip
+    monkeypatch.setattr(ShardWriter, "add", original)
+    made = []
+    monkeypatch.setattr(
+        job_module, "ShardWriter", lambda d, i, t: made.append(i) or ShardWriter(d, i, t)
+    )
+    tokenize(mixed, tmp_path / "out", **options)  # type: ignore[arg-type]
+    assert made[0] == 3  # the finished shards were kept
+    assert folder_bytes(tmp_path / "out") == folder_bytes(tmp_path / "clean")
+
+
+def test_another_job_in_the_folder_is_refused_unless_restart(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("one")
+    tokenize([tmp_path / "a.txt"], tmp_path / "out")
+    with pytest.raises(
+        ValueError,
+        match=r"another job \(the encoding \(cl100k_base, now streamcodec_py4k\) changed\); "
+        "pass --restart",
+    ):
+        tokenize([tmp_path / "a.txt"], tmp_path / "out", encoding="streamcodec_py4k")
+    (tmp_path / "a.txt").write_text("two!")
+    with pytest.raises(ValueError, match=r"a.txt changed"):
+        tokenize([tmp_path / "a.txt"], tmp_path / "out")
+    tokenize([tmp_path / "a.txt"], tmp_path / "out", restart=True)
+    assert [d.tolist() for d in read_documents(tmp_path / "out")] == [ENC.encode("two!")]
+
+
+def test_check_corpus_finds_a_changed_shard_and_a_changed_input(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("hello world")
+    tokenize([tmp_path / "a.txt"], tmp_path / "out")
+    manifest = tmp_path / "out" / "manifest.json"
+    assert check_corpus(manifest, text=5) == f"{manifest}: 1 shards, 1 documents, 3 tokens"
+    (tmp_path / "a.txt").write_text("hello World")
+    with pytest.raises(CorpusCheckError, match="does not decode to the text of its input"):
+        check_corpus(manifest, text=5)
+    shard = tmp_path / "out" / "shard_00000.npy"
+    data = bytearray(shard.read_bytes())
+    data[-5] ^= 1
+    shard.write_bytes(bytes(data))
+    with pytest.raises(CorpusCheckError, match=r"shard_00000\.npy: its SHA-256"):
+        check_corpus(manifest)
+    os.unlink(shard)
+    with pytest.raises(FileNotFoundError):
+        check_corpus(manifest)
+
+
+def test_the_output_folder_is_never_an_input(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("one")
+    for _ in range(2):  # the second run's glob and walk reach tokens/ and its manifest
+        tokenize([str(tmp_path / "**"), tmp_path], tmp_path / "tokens")
+    manifest = json.loads((tmp_path / "tokens" / "manifest.json").read_text())
+    assert [i["path"] for i in manifest["inputs"]] == [str(tmp_path / "a.txt")] * 2
+
+
+def test_progress_counts_every_input_byte_and_token(mixed: list[Path], tmp_path: Path) -> None:
+    seen = [0, 0]
+
+    def progress(done: int, tokens: int) -> None:
+        seen[0] += done
+        seen[1] += tokens
+
+    manifest = tokenize(mixed, tmp_path / "out", shard_bytes=8000, jobs=2, special_as_text=True,
+                        progress=progress)  # fmt: skip
+    assert seen == [
+        sum(p.stat().st_size for p in mixed),
+        sum(e["tokens"] for e in manifest["shards"]),
+    ]

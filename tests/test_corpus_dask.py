@@ -1,0 +1,59 @@
+"""The corpus made on a real Dask cluster (processes): the local run's bytes, a killed worker
+survived. Skipped without ``distributed``."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+from streamcodec.corpus import check_corpus, tokenize
+
+distributed = pytest.importorskip("distributed")
+STDLIB = Path(sysconfig.get_paths()["stdlib"])
+
+
+def test_a_local_cluster_writes_the_local_bytes_and_survives_a_killed_worker(
+    tmp_path: Path,
+) -> None:
+    inputs = sorted(STDLIB.glob("[a-f]*.py"))
+    options = {"shard_bytes": 16_000, "special_as_text": True}
+    local = tokenize(inputs, tmp_path / "local", **options)  # type: ignore[arg-type]
+    assert len(local["plan"]) >= 20
+    killed: list[int] = []
+    left: list[int] = []
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True,
+            host="127.0.0.1", dashboard_address=None,
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):  # fmt: skip
+        pids = sorted(client.run(os.getpid).values())
+
+        def kill_a_worker_at_the_first_shard(done: int, tokens: int) -> None:
+            if tokens and not killed:  # a shard is finished; the others are under way
+                os.kill(pids[0], signal.SIGKILL)
+                killed.append(pids[0])
+                manifest = json.loads((tmp_path / "remote" / "manifest.json").read_text())
+                left.append(len(manifest["plan"]) - len(manifest["shards"]))
+
+        remote = tokenize(
+            inputs, tmp_path / "remote", client=client,
+            progress=kill_a_worker_at_the_first_shard, **options,  # type: ignore[arg-type]
+        )  # fmt: skip
+        assert killed and pids[0] not in client.run(os.getpid).values()
+    assert remote["complete"] and left[0] > 10  # the kill came with most of the work to do
+    names = sorted(p.name for p in (tmp_path / "local").iterdir())
+    assert names == sorted(p.name for p in (tmp_path / "remote").iterdir())
+    for name in names:
+        if name != "manifest.json":
+            assert (tmp_path / "local" / name).read_bytes() == (
+                tmp_path / "remote" / name
+            ).read_bytes()
+    assert local["shards"] == remote["shards"]
+    check_corpus(tmp_path / "remote" / "manifest.json", text=20)
