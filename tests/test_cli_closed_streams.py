@@ -37,7 +37,9 @@ def test_an_id_past_the_32_bit_limit_is_one_line(tmp_path: Path) -> None:
     assert "between 0 and 2**32 - 1" in done.stderr
 
 
-@pytest.mark.parametrize("command", ["count README.txt", "explain --text hi", "encode README.txt -q"])
+@pytest.mark.parametrize(
+    "command", ["count README.txt", "explain --text hi", "encode README.txt -q"]
+)
 def test_a_closed_standard_output_is_an_error(command: str, tmp_path: Path) -> None:
     (tmp_path / "README.txt").write_text("hello world\n")
     done = _run(f"{command} >&-", tmp_path)
