@@ -319,3 +319,16 @@ def test_temporary_files_of_a_killed_run_are_removed(tmp_path: Path) -> None:
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
         "manifest.json", "shard_00000.npy", "shard_00000.offsets.npy"
     ]  # fmt: skip
+
+
+def test_separators_across_read_blocks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from streamcodec.corpus import inputs
+
+    rng = random.Random(3)
+    text = "".join(rng.choice(["a", "é", "\n", "--", "-"]) for _ in range(3000)) + "x"
+    (tmp_path / "a.txt").write_text(text, encoding="utf-8")
+    for block in (1, 2, 3, 7, 1 << 20):
+        monkeypatch.setattr(inputs, "CHUNK_SIZE", block)
+        out = tmp_path / f"out{block}"
+        tokenize([tmp_path / "a.txt"], out, separator="\n--\n", separator_token=None)
+        assert [ENC.decode(ids.tolist()) for ids in read_documents(out)] == text.split("\n--\n")
