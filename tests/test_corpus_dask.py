@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
+import sys
 import sysconfig
 from pathlib import Path
 
@@ -55,13 +57,19 @@ def test_a_local_cluster_writes_the_local_bytes_and_survives_a_killed_worker(
         for key in lost:
             runs = [step for step in cluster.scheduler.story(key) if step[2] == "processing"]
             assert len(runs) >= 2, (key, cluster.scheduler.story(key))
+        # the command line, given the scheduler's address as on a multi-machine cluster
+        command = [sys.executable, "-m", "streamcodec", "tokenize-corpus", *map(str, inputs),
+                   "-o", str(tmp_path / "cli"), "--shard-size", "16000", "--special-as-text",
+                   "--dask", cluster.scheduler_address]  # fmt: skip
+        done = subprocess.run(command, capture_output=True, timeout=120)
+        assert done.returncode == 0, done.stderr
     assert remote["complete"] and left[0] > 10  # the kill came with most of the work to do
     names = sorted(p.name for p in (tmp_path / "local").iterdir())
     assert names == sorted(p.name for p in (tmp_path / "remote").iterdir())
     for name in names:
         if name != "manifest.json":
-            assert (tmp_path / "local" / name).read_bytes() == (
-                tmp_path / "remote" / name
-            ).read_bytes()
+            expected = (tmp_path / "local" / name).read_bytes()
+            assert (tmp_path / "remote" / name).read_bytes() == expected
+            assert (tmp_path / "cli" / name).read_bytes() == expected
     assert local["shards"] == remote["shards"]
     check_corpus(tmp_path / "remote" / "manifest.json", text=20)
