@@ -332,3 +332,13 @@ def test_separators_across_read_blocks(tmp_path: Path, monkeypatch: pytest.Monke
         out = tmp_path / f"out{block}"
         tokenize([tmp_path / "a.txt"], out, separator="\n--\n", separator_token=None)
         assert [ENC.decode(ids.tolist()) for ids in read_documents(out)] == text.split("\n--\n")
+
+
+def test_the_modules_examples_run() -> None:
+    import doctest
+    import importlib
+
+    for name in ["inputs", "plan", "shards", "manifest", "tokenize"]:
+        module = importlib.import_module(f"streamcodec.corpus.{name}")
+        assert doctest.testmod(module).failed == 0, name
+    assert doctest.testmod(importlib.import_module("streamcodec.cli.tokenize_corpus")).failed == 0

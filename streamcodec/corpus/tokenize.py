@@ -4,7 +4,7 @@
     >>> folder = pathlib.Path(tempfile.mkdtemp())
     >>> _ = (folder / "a.txt").write_text("hello world")
     >>> manifest = tokenize([folder / "a.txt"], folder / "out")
-    >>> [list(ids) for ids in read_documents(folder / "out")]
+    >>> [ids.tolist() for ids in read_documents(folder / "out")]
     [[15339, 1917]]
 
 The shards are planned from the inputs' names and sizes (:mod:`streamcodec.corpus.plan`), made
