@@ -270,6 +270,7 @@ def test_check_corpus_finds_a_changed_shard_and_a_changed_input(tmp_path: Path) 
     tokenize([tmp_path / "a.txt"], tmp_path / "out")
     manifest = tmp_path / "out" / "manifest.json"
     assert check_corpus(manifest, text=5) == f"{manifest}: 1 shards, 1 documents, 3 tokens"
+    assert check_corpus(tmp_path / "out") == f"{manifest}: 1 shards, 1 documents, 3 tokens"
     (tmp_path / "a.txt").write_text("hello World")
     with pytest.raises(CorpusCheckError, match="does not decode to the text of its input"):
         check_corpus(manifest, text=5)
@@ -305,3 +306,39 @@ def test_progress_counts_every_input_byte_and_token(mixed: list[Path], tmp_path:
         sum(p.stat().st_size for p in mixed),
         sum(e["tokens"] for e in manifest["shards"]),
     ]
+
+
+def test_temporary_files_of_a_killed_run_are_removed(tmp_path: Path) -> None:
+    """Regression: a kill while the manifest was written left ``.manifest.json.*.tmp``."""
+    (tmp_path / "a.txt").write_text("one")
+    (tmp_path / "out").mkdir()
+    left = [".manifest.json.k1ll3d.tmp", ".shard_00000.npy.k1ll3d.tmp"]
+    for name in left:
+        (tmp_path / "out" / name).write_bytes(b"half")
+    tokenize([tmp_path / "a.txt"], tmp_path / "out")
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
+        "manifest.json", "shard_00000.npy", "shard_00000.offsets.npy"
+    ]  # fmt: skip
+
+
+def test_separators_across_read_blocks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from streamcodec.corpus import inputs
+
+    rng = random.Random(3)
+    text = "".join(rng.choice(["a", "é", "\n", "--", "-"]) for _ in range(3000)) + "x"
+    (tmp_path / "a.txt").write_text(text, encoding="utf-8")
+    for block in (1, 2, 3, 7, 1 << 20):
+        monkeypatch.setattr(inputs, "CHUNK_SIZE", block)
+        out = tmp_path / f"out{block}"
+        tokenize([tmp_path / "a.txt"], out, separator="\n--\n", separator_token=None)
+        assert [ENC.decode(ids.tolist()) for ids in read_documents(out)] == text.split("\n--\n")
+
+
+def test_the_modules_examples_run() -> None:
+    import doctest
+    import importlib
+
+    for name in ["inputs", "plan", "shards", "manifest", "tokenize"]:
+        module = importlib.import_module(f"streamcodec.corpus.{name}")
+        assert doctest.testmod(module).failed == 0, name
+    assert doctest.testmod(importlib.import_module("streamcodec.cli.tokenize_corpus")).failed == 0

@@ -125,7 +125,10 @@ def test_ctrl_c_leaves_whole_shards_and_no_temporary_file(tmp_path: Path) -> Non
     process.send_signal(signal.SIGINT)
     _, err = process.communicate(timeout=60)
     assert process.returncode == 130, err
-    assert err == b"streamcodec: interrupted (SIGINT); -o files are as they were\n"
+    assert err == (
+        b"streamcodec: interrupted (SIGINT); the finished shards are kept: the same command "
+        b"makes the others\n"
+    )
     assert (
         0 < _whole_shards_only(out) < len(json.loads((out / "manifest.json").read_text())["plan"])
     )

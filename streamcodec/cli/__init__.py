@@ -67,7 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout = ClosedStdout()
     if sys.stderr is None:  # started with stderr closed: messages and progress go nowhere, the
         sys.stderr = open(os.devnull, "w")  # noqa: SIM115  (work goes on, as in coreutils)
-    args: argparse.Namespace | None = None
+    args = argparse.Namespace()
     keep_heap_flat()
     with stop_signals():
         try:
@@ -75,7 +75,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             command: Callable[[argparse.Namespace], int] = args.run
             return command(args)
         except KeyboardInterrupt as exc:  # Stopped, or Ctrl-C where no handler was installed
-            return _interrupted(exc if isinstance(exc, Stopped) else Stopped(signal.SIGINT))
+            return _interrupted(exc if isinstance(exc, Stopped) else Stopped(signal.SIGINT), args)
         except BrokenPipeError:  # the reader went away (``| head``): stop quietly, as cat does
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return 141
@@ -87,11 +87,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             stopped = stopped_by(exc)
             if stopped is None:
                 raise
-            return _interrupted(stopped)
+            return _interrupted(stopped, args)
 
 
-def _interrupted(stopped: Stopped) -> int:
-    print(f"streamcodec: {stopped}; -o files are as they were", file=sys.stderr)
+def _interrupted(stopped: Stopped, args: argparse.Namespace) -> int:
+    # what was left on disk: a command may say it in its own words (tokenize-corpus: resume)
+    left = getattr(args, "interrupted_note", "-o files are as they were")
+    print(f"streamcodec: {stopped}; {left}", file=sys.stderr)
     return stopped.status
 
 

@@ -20,7 +20,7 @@ def add(commands: Any) -> None:
     command = commands.add_parser(
         "check-corpus", help="check a corpus's shards against its manifest (and its text)"
     )
-    command.add_argument("manifest", metavar="MANIFEST", help="OUT_DIR/manifest.json")
+    command.add_argument("manifest", metavar="MANIFEST", help="OUT_DIR/manifest.json, or OUT_DIR")
     command.add_argument(
         "--text",
         type=whole_number,

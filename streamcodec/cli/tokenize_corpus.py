@@ -101,7 +101,10 @@ def add(commands: Any) -> None:
         "--restart", action="store_true", help="start over, even if OUT_DIR has another job"
     )
     command.add_argument("-q", "--quiet", action="store_true", help="no progress bar or summary")
-    command.set_defaults(run=run)
+    command.set_defaults(
+        run=run,
+        interrupted_note="the finished shards are kept: the same command makes the others",
+    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -28,8 +28,11 @@ class CorpusCheckError(ValueError):
 
 
 def check_corpus(manifest_path: str | os.PathLike[str], *, text: int = 0, seed: int = 0) -> str:
-    """Check the corpus of ``manifest_path``; its summary, or :class:`CorpusCheckError`."""
+    """Check the corpus of ``manifest_path`` (or of the folder holding it); its summary, or
+    :class:`CorpusCheckError`."""
     path = os.fspath(manifest_path)
+    if os.path.isdir(path):
+        path = os.path.join(path, "manifest.json")
     out = os.path.dirname(path) or "."
     manifest = load_manifest(out) if os.path.basename(path) == "manifest.json" else None
     if manifest is None:

@@ -240,21 +240,24 @@ def _split_text(inp: Input, f: IO[bytes], reading: Reading) -> Iterator[Document
     ends with one has no empty document after it)."""
     sep = reading.separator
     assert sep is not None
-    pending, offset = b"", 0  # offset: where ``pending`` starts in the input
+    pending, offset = bytearray(), 0  # offset: where ``pending`` starts in the input
     for block in read_blocks(f, size=CHUNK_SIZE):
+        # a long document grows in place, and only its new end is searched: linear time
+        searched = max(0, len(pending) - len(sep) + 1)
         pending += block
         start = 0
-        while (found := pending.find(sep, start)) >= 0:
-            piece = pending[start:found]
+        while (found := pending.find(sep, max(start, searched))) >= 0:
+            piece = bytes(pending[start:found])
             yield Document(
                 _decode(piece, inp, offset + start, reading), inp, offset + start,
                 span=_span(inp, piece) + len(sep) * (inp.compression is None),
             )  # fmt: skip
             start = found + len(sep)
-        pending, offset = pending[start:], offset + start
+        del pending[:start]
+        offset += start
     if pending or offset == 0:
-        last = _decode(pending, inp, offset, reading)
-        yield Document(last, inp, offset, span=_span(inp, pending))
+        rest = bytes(pending)
+        yield Document(_decode(rest, inp, offset, reading), inp, offset, span=_span(inp, rest))
 
 
 def _json_lines(inp: Input, f: IO[bytes], part: Range, reading: Reading) -> Iterator[Document]:

@@ -145,11 +145,8 @@ def make_shard(
                 if isinstance(result, _Streamed):
                     _write_streamed(job, result.input, writer, jobs)
                 else:
-                    for ids, doc_span in result:
-                        writer.add(ids)
-                        writer.add(separator)
-                        writer.end_document()
-                        span += doc_span
+                    writer.add_documents((ids for ids, _ in result), separator)
+                    span = sum(doc_span for _, doc_span in result)
                 span = min(span, shard.size - reported)  # a last line may run past the range
                 if progress is not None:
                     progress(span, writer.tokens - before)

@@ -112,6 +112,21 @@ class ShardWriter:
         self._offsets.append(self.tokens)
         self.documents += 1
 
+    def add_documents(self, documents: Iterable[list[int]], separator: list[int]) -> None:
+        """Append whole documents, each followed by ``separator``, in one write (as many
+        :meth:`add` and :meth:`end_document` calls would)."""
+        assert self._out is not None
+        data = array.array(_TYPECODES[self.dtype])
+        for ids in documents:
+            data.extend(ids)  # OverflowError for an id the type cannot hold
+            data.extend(separator)
+            self._offsets.append(self.tokens + len(data))
+            self.documents += 1
+        if sys.byteorder == "big":
+            data.byteswap()
+        self._out.write(data.tobytes())
+        self.tokens += len(data)
+
     def __exit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:

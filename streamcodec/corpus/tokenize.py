@@ -4,7 +4,7 @@
     >>> folder = pathlib.Path(tempfile.mkdtemp())
     >>> _ = (folder / "a.txt").write_text("hello world")
     >>> manifest = tokenize([folder / "a.txt"], folder / "out")
-    >>> [list(ids) for ids in read_documents(folder / "out")]
+    >>> [ids.tolist() for ids in read_documents(folder / "out")]
     [[15339, 1917]]
 
 The shards are planned from the inputs' names and sizes (:mod:`streamcodec.corpus.plan`), made
@@ -172,9 +172,11 @@ def _start(out: str, job: dict[str, Any], *, restart: bool, stdin: Sequence[Any]
 
 
 def _remove_temporary(out: str) -> None:
-    """Temporary files a killed run (or worker) left: a shard is never finished in one."""
-    for path in glob.glob(os.path.join(glob.escape(out), ".shard_*.tmp")):
-        os.unlink(path)
+    """Temporary files a killed run (or worker) left: of a shard or of the manifest (never
+    finished in one: a file is whole only once renamed)."""
+    for pattern in (".shard_*.tmp", f".{MANIFEST}.*.tmp"):
+        for path in glob.glob(os.path.join(glob.escape(out), pattern)):
+            os.unlink(path)
 
 
 def read_documents(out_dir: str | os.PathLike[str]) -> Iterator[Any]:
