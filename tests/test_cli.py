@@ -40,3 +40,13 @@ def test_errors_are_one_line(tmp_path: Path) -> None:
     special = run("count", "-", stdin=b"x <|endoftext|>")
     assert special.returncode == 1
     assert b"special token '<|endoftext|>'; pass --allowed-special" in special.stderr
+
+
+def test_the_readme_quick_start_encodes_the_readme(tmp_path: Path) -> None:
+    """Regression: the README's first command (encode README.md) failed once the README quoted
+    a special token's text; the quick start must work on the README as it is."""
+    from streamcodec.cli import main
+
+    readme = Path(__file__).resolve().parents[1] / "README.md"
+    assert main(["encode", str(readme), "-o", str(tmp_path / "README.ids"), "-q"]) == 0
+    assert (tmp_path / "README.ids").read_text().count("\n") > 1000
