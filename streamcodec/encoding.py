@@ -395,13 +395,8 @@ class Encoding(StreamMethods, TiktokenMethods, metaclass=PresentsAsTiktoken):
         return super().__reduce__()
 
     def __getstate__(self) -> object:
-        return {
-            "name": self.name,
-            "pat_str": self._pat_str,
-            "mergeable_ranks": self._mergeable_ranks,
-            "special_tokens": self._special_tokens,
-            **self._options,
-        }
+        vocab = {"mergeable_ranks": self._mergeable_ranks, "special_tokens": self._special_tokens}
+        return {"name": self.name, "pat_str": self._pat_str, **vocab, **self._options}
 
     def __setstate__(self, value: Any) -> None:
         self.__init__(**value)  # type: ignore[misc]

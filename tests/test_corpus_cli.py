@@ -121,7 +121,11 @@ def test_ctrl_c_leaves_whole_shards_and_no_temporary_file(tmp_path: Path) -> Non
          "--shard-size", "24K", "--special-as-text", "-j", "2"],
         stderr=subprocess.PIPE,
     )  # fmt: skip
-    time.sleep(1.0)
+    # Interrupt once a shard is finished (the manifest lists it): a fixed delay was too short on
+    # a loaded machine, where start-up alone took over a second.
+    deadline = time.monotonic() + 60
+    while _whole_shards_only(out) == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
     process.send_signal(signal.SIGINT)
     _, err = process.communicate(timeout=60)
     assert process.returncode == 130, err
