@@ -11,6 +11,7 @@ alone; a large plain-text file is streamed (``Encoding.iter_encode_chunks``), in
 
 from __future__ import annotations
 
+import array
 import dataclasses
 import functools
 import os
@@ -30,8 +31,8 @@ from streamcodec.corpus.plan import ShardPlan
 from streamcodec.corpus.shards import ShardWriter, sha256_file
 from streamcodec.encoding import Encoding
 from streamcodec.stream.workers import ordered_map
-from streamcodec.text.specials import DisallowedSpecialTokenError
-from streamcodec.text.unicode import InvalidUTF8Error
+from streamcodec.text.specials import DisallowedSpecialTokenError, refuse_disallowed
+from streamcodec.text.unicode import InvalidUTF8Error, encode_replacing_surrogates
 
 __all__ = ["LARGE_DOCUMENT", "Job", "make_shard", "shard_documents"]
 
@@ -98,24 +99,32 @@ def _batches(docs: Iterator[Document | _Streamed]) -> Iterator[list[Document] | 
 
 def _encode_batch(
     enc: Encoding, as_text: bool, batch: list[Document] | _Streamed
-) -> list[tuple[list[int], int]] | _Streamed:
+) -> list[tuple[array.array[int], int]] | _Streamed:
     """Each document's ids and its span on disk (a streamed one is left to the consumer)."""
     if isinstance(batch, _Streamed):
         return batch
     return [(_encode(enc, doc, as_text), doc.span) for doc in batch]
 
 
-def _encode(enc: Encoding, doc: Document, as_text: bool) -> list[int]:
-    if as_text:
-        return enc.encode_ordinary(doc.text)
-    try:
-        return enc.encode(doc.text)  # encode_ordinary's ids, or the refusal
-    except DisallowedSpecialTokenError as exc:
-        where = doc.where
-        if doc.input.kind == "text":
-            inside = len(doc.text[: doc.text.find(exc.token)].encode("utf-8", "surrogatepass"))
-            where = f"{doc.input.shown} at byte offset {doc.offset + inside}"
-        raise ValueError(_special_message(where, exc.token)) from None
+def _encode(enc: Encoding, doc: Document, as_text: bool) -> array.array[int]:
+    """``encode_ordinary(doc.text)`` (or, unless ``as_text``, its refusal of a special token)
+    as packed uint32s: the engine's buffer copied once, no list of ints (and picklable, for
+    the pure path's worker processes)."""
+    if not as_text:
+        try:
+            refuse_disallowed(doc.text, frozenset(enc.special_tokens))
+        except DisallowedSpecialTokenError as exc:
+            where = doc.where
+            if doc.input.kind == "text":
+                inside = len(doc.text[: doc.text.find(exc.token)].encode("utf-8", "surrogatepass"))
+                where = f"{doc.input.shown} at byte offset {doc.offset + inside}"
+            raise ValueError(_special_message(where, exc.token)) from None
+    view = encode_replacing_surrogates(
+        lambda text, start, end: enc.ordinary.encode_uint32(text, start=start, end=end), doc.text
+    )
+    ids = array.array("I")
+    ids.frombytes(view.cast("B"))
+    return ids
 
 
 def _special_message(where: str, token: str) -> str:
@@ -133,7 +142,7 @@ def make_shard(
     work = functools.partial(_encode_batch, enc, job.special_as_text)
     batches = _batches(shard_documents(job, shard))
     native = enc.backend == "native"
-    results: Iterator[list[tuple[list[int], int]] | _Streamed] = map(work, batches)
+    results: Iterator[list[tuple[array.array[int], int]] | _Streamed] = map(work, batches)
     if jobs > 1:
         results = ordered_map(work, batches, jobs=jobs, processes=not native)
     separator = [] if job.separator is None else [job.separator]

@@ -28,7 +28,7 @@ import hashlib
 import os
 import struct
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from types import TracebackType
 from typing import BinaryIO
 
@@ -112,13 +112,15 @@ class ShardWriter:
         self._offsets.append(self.tokens)
         self.documents += 1
 
-    def add_documents(self, documents: Iterable[list[int]], separator: list[int]) -> None:
+    def add_documents(self, documents: Iterable[Sequence[int]], separator: list[int]) -> None:
         """Append whole documents, each followed by ``separator``, in one write (as many
         :meth:`add` and :meth:`end_document` calls would)."""
         assert self._out is not None
         data = array.array(_TYPECODES[self.dtype])
         for ids in documents:
-            data.extend(ids)  # OverflowError for an id the type cannot hold
+            # A same-kind array is copied whole; any other is converted id by id, with an
+            # OverflowError for an id the type cannot hold.
+            data.extend(ids if getattr(ids, "typecode", None) == data.typecode else list(ids))
             data.extend(separator)
             self._offsets.append(self.tokens + len(data))
             self.documents += 1
