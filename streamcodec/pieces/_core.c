@@ -1,10 +1,10 @@
 /* streamcodec.pieces._core: the compiled twin of the pure-Python piece encoder.
  *
- * Core(ranks) copies a vocabulary into the engine's tables (_core_engine.c); its methods turn
+ * Core(ranks) copies a vocabulary into the core's tables (_core_tables.c); its methods turn
  * pieces into ids exactly as the Python functions they name do. A batch call works in three
  * steps, so Python's per-piece overhead is paid once per batch and other threads run meanwhile:
  *   1. with the GIL: each str piece's UTF-8 bytes are copied into one buffer;
- *   2. without the GIL: the engine encodes every piece (it touches no Python object);
+ *   2. without the GIL: the core encodes every piece (it touches no Python object);
  *   3. with the GIL: the ids become a list, from int objects made once per vocabulary.
  *
  *     >>> from streamcodec.pieces._core import Core
