@@ -26,7 +26,7 @@ typedef struct {
 
 /* ------------------------------------------------------------------ construction */
 
-/* Copy `ranks` (bytes -> int) into flat arrays; raise ValueError if the engine cannot take the
+/* Copy `ranks` (bytes -> int) into flat arrays; raise ValueError if the core cannot take the
  * vocabulary (the caller then keeps the Python path) or TypeError for a bad mapping. */
 static int core_fill(Core *self, PyObject *ranks, Py_ssize_t long_piece) {
     Py_ssize_t n = PyDict_Size(ranks);
