@@ -17,6 +17,13 @@ pytest.importorskip("dask.bag")
 distributed = pytest.importorskip("distributed")
 
 
+def local_cluster() -> distributed.LocalCluster:
+    """Two worker processes on this machine, one thread each, no dashboard."""
+    return distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
+    )
+
+
 def count_tokens(path: str) -> int:
     """One task: count one file, streaming, in the worker process."""
     return streamcodec.get_encoding("cl100k_base").count_tokens(Path(path))
@@ -44,13 +51,7 @@ def test_bag_of_files_on_a_local_cluster(tmp_path: Path) -> None:
         paths.append(str(path))
     enc = streamcodec.get_encoding("cl100k_base")
     with (
-        distributed.LocalCluster(
-            n_workers=2,
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address=None,
-        ) as cluster,
+        local_cluster() as cluster,
         distributed.Client(cluster),
     ):
         files = dask.bag.from_sequence(paths, npartitions=len(paths))
@@ -91,13 +92,7 @@ def test_a_worker_killed_mid_encode_leaves_no_temporary(tmp_path: Path) -> None:
     text = samples()["prose"][:20_000]
     path.write_text(text, encoding="utf-8")
     with (
-        distributed.LocalCluster(
-            n_workers=2,
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address=None,
-        ) as cluster,
+        local_cluster() as cluster,
         distributed.Client(cluster) as client,
     ):
         future = client.submit(encode_once_killed, str(path), pure=False)
