@@ -13,6 +13,7 @@ one thread (``RAYON_NUM_THREADS=1``, set before they load), so every figure is o
 from __future__ import annotations
 
 import base64
+import functools
 import importlib.util
 import os
 import tempfile
@@ -104,13 +105,18 @@ def _listing(encode: Callable[[str], Any]) -> Callable[[str], list[int]]:
     return lambda text: encode(text).tolist()  # type: ignore[no-any-return]
 
 
+@functools.cache
+def _folder() -> tempfile.TemporaryDirectory[str]:
+    """A temporary folder for this process, removed when it exits."""
+    return tempfile.TemporaryDirectory(prefix="streamcodec-bench-")
+
+
+@functools.cache
 def _tiktoken_file(name: str) -> Path:
     """The ranks of ``name`` written as a ``.tiktoken`` file (base64 token, rank per line),
     named so that gigatoken knows its pre-tokenizer; once per process."""
-    path = Path(tempfile.gettempdir()) / f"streamcodec-bench-{os.getpid()}" / f"{name}.tiktoken"
-    if not path.exists():
-        path.parent.mkdir(exist_ok=True)
-        ranks = streamcodec.get_encoding(name).mergeable_ranks
-        lines = (f"{base64.b64encode(token).decode()} {rank}\n" for token, rank in ranks.items())
-        path.write_text("".join(lines), encoding="ascii")
+    path = Path(_folder().name) / f"{name}.tiktoken"
+    ranks = streamcodec.get_encoding(name).mergeable_ranks
+    lines = (f"{base64.b64encode(token).decode()} {rank}\n" for token, rank in ranks.items())
+    path.write_text("".join(lines), encoding="ascii")
     return path
