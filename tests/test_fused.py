@@ -87,7 +87,9 @@ def _both(pattern: str, text: str, start: int, end: int, errors: str) -> tuple[o
     data=st.data(),
     errors=st.sampled_from(["strict", "surrogateescape"]),
 )
-def test_the_fused_pass_equals_pieces_then_core(text: str, data: st.DataObject, errors: str) -> None:
+def test_the_fused_pass_equals_pieces_then_core(
+    text: str, data: st.DataObject, errors: str
+) -> None:
     start = data.draw(st.integers(0, len(text)))
     end = data.draw(st.integers(start, len(text)))
     for pattern in NAMED:
