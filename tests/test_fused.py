@@ -112,6 +112,25 @@ def test_surrogates_and_long_pieces(text: str, errors: str, raises: bool) -> Non
     assert (one_pass[0] == "raises") == raises
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "caf\xe9 and the cat's tokens, 1234567 times",  # 1-byte kind, not ASCII
+        "ASCII words: the cat sat on the mat, 1234567 times",
+        "\u20ac words, then ASCII: the cat sat",  # 2-byte kind
+    ],
+)
+def test_pieces_read_in_place_and_at_the_end_of_the_text(text: str) -> None:
+    """A 1-byte string's ASCII pieces are read in place, with one 8-byte load for their head
+    while eight bytes are left in the text (a byte loop nearer the end): every end of the text,
+    so that each piece is the last one, and each start."""
+    for pattern in NAMED:
+        for end in range(len(text) + 1):
+            for start in (0, end // 2, max(end - 9, 0)):
+                one_pass, two_steps = _both(pattern, text, start, end, "strict")
+                assert one_pass == two_steps, (pattern, text[start:end])
+
+
 def test_real_text_equals_tiktoken(real_encoding: streamcodec.Encoding) -> None:
     scanner = native.native_scanner(real_encoding.pat_str)
     assert scanner is not None

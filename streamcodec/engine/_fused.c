@@ -12,7 +12,8 @@
  * encoder (streamcodec.pieces.piece.PieceEncoder): see streamcodec.engine.ordinary, its twin.
  *
  * The pass, with the GIL released, for each piece: cut it (text/_scan_next.h), UTF-8 it, then
- *   1. the whole-piece rule: a piece that is a token is that token (one table probe);
+ *   1. the whole-piece rule: a piece that is a token is that token (one table probe, inline:
+ *      pieces/_core_lookup.h);
  *   2. the word cache (_word_cache.h): a piece met before gives its ids (one probe);
  *   3. otherwise the core's rank merge or backtracking, and the ids are offered to the cache.
  * Ids are appended to one uint32 buffer of token indices, which becomes a list (from int
@@ -44,6 +45,7 @@ enum { FUSED_REFUSED = 1, FUSED_LIMIT = 2, FUSED_SIGNAL = 3 };
 typedef struct {
     const sc_api *api;
     const sc_vocab *vocab;
+    const sc_table *table;
     word_cache *cache;
     int pattern, escape, ascii, counting;
     sc_ids out;               /* token indices (counting: one piece's, then dropped) */
@@ -74,9 +76,10 @@ static inline int fused_emit(fused_pass *p, const uint32_t *ids, size_t n) {
     return SC_OK;
 }
 
-/* One piece's bytes: the whole-piece rule, the word cache, or the core's merge. */
-static inline int fused_piece(fused_pass *p, const uint8_t *b, size_t len) {
-    int64_t token = p->api->lookup(p->vocab, b, len);
+/* One piece's bytes (head: sc_head's of them): the whole-piece rule, the word cache, or the
+ * core's merge. */
+static inline int fused_piece(fused_pass *p, const uint8_t *b, size_t len, uint64_t head) {
+    int64_t token = sc_table_lookup(p->table, b, len, head);
     if (token >= 0) {
         uint32_t t = (uint32_t)token;
         return fused_emit(p, &t, 1);
@@ -96,6 +99,15 @@ static inline int fused_piece(fused_pass *p, const uint8_t *b, size_t len) {
     p->out.len = before;
     p->count += n;
     return p->count > p->limit ? FUSED_LIMIT : SC_OK;
+}
+
+/* Whether the n bytes at b are all ASCII (then they are their own UTF-8). */
+static inline int fused_ascii(const uint8_t *b, size_t n) {
+    uint64_t any = 0;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) any |= sc_load64(b + i);
+    for (; i < n; i++) any |= b[i];
+    return !(any & 0x8080808080808080ull);
 }
 
 #define KIND_HEADER "engine/_fused_kind.h"
@@ -157,8 +169,8 @@ typedef struct {
 
 static const sc_api *core_api(void) {
     const sc_api *api = PyCapsule_Import("streamcodec.pieces._core._C_API", 0);
-    if (api && api->version != 2) {
-        PyErr_Format(PyExc_ImportError, "streamcodec.pieces._core: C API %d, not 2", api->version);
+    if (api && api->version != 3) {
+        PyErr_Format(PyExc_ImportError, "streamcodec.pieces._core: C API %d, not 3", api->version);
         return NULL;
     }
     return api;
@@ -268,6 +280,7 @@ static int parse(FusedEncoder *self, PyObject *const *args, Py_ssize_t nargs, Py
     memset(p, 0, sizeof *p);
     p->api = self->api;
     p->vocab = self->vocab;
+    p->table = self->api->table_of(self->vocab);
     p->pattern = self->pattern;
     p->escape = errors[0] == 's' && errors[1] == 'u';
     p->ascii = PyUnicode_IS_ASCII(*text);

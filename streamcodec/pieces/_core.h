@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "_core_lookup.h"
+
 #define SC_LONG_PIECE 512 /* pieces this long take the backtracking encoder (bpe.LONG_PIECE) */
 
 typedef struct sc_vocab sc_vocab;
@@ -39,6 +41,8 @@ void sc_vocab_free(sc_vocab *v);
 
 /* The index of the token whose bytes are data[:len], or -1 (a dict lookup of ranks). */
 int64_t sc_lookup(const sc_vocab *v, const uint8_t *data, size_t len);
+/* The table sc_lookup reads, for callers that inline the lookup (sc_table_lookup). */
+const sc_table *sc_table_of(const sc_vocab *v);
 uint32_t sc_rank(const sc_vocab *v, uint32_t index);
 const uint32_t *sc_rank_table(const sc_vocab *v);
 
@@ -63,11 +67,11 @@ void sc_ids_free(sc_ids *out);
  * return what it owns (borrowed: keep the Core alive), or NULL with a Python error set.
  * `id_objects(core)[i]` is the int object (a PyObject *) of token index i's rank, made once. */
 typedef struct {
-    int version; /* 2 */
+    int version; /* 3 */
     sc_vocab *(*vocab_of)(void *core);
     void *const *(*id_objects)(void *core);
     const uint32_t *(*rank_table)(const sc_vocab *); /* rank_table(v)[i]: sc_rank(v, i) */
-    int64_t (*lookup)(const sc_vocab *, const uint8_t *, size_t);
+    const sc_table *(*table_of)(const sc_vocab *);
     int (*encode_piece)(const sc_vocab *, const uint8_t *, size_t, sc_ids *);
     int (*ids_reserve)(sc_ids *, size_t);
     void (*ids_free)(sc_ids *);

@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 
 #include "_core.h"
+#include "_core_lookup.h"
 
 /* The facts below are shared by threads without the GIL: C11 atomics (MSVC builds them with
  * /experimental:c11atomics, setup.py). */
@@ -17,20 +18,14 @@ typedef _Atomic uint32_t sc_atomic_u32;
 #define NONE UINT32_MAX  /* no token; also "no merge" as a pair rank (ranks are below it) */
 #define STACK_PARTS 512  /* merges of pieces up to this long keep their state on the stack */
 
-typedef struct {
-    uint64_t head; /* the key's first 8 bytes (zero-padded): most keys compare without memcmp */
-    uint32_t len;
-    uint32_t idx1; /* token index + 1; 0 marks an empty slot */
-} slot;
-
 struct sc_vocab {
     size_t n, longest, long_piece;
     uint8_t *data;  /* all token bytes */
     size_t *off;    /* token i is data[off[i]:off[i + 1]] */
     uint32_t *rank; /* the id of token i */
-    slot *slots;
-    uint64_t mask;
-    uint32_t *short_index; /* keys of one and two bytes: their token index, or NONE */
+    sc_table table; /* the lookup (_core_lookup.h); its arrays are owned here */
+    sc_slot *slots;
+    uint32_t *short_index;
     /* The tokens of two bytes or more sorted by their bytes (a shorter token before the longer
      * ones it starts), and where each two-byte start's run begins in it (prefix_from[k] to
      * prefix_from[k + 1]): a trie's walk by binary search, for the backtracking candidates. */

@@ -1,7 +1,8 @@
 /* The compiled core's tables: a vocabulary's tokens, the lookup of a piece's bytes, the index of
  * the backtracking candidates, and the growable id arrays; plain C (no Python).
  *
- *   - sc_lookup      a dict lookup of the ranks (open addressing keyed by the bytes);
+ *   - sc_lookup      a dict lookup of the ranks (open addressing keyed by the bytes: the inline
+ *                    sc_table_lookup of _core_lookup.h, which the fused pass calls itself);
  *   - sc_vocab_new   the tables, built once; read-only after (but for the facts of
  *                    _core_backtrack.c, written atomically), so any number of threads share them.
  *
@@ -16,60 +17,11 @@
 
 /* ------------------------------------------------------------------ hashing and lookup */
 
-static inline uint64_t load64(const uint8_t *p) {
-    uint64_t v;
-    memcpy(&v, p, 8);
-    return v;
-}
-
-static inline uint64_t mix(uint64_t h) {
-    h ^= h >> 32;
-    h *= 0xd6e8feb86659fd93ull;
-    h ^= h >> 32;
-    return h;
-}
-
-static inline uint64_t head_of(const uint8_t *p, size_t n) {
-    uint64_t head = 0;
-    if (n >= 8) return load64(p);
-    for (size_t i = 0; i < n; i++) head |= (uint64_t)p[i] << (8 * i);
-    return head;
-}
-
-/* The hash of a key from its head (head_of) and, past 8 bytes, the rest in 8-byte words (the
- * last one overlapping). */
-static uint64_t hash_key(const uint8_t *p, size_t n, uint64_t head) {
-    uint64_t h = (head ^ ((uint64_t)n * 0xff51afd7ed558ccdull)) * 0x9e3779b97f4a7c15ull;
-    size_t i = 8;
-    for (; i + 8 <= n; i += 8) {
-        h = (h ^ load64(p + i)) * 0xbf58476d1ce4e5b9ull;
-        h ^= h >> 31;
-    }
-    if (i < n) {
-        h = (h ^ load64(p + n - 8)) * 0x94d049bb133111ebull;
-        h ^= h >> 29;
-    }
-    return mix(h);
-}
-
-/* Index of one- and two-byte keys in short_index: 256 entries for two-byte keys by first
- * byte, then one entry per single byte. */
-#define SHORT_ONE 65536
-
 int64_t sc_lookup(const sc_vocab *v, const uint8_t *p, size_t n) {
-    if (n - 1 < 2) {
-        uint32_t t = v->short_index[n == 1 ? SHORT_ONE + (uint32_t)p[0] : (uint32_t)p[0] << 8 | p[1]];
-        return t == NONE ? -1 : (int64_t)t;
-    }
-    uint64_t head = head_of(p, n), h = hash_key(p, n, head);
-    for (uint64_t i = h & v->mask;; i = (i + 1) & v->mask) {
-        const slot *s = &v->slots[i];
-        if (!s->idx1) return -1;
-        if (s->head == head && s->len == n &&
-            (n <= 8 || memcmp(v->data + v->off[s->idx1 - 1] + 8, p + 8, n - 8) == 0))
-            return s->idx1 - 1;
-    }
+    return sc_table_lookup(&v->table, p, n, sc_head(p, n));
 }
+
+const sc_table *sc_table_of(const sc_vocab *v) { return &v->table; }
 
 uint32_t sc_rank(const sc_vocab *v, uint32_t index) { return v->rank[index]; }
 const uint32_t *sc_rank_table(const sc_vocab *v) { return v->rank; }
@@ -159,15 +111,15 @@ sc_vocab *sc_vocab_new(size_t n, const uint8_t *data, const size_t *offsets,
     v->n = n;
     v->long_piece = long_piece;
     size_t total = offsets[n];
-    uint64_t cap = 16;
+    uint64_t cap = 16; /* slots: a load of at most one half keeps misses short */
     while (cap < 2 * (uint64_t)n + 2) cap *= 2;
     v->data = malloc(total ? total : 1);
     v->off = malloc((n + 1) * sizeof *v->off);
     v->rank = malloc((n ? n : 1) * sizeof *v->rank);
     v->slots = calloc(cap, sizeof *v->slots);
-    v->short_index = malloc((SHORT_ONE + 256) * sizeof *v->short_index);
+    v->short_index = malloc((SC_SHORT_ONE + 256) * sizeof *v->short_index);
     v->prefix_order = malloc((n ? n : 1) * sizeof *v->prefix_order);
-    v->prefix_from = calloc(SHORT_ONE + 1, sizeof *v->prefix_from);
+    v->prefix_from = calloc(65536 + 1, sizeof *v->prefix_from);
     /* calloc'd: untouched pages cost nothing until a long piece needs a token's facts. */
     v->facts = calloc(n ? n : 1, 1);
     v->split_left = calloc(n ? n : 1, sizeof *v->split_left);
@@ -181,19 +133,19 @@ sc_vocab *sc_vocab_new(size_t n, const uint8_t *data, const size_t *offsets,
     memcpy(v->data, data, total);
     memcpy(v->off, offsets, (n + 1) * sizeof *v->off);
     memcpy(v->rank, ranks, n * sizeof *v->rank);
-    v->mask = cap - 1;
-    for (size_t i = 0; i < SHORT_ONE + 256; i++) v->short_index[i] = NONE;
+    v->table = (sc_table){v->slots, cap - 1, v->short_index, v->data, v->off};
+    for (size_t i = 0; i < SC_SHORT_ONE + 256; i++) v->short_index[i] = NONE;
     for (size_t t = 0; t < n; t++) {
         const uint8_t *p = data + offsets[t];
         size_t len = offsets[t + 1] - offsets[t];
         if (len > v->longest) v->longest = len;
         if (len == 1 || len == 2) {
-            v->short_index[len == 1 ? SHORT_ONE + (uint32_t)p[0] : (uint32_t)p[0] << 8 | p[1]] = (uint32_t)t;
+            v->short_index[len == 1 ? SC_SHORT_ONE + (uint32_t)p[0] : (uint32_t)p[0] << 8 | p[1]] = (uint32_t)t;
             continue;
         }
-        uint64_t head = head_of(p, len), i = hash_key(p, len, head) & v->mask;
-        while (v->slots[i].idx1) i = (i + 1) & v->mask;
-        v->slots[i] = (slot){head, (uint32_t)len, (uint32_t)t + 1};
+        uint64_t head = sc_head(p, len), i = sc_hash(p, len, head) & v->table.mask;
+        while (v->slots[i].idx1) i = (i + 1) & v->table.mask;
+        v->slots[i] = (sc_slot){head, (uint32_t)len, (uint32_t)t + 1};
     }
     if (index_prefixes(v) != SC_OK) {
         sc_vocab_free(v);

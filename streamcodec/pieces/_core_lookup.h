@@ -1,0 +1,103 @@
+/* The lookup of a piece's bytes among a vocabulary's tokens (a dict lookup of the ranks), inline:
+ * the core's sc_lookup (_core_tables.c) is this function, and the fused pass
+ * (streamcodec/engine/_fused.c) calls it in its loop, where a call through the capsule per
+ * piece cost more than the probe.
+ *
+ * The table is open addressing keyed by the bytes; keys of one and two bytes are read from a
+ * direct index instead. A slot holds the key's first 8 bytes (its "head", zero-padded) and
+ * length, so a key of up to 8 bytes compares without reading the token's bytes.
+ *
+ *     sc_table t = ...;                          // from sc_vocab_new, through sc_api.table
+ *     int64_t index = sc_table_lookup(&t, p, n, sc_head(p, n));   // -1: not a token
+ *
+ * A caller that may read 8 bytes from p (a piece inside a longer text) passes
+ * sc_head_padded(p, n) instead: one load for the byte loop. Plain C; no Python.
+ */
+#ifndef STREAMCODEC_CORE_LOOKUP_H
+#define STREAMCODEC_CORE_LOOKUP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef struct {
+    uint64_t head; /* the key's first 8 bytes, zero-padded (sc_head) */
+    uint32_t len;
+    uint32_t idx1; /* token index + 1; 0 marks an empty slot */
+} sc_slot;
+
+/* A vocabulary's lookup table: read-only once built, shared by any number of threads. */
+typedef struct {
+    const sc_slot *slots; /* keys of 3 bytes or more */
+    uint64_t mask;        /* slots - 1 (a power of two) */
+    /* Keys of one and two bytes: their token index, or UINT32_MAX. Two-byte keys at
+     * first << 8 | second, one-byte keys at SC_SHORT_ONE + byte. */
+    const uint32_t *short_index;
+    const uint8_t *data; /* all token bytes: token i is data[off[i]:off[i + 1]] */
+    const size_t *off;
+} sc_table;
+
+#define SC_SHORT_ONE 65536
+
+static inline uint64_t sc_load64(const uint8_t *p) {
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+/* The head of the key p[:n]: its first 8 bytes, zero-padded. */
+static inline uint64_t sc_head(const uint8_t *p, size_t n) {
+    uint64_t head = 0;
+    if (n >= 8) return sc_load64(p);
+    for (size_t i = 0; i < n; i++) head |= (uint64_t)p[i] << (8 * i);
+    return head;
+}
+
+/* sc_head when p[0:8] may be read whatever n is: one load, masked (on a big-endian machine the
+ * load's byte order differs, so it falls back to sc_head). */
+static inline uint64_t sc_head_padded(const uint8_t *p, size_t n) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ || defined(_M_X64) || \
+    defined(_M_ARM64)
+    uint64_t word = sc_load64(p);
+    return n >= 8 ? word : word & (~0ull >> (64 - 8 * n)); /* n >= 1 */
+#else
+    return sc_head(p, n);
+#endif
+}
+
+/* The hash of a key from its head and, past 8 bytes, the rest in 8-byte words (the last one
+ * overlapping). */
+static inline uint64_t sc_hash(const uint8_t *p, size_t n, uint64_t head) {
+    uint64_t h = (head ^ ((uint64_t)n * 0xff51afd7ed558ccdull)) * 0x9e3779b97f4a7c15ull;
+    size_t i = 8;
+    for (; i + 8 <= n; i += 8) {
+        h = (h ^ sc_load64(p + i)) * 0xbf58476d1ce4e5b9ull;
+        h ^= h >> 31;
+    }
+    if (i < n) {
+        h = (h ^ sc_load64(p + n - 8)) * 0x94d049bb133111ebull;
+        h ^= h >> 29;
+    }
+    h ^= h >> 32;
+    h *= 0xd6e8feb86659fd93ull;
+    return h ^ h >> 32;
+}
+
+/* The index of the token whose bytes are p[:n] (head = sc_head(p, n)), or -1. */
+static inline int64_t sc_table_lookup(const sc_table *t, const uint8_t *p, size_t n,
+                                      uint64_t head) {
+    if (n - 1 < 2) { /* n is 1 or 2 */
+        uint32_t index = t->short_index[n == 1 ? SC_SHORT_ONE + (uint32_t)p[0]
+                                                : (uint32_t)p[0] << 8 | p[1]];
+        return index == UINT32_MAX ? -1 : (int64_t)index;
+    }
+    for (uint64_t i = sc_hash(p, n, head) & t->mask;; i = (i + 1) & t->mask) {
+        const sc_slot *s = &t->slots[i];
+        if (!s->idx1) return -1;
+        if (s->head == head && s->len == n &&
+            (n <= 8 || memcmp(t->data + t->off[s->idx1 - 1] + 8, p + 8, n - 8) == 0))
+            return s->idx1 - 1;
+    }
+}
+
+#endif
