@@ -168,6 +168,28 @@ def test_the_array_is_numpy_without_a_copy() -> None:
     assert len(ids) == len(array) and memoryview(ids).format == "I"
 
 
+@pytest.mark.parametrize("order", ["shuffled", "sparse"])
+def test_the_array_maps_indices_to_ranks(order: str) -> None:
+    """tiktoken's ranks are the tokens' indices (0..n-1 in order), and the array skips mapping
+    them; ranks in another order, or with gaps, must still be mapped."""
+    ranks = dict(streamcodec.get_encoding("cl100k_base").mergeable_ranks)
+    items = list(ranks.items())
+    random.Random(7).shuffle(items)
+    mapped = dict(items) if order == "shuffled" else {k: 3 * r + 1 for k, r in ranks.items()}
+    scanner = native.native_scanner(CL100K_PATTERN)
+    assert scanner is not None
+    fused = fused_module.FusedEncoder(core_module.Core(mapped), scanner.number, cache_bytes=0)
+    text = "".join(samples().values())[:20_000]
+    listed = fused.encode(text, 0, len(text), "strict")
+    assert list(memoryview(fused.encode_array(text, 0, len(text), "strict"))) == listed
+    expected = [r if order == "shuffled" else 3 * r + 1 for r in tiktoken_twin_ids(text)]
+    assert listed == expected
+
+
+def tiktoken_twin_ids(text: str) -> list[int]:
+    return tiktoken_twin(streamcodec.get_encoding("cl100k_base")).encode_ordinary(text)
+
+
 def test_threads_encode_at_once() -> None:
     text = "".join(samples().values())
     fused = _fused(O200K_PATTERN, 1 << 16)

@@ -92,7 +92,7 @@ static inline int fused_piece(fused_pass *p, const uint8_t *b, size_t len, uint6
         if (hit) return fused_emit(p, hit->ids, hit->n);
     }
     size_t before = p->out.len;
-    if (p->api->encode_piece(p->vocab, b, len, &p->out) != SC_OK) return SC_NOMEM;
+    if (p->api->encode_merged(p->vocab, b, len, &p->out) != SC_OK) return SC_NOMEM;
     size_t n = p->out.len - before;
     if (cacheable) wc_offer(p->cache, &key, p->out.ids + before, n);
     if (!p->counting) return SC_OK;
@@ -347,9 +347,11 @@ static PyObject *fused_encode_array(FusedEncoder *self, PyObject *const *args, P
     if (run(self, text, start, end, &p) == SC_OK &&
         (array = PyObject_New(IdArray, &IdArrayType))) {
         const uint32_t *rank = self->api->rank_table(self->vocab);
-        Py_BEGIN_ALLOW_THREADS
-        for (size_t k = 0; k < p.out.len; k++) p.out.ids[k] = rank[p.out.ids[k]];
-        Py_END_ALLOW_THREADS
+        if (rank) { /* else the indices are the ranks */
+            Py_BEGIN_ALLOW_THREADS
+            for (size_t k = 0; k < p.out.len; k++) p.out.ids[k] = rank[p.out.ids[k]];
+            Py_END_ALLOW_THREADS
+        }
         array->ids = p.out.ids; /* the array owns the buffer now */
         array->len = (Py_ssize_t)p.out.len;
         p.out.ids = NULL;

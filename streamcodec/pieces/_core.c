@@ -356,8 +356,8 @@ static void *const *api_id_objects(void *object) {
     return api_vocab_of(object) ? (void *const *)((Core *)object)->ids : NULL;
 }
 
-static sc_api core_api = {3,           api_vocab_of,    api_id_objects, sc_rank_table,
-                          sc_table_of, sc_encode_piece, sc_ids_reserve, sc_ids_free};
+static sc_api core_api = {3,           api_vocab_of,     api_id_objects, sc_rank_table,
+                          sc_table_of, sc_encode_merged, sc_ids_reserve, sc_ids_free};
 
 static int core_exec(PyObject *module) {
     if (PyType_Ready(&CoreType) < 0) return -1;

@@ -44,6 +44,8 @@ int64_t sc_lookup(const sc_vocab *v, const uint8_t *data, size_t len);
 /* The table sc_lookup reads, for callers that inline the lookup (sc_table_lookup). */
 const sc_table *sc_table_of(const sc_vocab *v);
 uint32_t sc_rank(const sc_vocab *v, uint32_t index);
+/* The ranks by token index, or NULL when every token's index is its rank (then ids need no
+ * mapping: tiktoken's vocabularies, whose ranks are 0..n-1 in order). */
 const uint32_t *sc_rank_table(const sc_vocab *v);
 
 /* Append the ids of one piece to `out`: streamcodec.pieces.piece.PieceEncoder.__call__ (the whole-piece
@@ -51,6 +53,10 @@ const uint32_t *sc_rank_table(const sc_vocab *v);
  * streamcodec.reference.rank_merge). SC_OK or SC_NOMEM (then `out` holds what it held before).
  * Any number of threads may encode with one vocabulary at once. */
 int sc_encode_piece(const sc_vocab *v, const uint8_t *data, size_t len, sc_ids *out);
+
+/* sc_encode_piece for a piece that is known not to be a token (it skips the whole-piece rule's
+ * lookup). */
+int sc_encode_merged(const sc_vocab *v, const uint8_t *data, size_t len, sc_ids *out);
 
 /* streamcodec.pieces.merge.merge_piece: the rank merge without the whole-piece rule. */
 int sc_merge_piece(const sc_vocab *v, const uint8_t *data, size_t len, sc_ids *out);
@@ -70,9 +76,9 @@ typedef struct {
     int version; /* 3 */
     sc_vocab *(*vocab_of)(void *core);
     void *const *(*id_objects)(void *core);
-    const uint32_t *(*rank_table)(const sc_vocab *); /* rank_table(v)[i]: sc_rank(v, i) */
+    const uint32_t *(*rank_table)(const sc_vocab *); /* sc_rank_table */
     const sc_table *(*table_of)(const sc_vocab *);
-    int (*encode_piece)(const sc_vocab *, const uint8_t *, size_t, sc_ids *);
+    int (*encode_merged)(const sc_vocab *, const uint8_t *, size_t, sc_ids *);
     int (*ids_reserve)(sc_ids *, size_t);
     void (*ids_free)(sc_ids *);
 } sc_api;

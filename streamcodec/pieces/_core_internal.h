@@ -23,6 +23,7 @@ struct sc_vocab {
     uint8_t *data;  /* all token bytes */
     size_t *off;    /* token i is data[off[i]:off[i + 1]] */
     uint32_t *rank; /* the id of token i */
+    int ranks_are_indices; /* rank[i] == i for every token (tiktoken's vocabularies) */
     sc_table table; /* the lookup (_core_lookup.h); its arrays are owned here */
     sc_slot *slots;
     uint32_t *short_index;

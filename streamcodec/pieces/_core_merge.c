@@ -8,7 +8,7 @@
 #include <string.h>
 
 static inline uint32_t pair_rank(const sc_vocab *v, const uint8_t *p, size_t n) {
-    int64_t t = sc_lookup(v, p, n);
+    int64_t t = sc_table_lookup(&v->table, p, n, sc_head(p, n)); /* sc_lookup, inline */
     return t < 0 ? NONE : v->rank[t];
 }
 

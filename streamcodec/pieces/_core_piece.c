@@ -12,6 +12,9 @@ int sc_encode_piece(const sc_vocab *v, const uint8_t *p, size_t n, sc_ids *out) 
         out->ids[out->len++] = (uint32_t)token;
         return SC_OK;
     }
-    if (n < v->long_piece) return sc_merge_piece(v, p, n, out);
-    return sc_backtrack_piece(v, p, n, out);
+    return sc_encode_merged(v, p, n, out);
+}
+
+int sc_encode_merged(const sc_vocab *v, const uint8_t *p, size_t n, sc_ids *out) {
+    return n < v->long_piece ? sc_merge_piece(v, p, n, out) : sc_backtrack_piece(v, p, n, out);
 }

@@ -24,7 +24,7 @@ int64_t sc_lookup(const sc_vocab *v, const uint8_t *p, size_t n) {
 const sc_table *sc_table_of(const sc_vocab *v) { return &v->table; }
 
 uint32_t sc_rank(const sc_vocab *v, uint32_t index) { return v->rank[index]; }
-const uint32_t *sc_rank_table(const sc_vocab *v) { return v->rank; }
+const uint32_t *sc_rank_table(const sc_vocab *v) { return v->ranks_are_indices ? NULL : v->rank; }
 
 /* ------------------------------------------------------------------ ids */
 
@@ -133,6 +133,8 @@ sc_vocab *sc_vocab_new(size_t n, const uint8_t *data, const size_t *offsets,
     memcpy(v->data, data, total);
     memcpy(v->off, offsets, (n + 1) * sizeof *v->off);
     memcpy(v->rank, ranks, n * sizeof *v->rank);
+    v->ranks_are_indices = 1;
+    for (size_t t = 0; t < n && v->ranks_are_indices; t++) v->ranks_are_indices = ranks[t] == t;
     v->table = (sc_table){v->slots, cap - 1, v->short_index, v->data, v->off};
     for (size_t i = 0; i < SC_SHORT_ONE + 256; i++) v->short_index[i] = NONE;
     for (size_t t = 0; t < n; t++) {
