@@ -27,6 +27,7 @@ struct sc_vocab {
     sc_table table; /* the lookup (_core_lookup.h); its arrays are owned here */
     sc_slot *slots;
     uint32_t *short_index;
+    uint64_t *filter;
     /* The tokens of two bytes or more sorted by their bytes (a shorter token before the longer
      * ones it starts), and where each two-byte start's run begins in it (prefix_from[k] to
      * prefix_from[k + 1]): a trie's walk by binary search, for the backtracking candidates. */

@@ -35,6 +35,10 @@ typedef struct {
     const uint32_t *short_index;
     const uint8_t *data; /* all token bytes: token i is data[off[i]:off[i + 1]] */
     const size_t *off;
+    /* A bit per value of a hash's top bits, set for the hash of every key in `slots`: a clear
+     * bit says "no token" from memory small enough for the CPU's cache (sc_table_may_hold). */
+    const uint64_t *filter;
+    uint64_t filter_mask; /* bits - 1 (a power of two) */
 } sc_table;
 
 #define SC_SHORT_ONE 65536
@@ -83,6 +87,26 @@ static inline uint64_t sc_hash(const uint8_t *p, size_t n, uint64_t head) {
     return h ^ h >> 32;
 }
 
+/* Whether a key of 3 bytes or more whose sc_hash is `hash` may be in `slots` (0: it is not).
+ * Worth asking first where most keys are no token: half of a merge's lookups. */
+static inline int sc_table_may_hold(const sc_table *t, uint64_t hash) {
+    uint64_t bit = (hash >> 32) & t->filter_mask;
+    return (int)(t->filter[bit >> 6] >> (bit & 63) & 1);
+}
+
+/* The index of the token of 3 bytes or more whose bytes are p[:n] (head = sc_head(p, n),
+ * hash = sc_hash(p, n, head)), or -1. */
+static inline int64_t sc_table_find(const sc_table *t, const uint8_t *p, size_t n, uint64_t head,
+                                    uint64_t hash) {
+    for (uint64_t i = hash & t->mask;; i = (i + 1) & t->mask) {
+        const sc_slot *s = &t->slots[i];
+        if (!s->idx1) return -1;
+        if (s->head == head && s->len == n &&
+            (n <= 8 || memcmp(t->data + t->off[s->idx1 - 1] + 8, p + 8, n - 8) == 0))
+            return s->idx1 - 1;
+    }
+}
+
 /* The index of the token whose bytes are p[:n] (head = sc_head(p, n)), or -1. */
 static inline int64_t sc_table_lookup(const sc_table *t, const uint8_t *p, size_t n,
                                       uint64_t head) {
@@ -91,13 +115,7 @@ static inline int64_t sc_table_lookup(const sc_table *t, const uint8_t *p, size_
                                                 : (uint32_t)p[0] << 8 | p[1]];
         return index == UINT32_MAX ? -1 : (int64_t)index;
     }
-    for (uint64_t i = sc_hash(p, n, head) & t->mask;; i = (i + 1) & t->mask) {
-        const sc_slot *s = &t->slots[i];
-        if (!s->idx1) return -1;
-        if (s->head == head && s->len == n &&
-            (n <= 8 || memcmp(t->data + t->off[s->idx1 - 1] + 8, p + 8, n - 8) == 0))
-            return s->idx1 - 1;
-    }
+    return sc_table_find(t, p, n, head, sc_hash(p, n, head));
 }
 
 #endif
