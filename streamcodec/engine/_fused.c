@@ -13,7 +13,8 @@
  *
  * The pass, with the GIL released, for each piece: cut it (text/_scan_next.h), UTF-8 it, then
  *   1. the whole-piece rule: a piece that is a token is that token (one table probe, inline:
- *      pieces/_core_lookup.h);
+ *      pieces/_core_lookup.h; the table's filter first, which most pieces that are no token
+ *      leave without the probe);
  *   2. the word cache (_word_cache.h): a piece met before gives its ids (one probe);
  *   3. otherwise the core's rank merge or backtracking, and the ids are offered to the cache.
  * Ids are appended to one uint32 buffer of token indices, which becomes a list (from int
@@ -79,7 +80,13 @@ static inline int fused_emit(fused_pass *p, const uint32_t *ids, size_t n) {
 /* One piece's bytes (head: sc_head's of them): the whole-piece rule, the word cache, or the
  * core's merge. */
 static inline int fused_piece(fused_pass *p, const uint8_t *b, size_t len, uint64_t head) {
-    int64_t token = sc_table_lookup(p->table, b, len, head);
+    int64_t token;
+    if (len <= 2) {
+        token = sc_table_lookup(p->table, b, len, head);
+    } else {
+        uint64_t hash = sc_hash(b, len, head);
+        token = sc_table_may_hold(p->table, hash) ? sc_table_find(p->table, b, len, head, hash) : -1;
+    }
     if (token >= 0) {
         uint32_t t = (uint32_t)token;
         return fused_emit(p, &t, 1);
