@@ -88,6 +88,25 @@ def test_every_triple_of_class_samples(pattern: str) -> None:
         assert scanner.last_cut(text, 0, 3) == _expected_cut(pattern, text, 0, 3), text
 
 
+@pytest.mark.parametrize("pattern", NAMED, ids=["gpt2", "cl100k", "o200k"])
+def test_every_latin1_character_after_a_long_run(pattern: str) -> None:
+    # A 1-byte string's runs are skipped 8 bytes at a time (_scan_ascii.h), and a run that stops
+    # on an ASCII byte is taken to end there: every Latin-1 character after runs of each class,
+    # of every length past 8 (so every alignment in a word), then more text.
+    scanner, compiled = _scanner(pattern), COMPILED[pattern]
+    runs = ["abcdefghijklmnopq", "ABCDEFGHIJKLMNOPQ", "aBcDeFgHiJkLmNoPq", "0123456789012345",
+            " " * 17, "!#$%&()*+,-./:;<=>", "Hello there world"]  # fmt: skip
+    texts = [
+        f"{run[:length]}{chr(byte)}{tail}"
+        for run in runs
+        for length in range(8, 18)
+        for byte in range(256)
+        for tail in ("", "x yz 12 ,.\n")
+    ]
+    differing = [t for t in texts if scanner.pieces(t, 0, len(t)) != compiled.findall(t)]
+    assert not differing, differing[:5]
+
+
 @pytest.mark.parametrize("pattern", [O200K_PATTERN, CL100K_PATTERN], ids=["o200k", "cl100k"])
 def test_code_points_in_context(pattern: str) -> None:
     # Every 7th code point between letters of both cases, a digit, a space and a newline: a

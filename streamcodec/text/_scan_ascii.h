@@ -53,10 +53,23 @@ static inline Py_ssize_t ascii_run(const uint8_t *s, Py_ssize_t i, Py_ssize_t n,
     }
     return i;
 }
+
+/* Whether the run of `flags` surely ends at i, where ascii_run stopped: on a byte of a whole
+ * word (i + 8 <= n: it had not run out of words) that is ASCII. For ASCII, swar_in_class is
+ * uc_class & flags exactly unless the flags hold UC_SPACE (of \s it takes only the space), so
+ * that byte is out of the class. tests/test_scan.py walks every code point after every run. */
+static inline int ascii_run_ends(const uint8_t *s, Py_ssize_t i, Py_ssize_t n, unsigned flags) {
+    return !(flags & UC_SPACE) && i + 8 <= n && s[i] < 0x80;
+}
 #else
 static inline Py_ssize_t ascii_run(const uint8_t *s, Py_ssize_t i, Py_ssize_t n, unsigned flags) {
     (void)s, (void)n, (void)flags;
     return i;
+}
+
+static inline int ascii_run_ends(const uint8_t *s, Py_ssize_t i, Py_ssize_t n, unsigned flags) {
+    (void)s, (void)i, (void)n, (void)flags;
+    return 0;
 }
 #endif
 

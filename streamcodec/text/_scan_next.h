@@ -15,9 +15,12 @@
 #include "_scan_pattern.h"
 
 /* The end of the run of code points from i whose class has one of the `flags` (1-byte strings
- * skip whole ASCII words of the run first: _scan_ascii.h). */
+ * skip whole ASCII words of the run first, and often know the end from there: _scan_ascii.h). */
 static inline Py_ssize_t K(run)(const CH *s, Py_ssize_t i, Py_ssize_t n, unsigned flags) {
-    if (sizeof(CH) == 1) i = ascii_run((const uint8_t *)s, i, n, flags);
+    if (sizeof(CH) == 1) {
+        i = ascii_run((const uint8_t *)s, i, n, flags);
+        if (ascii_run_ends((const uint8_t *)s, i, n, flags)) return i;
+    }
     while (i < n && (uc_class(s[i]) & flags)) i++;
     return i;
 }
