@@ -80,13 +80,7 @@ static inline int fused_emit(fused_pass *p, const uint32_t *ids, size_t n) {
 /* One piece's bytes (head: sc_head's of them): the whole-piece rule, the word cache, or the
  * core's merge. */
 static inline int fused_piece(fused_pass *p, const uint8_t *b, size_t len, uint64_t head) {
-    int64_t token;
-    if (len <= 2) {
-        token = sc_table_lookup(p->table, b, len, head);
-    } else {
-        uint64_t hash = sc_hash(b, len, head);
-        token = sc_table_may_hold(p->table, hash) ? sc_table_find(p->table, b, len, head, hash) : -1;
-    }
+    int64_t token = sc_table_lookup(p->table, b, len, head);
     if (token >= 0) {
         uint32_t t = (uint32_t)token;
         return fused_emit(p, &t, 1);

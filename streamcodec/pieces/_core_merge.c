@@ -7,18 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The rank of the token p[:n], or NONE: sc_lookup, inline, with the table's filter asked
- * first (most of the keys a merge looks up past two bytes are no token). */
+/* The rank of the token p[:n], or NONE (sc_lookup, inline). */
 static inline uint32_t pair_rank(const sc_vocab *v, const uint8_t *p, size_t n) {
-    const sc_table *table = &v->table;
-    uint64_t head = sc_head(p, n);
-    int64_t t;
-    if (n <= 2) {
-        t = sc_table_lookup(table, p, n, head);
-    } else {
-        uint64_t hash = sc_hash(p, n, head);
-        t = sc_table_may_hold(table, hash) ? sc_table_find(table, p, n, head, hash) : -1;
-    }
+    int64_t t = sc_table_lookup(&v->table, p, n, sc_head(p, n));
     if (t < 0) return NONE;
     return v->ranks_are_indices ? (uint32_t)t : v->rank[t];
 }
