@@ -36,8 +36,8 @@ static int K(fused)(const CH *s, Py_ssize_t *at, Py_ssize_t stop, Py_ssize_t n, 
                 }
                 out += put;
             }
-            /* Bytes just stored one by one: a byte loop reads them back faster than one load
-             * (which would wait for the stores to retire). */
+            /* Bytes just stored one by one: a byte loop reads them back faster than one 8-byte
+             * load, which cannot be forwarded from several smaller stores and waits for them. */
             len = (size_t)(out - p->buf);
             status = fused_piece(p, p->buf, len, sc_head(p->buf, len));
         }

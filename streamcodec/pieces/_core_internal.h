@@ -8,7 +8,6 @@
 #include <stdatomic.h>
 
 #include "_core.h"
-#include "_core_lookup.h"
 
 /* The facts below are shared by threads without the GIL: C11 atomics (MSVC builds them with
  * /experimental:c11atomics, setup.py). */

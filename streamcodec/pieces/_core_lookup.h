@@ -9,8 +9,8 @@
  * per hash value, set for every token) is asked first, so most keys that are no token are
  * answered without a probe.
  *
- *     sc_table t = ...;                          // from sc_vocab_new, through sc_api.table
- *     int64_t index = sc_table_lookup(&t, p, n, sc_head(p, n));   // -1: not a token
+ *     const sc_table *t = sc_table_of(v);        // or, from another module, api->table_of(v)
+ *     int64_t index = sc_table_lookup(t, p, n, sc_head(p, n));    // -1: not a token
  *
  * A caller that may read 8 bytes from p (a piece inside a longer text) passes
  * sc_head_padded(p, n) instead: one load for the byte loop. Plain C; no Python.
