@@ -3,7 +3,8 @@
 - :mod:`~streamcodec.formats.tiktoken_file`: tiktoken's ``.tiktoken`` (``base64(token) rank``);
 - :mod:`~streamcodec.formats.gpt2`: GPT-2's ``encoder.json`` + ``vocab.bpe``;
 - :mod:`~streamcodec.formats.huggingface`: Hugging Face's ``tokenizer.json`` (byte-level BPE);
-- :mod:`~streamcodec.formats.minbpe`: minbpe's ``.model``.
+- :mod:`~streamcodec.formats.minbpe`: minbpe's ``.model``;
+- :mod:`~streamcodec.formats.gguf`: llama.cpp's GGUF (the tokenizer's metadata).
 
 :func:`load_vocabulary` and :func:`save_vocabulary` choose the format from the path:
 
