@@ -4,6 +4,8 @@ everything else is in pyproject.toml. Without a working C compiler the install g
 Python, with a warning (streamcodec.engine.backend takes the compiled path only when all three
 are built)."""
 
+import sys
+
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
@@ -68,8 +70,11 @@ scan = Extension(
 fused = Extension(
     "streamcodec.engine._fused",
     sources=["streamcodec/engine/_fused.c"],
+    # The batch pass's threads (engine/_fused_batch.h); Windows runs a batch on one thread.
+    extra_link_args=[] if sys.platform == "win32" else ["-pthread"],
     depends=[
         "streamcodec/engine/_fused_kind.h",
+        "streamcodec/engine/_fused_batch.h",
         "streamcodec/engine/_word_cache.h",
         "streamcodec/_utf8.h",
         "streamcodec/_each_kind.h",

@@ -1,10 +1,14 @@
-/* The one UTF-8 encoder of the compiled code: a code point to the bytes str.encode("utf-8",
- * errors) gives it, errors being "strict" or "surrogateescape". The piece encoder
- * (pieces/_core.c, str pieces to bytes) and the fused pass (engine/_fused_kind.h, each piece as
- * it is cut) both write through it, so they cannot disagree on a byte.
+/* The one UTF-8 encoder and reader of the compiled code. sc_utf8_put: a code point to the bytes
+ * str.encode("utf-8", errors) gives it, errors being "strict" or "surrogateescape". The piece
+ * encoder (pieces/_core.c, str pieces to bytes) and the fused pass (engine/_fused_kind.h, each
+ * piece as it is cut) both write through it, so they cannot disagree on a byte. sc_utf8_get:
+ * the next code point of UTF-8 bytes as bytes.decode("utf-8") reads it (the batch pass,
+ * engine/_fused_batch.h, decodes documents given as bytes with it).
  *
  *     uint8_t buf[4];
  *     int n = sc_utf8_put(buf, 0x20AC, 0);   // 3: E2 82 AC
+ *     uint32_t c;
+ *     n = sc_utf8_get(buf, 3, &c);           // 3: c == 0x20AC
  */
 #ifndef STREAMCODEC_UTF8_H
 #define STREAMCODEC_UTF8_H
@@ -40,6 +44,50 @@ static inline int sc_utf8_put(uint8_t *out, uint32_t c, int escape) {
     out[2] = (uint8_t)(0x80 | (c >> 6 & 0x3f));
     out[3] = (uint8_t)(0x80 | (c & 0x3f));
     return 4;
+}
+
+/* The code point of the UTF-8 sequence at s[:n] (n >= 1) into *c, and its length 1..4. Bytes
+ * that start no valid sequence give minus the length of their maximal subpart (1..3): the bytes
+ * that bytes.decode("utf-8", "replace") turns into one U+FFFD. Each lead byte admits the
+ * second-byte range that rules out overlong forms, surrogates and code points past U+10FFFF, as
+ * CPython's decoder does. */
+static inline int sc_utf8_get(const uint8_t *s, size_t n, uint32_t *c) {
+    uint8_t b = s[0], lo = 0x80, hi = 0xbf;
+    if (b < 0x80) {
+        *c = b;
+        return 1;
+    }
+    int need;
+    uint32_t v;
+    if (b < 0xc2 || b > 0xf4) return -1;
+    if (b < 0xe0) {
+        need = 1;
+        v = b & 0x1fu;
+    } else if (b < 0xf0) {
+        need = 2;
+        v = b & 0x0fu;
+        if (b == 0xe0) lo = 0xa0;
+        if (b == 0xed) hi = 0x9f;
+    } else {
+        need = 3;
+        v = b & 0x07u;
+        if (b == 0xf0) lo = 0x90;
+        if (b == 0xf4) hi = 0x8f;
+    }
+    for (int k = 1; k <= need; k++) {
+        if ((size_t)k >= n || s[k] < lo || s[k] > hi) return -k;
+        v = v << 6 | (s[k] & 0x3fu);
+        lo = 0x80;
+        hi = 0xbf;
+    }
+    *c = v;
+    return need + 1;
+}
+
+/* Why sc_utf8_get refused the bytes at s[:n] (it returned -k): CPython's reason. */
+static inline const char *sc_utf8_reason(const uint8_t *s, size_t n, int k) {
+    if (s[0] < 0xc2 || s[0] > 0xf4) return "invalid start byte";
+    return (size_t)-k >= n ? "unexpected end of data" : "invalid continuation byte";
 }
 
 /* The most UTF-8 bytes a code point of a PEP 393 kind (1, 2 or 4 bytes a code point) takes:

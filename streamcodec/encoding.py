@@ -25,6 +25,7 @@ import functools
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
+from streamcodec.batch import BatchMethods
 from streamcodec.compat import TiktokenMethods
 from streamcodec.dropin import PresentsAsTiktoken
 from streamcodec.engine import ordinary as engine
@@ -50,14 +51,15 @@ __all__ = ["DisallowedSpecialTokenError", "Encoding", "Source"]
 Recipe = tuple[Callable[..., "Encoding"], tuple[Any, ...]]
 
 
-class Encoding(StreamMethods, TiktokenMethods, metaclass=PresentsAsTiktoken):
+class Encoding(StreamMethods, TiktokenMethods, BatchMethods, metaclass=PresentsAsTiktoken):
     """A byte-level BPE encoding: mergeable ranks, special tokens and a pre-tokenizer pattern.
 
     The constructor and the public methods are those of ``tiktoken.Encoding``, so code written
     for tiktoken runs unchanged after swapping the import. Added, keyword-only: ``cache_bytes``
     (the compiled word cache per thread; 0: none) and ``cache_size`` (the pure path's cache;
     :mod:`streamcodec.engine.ordinary`), ``backend`` (:mod:`streamcodec.engine.backend`;
-    attributes: ``backend``, ``native_pattern``); streaming: ``StreamMethods``.
+    attributes: ``backend``, ``native_pattern``); streaming: ``StreamMethods``; many texts on
+    every core: ``BatchMethods`` (:mod:`streamcodec.batch`).
     """
 
     def __init__(
@@ -241,24 +243,6 @@ class Encoding(StreamMethods, TiktokenMethods, metaclass=PresentsAsTiktoken):
             if self.encode(prefix, **policy) == ids[:k]:  # type: ignore[arg-type]
                 return prefix
         return ""
-
-    def encode_batch(
-        self,
-        text: list[str],
-        *,
-        num_threads: int = 8,
-        allowed_special: AllowedSpecial = frozenset(),
-        disallowed_special: DisallowedSpecial = "all",
-    ) -> list[list[int]]:
-        """Encode each string of ``text``; see :meth:`encode`."""
-        encode = functools.partial(
-            self.encode, allowed_special=allowed_special, disallowed_special=disallowed_special
-        )
-        return _thread_map(encode, text, num_threads)
-
-    def encode_ordinary_batch(self, text: list[str], *, num_threads: int = 8) -> list[list[int]]:
-        """Encode each string of ``text`` with :meth:`encode_ordinary`."""
-        return _thread_map(self.encode_ordinary, text, num_threads)
 
     def encode_single_token(self, text_or_bytes: str | bytes) -> int:
         """The id of the token whose text or bytes is exactly ``text_or_bytes`` (specials too).

@@ -29,7 +29,19 @@ ALLOWED = {
     # tiktoken's lesser methods, a base class of Encoding beside stream's StreamMethods
     "compat": {"engine", "text", "pieces", "vocab"},
     "explain": {"reference"},  # the page and the traces: the specification only
-    "encoding": {"engine", "stream", "compat", "text", "pieces", "vocab", "explain", "dropin"},
+    # Encoding's batch methods, a base class of Encoding like compat's
+    "batch": {"engine", "text", "pieces", "vocab"},
+    "encoding": {
+        "engine",
+        "stream",
+        "compat",
+        "batch",
+        "text",
+        "pieces",
+        "vocab",
+        "explain",
+        "dropin",
+    },
     # the corpus tool: the facade, named encodings, the stream's workers, the one writer
     "corpus": {"encoding", "registry", "stream", "text", "atomicfile"},
 }

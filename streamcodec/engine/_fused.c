@@ -6,6 +6,7 @@
  *     .encode_array(text, start, end, errors) -> IdArray   (uint32 through the buffer protocol)
  *     .count(text, start, end, errors, limit) -> int        (stops once past limit; -1: none)
  *     .cache_info() -> dict
+ *     .encode_batch(texts, arrow, threads, errors, mode, lengths)   (_fused_batch.h)
  *
  * Each must equal ``core.encode_pieces(regex.findall(pattern, text[start:end]), errors=errors)``,
  * the composition of the scanner (streamcodec.text._scan, equal to `regex`) and the piece
@@ -388,6 +389,8 @@ static PyObject *fused_cache_info(FusedEncoder *self, PyObject *unused) {
                          self->made, "bytes_each", (Py_ssize_t)self->cache_bytes);
 }
 
+#include "_fused_batch.h"
+
 static PyMethodDef fused_methods[] = {
     {"encode", (PyCFunction)(void (*)(void))fused_encode, METH_FASTCALL,
      "encode(text, start, end, errors): the ids of text[start:end] as a list."},
@@ -397,6 +400,9 @@ static PyMethodDef fused_methods[] = {
      "count(text, start, end, errors, limit): how many ids; stops once past limit (-1: none)."},
     {"cache_info", (PyCFunction)fused_cache_info, METH_NOARGS,
      "cache_info(): hits, misses and bytes of the idle word caches; caches made."},
+    {"encode_batch", (PyCFunction)(void (*)(void))fused_encode_batch, METH_FASTCALL,
+     "encode_batch(texts, arrow, threads, errors, mode, lengths): many texts on native threads "
+     "(_fused_batch.h)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -418,7 +424,7 @@ static int fused_exec(PyObject *module) {
     if (PyModule_AddObjectRef(module, "FusedEncoder", (PyObject *)&FusedEncoderType) < 0 ||
         PyModule_AddObjectRef(module, "IdArray", (PyObject *)&IdArrayType) < 0 ||
         PyModule_AddIntConstant(module, "DEFAULT_CACHE_BYTES", DEFAULT_CACHE_BYTES) < 0 ||
-        PyModule_AddIntConstant(module, "MAX_KEY", WC_KEY) < 0)
+        PyModule_AddIntConstant(module, "MAX_KEY", WC_KEY) < 0 || batch_exec(module) < 0)
         return -1;
     return 0;
 }

@@ -1,0 +1,547 @@
+/* The batch pass: many documents to ids on native threads, the GIL released once for the batch.
+ * Included by _fused.c (it uses fused_pass, fused_1/2/4, take_cache and give_back from there).
+ *
+ *     FusedEncoder.encode_batch(texts, arrow, threads, errors, mode, lengths)
+ *
+ * Each document's ids must equal ``Encoding.encode_ordinary(text)`` (bytes: of
+ * ``text.decode("utf-8", errors)``, encoded as ``Encoding.encode_bytes`` does under
+ * "surrogateescape"), the per-text pass of `encode` applied to each in turn:
+ * see streamcodec.engine.batch, its Python side and pure twin.
+ *
+ *   1. With the GIL held, every document becomes (data, kind, length): a str's PEP 393 buffer
+ *      (kind 1, 2 or 4), a bytes object's UTF-8 (kind 0), or a row of a pyarrow (large_)string
+ *      array read from its offsets and data buffers (`arrow`: their addresses, kind 0). A tuple
+ *      of `texts` keeps every str and bytes alive; the caller keeps the arrow array alive.
+ *   2. The GIL released once: `threads` pthreads take runs of documents from an atomic counter,
+ *      each with its own word cache (from the encoder's pool) and its own id buffer. A UTF-8
+ *      document that is all ASCII is read in place; any other is decoded (_utf8.h, the one
+ *      reader) into the thread's buffer, at the narrowest kind. Invalid UTF-8 stops the batch
+ *      at the first such document (errors="strict"), or is read as bytes.decode(errors=...)
+ *      reads it: U+FFFD ("replace"), or the escapes that encode_bytes keeps as the bytes
+ *      ("surrogateescape"). A str with lone surrogates is read as tiktoken reads it (pairs
+ *      joined, lone ones U+FFFD) into the thread's buffer. Each document's id count goes to
+ *      `lengths[i + 1]`.
+ *   3. The calling thread waits on a condition with a timeout; every WAIT_MS it takes the GIL,
+ *      checks for signals, and on one sets a cancel flag that the workers read between
+ *      documents and blocks of BLOCK code points: Ctrl-C ends a batch within a second.
+ *   4. Out, by `mode`: counts (`lengths` holds them, no ids kept); ids (the counts' prefix sum
+ *      makes `lengths` the offsets, then each thread copies its own documents' ids, as ranks,
+ *      into one uint32 IdArray: one copy, in parallel); lists (one list of ints a document,
+ *      from the threads' buffers, with the GIL).
+ * Windows has no pthreads here: the batch runs on the calling thread, the GIL released.
+ */
+#include <errno.h>
+#include <stdatomic.h>
+#include <time.h>
+#ifndef _WIN32
+#include <pthread.h>
+#endif
+
+#define WAIT_MS 30                     /* how often the waiting thread checks for signals */
+#define INLINE_BYTES ((size_t)1 << 16) /* smaller batches run on the calling thread, GIL held */
+#define MAX_THREADS 1024
+
+enum { BATCH_COUNTS = 0, BATCH_IDS = 1, BATCH_LISTS = 2 };
+enum { BATCH_CANCELLED = 4, BATCH_INVALID = 5 };
+
+static PyObject *InvalidDocument; /* (document index, byte offset, reason): invalid UTF-8 */
+
+typedef struct {
+    const void *data;
+    Py_ssize_t len; /* code points (str) or bytes (kind 0) */
+    int kind;       /* 1, 2, 4: a str's; 0: UTF-8 */
+    int ascii;      /* a str known to be ASCII */
+} batch_doc;
+
+typedef struct batch_shared batch_shared;
+
+/* One thread's state. */
+typedef struct {
+    batch_shared *s;
+    fused_pass p;
+    void *text; /* a decoded document */
+    size_t text_cap;
+    Py_ssize_t *runs; /* the first document of each run this thread took, in order */
+    size_t nruns, runs_cap;
+    int status;
+    Py_ssize_t bad_doc, bad_offset; /* where this thread found invalid UTF-8, and why */
+    const char *bad_reason;
+#ifndef _WIN32
+    pthread_t thread;
+#endif
+} batch_worker;
+
+struct batch_shared {
+    const batch_doc *docs;
+    Py_ssize_t n, run;
+    int64_t *lengths; /* n + 1: lengths[i + 1] is document i's id count */
+    uint32_t *out;    /* the ids, in document order (BATCH_IDS, the copy) */
+    const uint32_t *rank;
+    int errors; /* for bytes: 0 strict, 1 replace, 2 surrogateescape */
+    atomic_llong next;      /* the next document no thread took */
+    atomic_int cancel;      /* a signal: stop */
+    atomic_llong first_bad; /* the first document with invalid UTF-8 (n: none) */
+#ifndef _WIN32
+    pthread_mutex_t lock;
+    pthread_cond_t done;
+    int running;
+#endif
+};
+
+static int batch_room(batch_worker *w, size_t bytes) {
+    if (bytes <= w->text_cap) return SC_OK;
+    void *bigger = realloc(w->text, bytes);
+    if (!bigger) return SC_NOMEM;
+    w->text = bigger;
+    w->text_cap = bytes;
+    return SC_OK;
+}
+
+/* Store n UCS4 code points at buf in place at the narrowest kind that holds `most`. */
+static int batch_narrow(void *buf, size_t n, uint32_t most) {
+    uint32_t *wide = buf;
+    if (most < 0x100) {
+        for (size_t k = 0; k < n; k++) ((Py_UCS1 *)buf)[k] = (Py_UCS1)wide[k];
+        return 1;
+    }
+    if (most < 0x10000) {
+        for (size_t k = 0; k < n; k++) ((Py_UCS2 *)buf)[k] = (Py_UCS2)wide[k];
+        return 2;
+    }
+    return 4;
+}
+
+/* Decode document i's UTF-8 into w->text: its kind (1, 2, 4) and *len its code points; 0 for
+ * invalid UTF-8 (first_bad lowered to i, where and why kept in w), or SC_NOMEM. */
+static int batch_decode(batch_worker *w, Py_ssize_t i, const uint8_t *b, size_t n, Py_ssize_t *len) {
+    batch_shared *s = w->s;
+    if (batch_room(w, 4 * n + 4) != SC_OK) return SC_NOMEM;
+    uint32_t *out = w->text, most = 0;
+    size_t k = 0, at = 0;
+    while (at < n) {
+        uint32_t c;
+        int got = sc_utf8_get(b + at, n - at, &c);
+        if (got < 0) {
+            if (!s->errors) {
+                w->bad_doc = i;
+                w->bad_offset = (Py_ssize_t)at;
+                w->bad_reason = sc_utf8_reason(b + at, n - at, got);
+                long long seen = atomic_load(&s->first_bad);
+                while (i < seen && !atomic_compare_exchange_weak(&s->first_bad, &seen, i)) {
+                }
+                return 0;
+            }
+            got = -got;
+            if (s->errors == 2) { /* each byte its escape, as bytes.decode does */
+                for (int j = 0; j < got; j++) out[k++] = 0xdc00u + b[at + (size_t)j];
+                most = 0xdcff > most ? 0xdcff : most;
+                at += (size_t)got;
+                continue;
+            }
+            c = 0xfffd;
+        }
+        out[k++] = c;
+        most = c > most ? c : most;
+        at += (size_t)got;
+    }
+    *len = (Py_ssize_t)k;
+    return batch_narrow(out, k, most);
+}
+
+/* A str's code points as tiktoken reads them (replace_lone_surrogates: a surrogate pair
+ * joined, a lone surrogate U+FFFD) into w->text: its kind, or SC_NOMEM. */
+static int batch_replace_surrogates(batch_worker *w, const batch_doc *d, Py_ssize_t *len) {
+    if (batch_room(w, 4 * (size_t)d->len + 4) != SC_OK) return SC_NOMEM;
+    uint32_t *out = w->text, most = 0;
+    Py_ssize_t k = 0;
+    for (Py_ssize_t j = 0; j < d->len; j++) {
+        uint32_t c = PyUnicode_READ(d->kind, d->data, j);
+        if (c >= 0xd800 && c <= 0xdfff) {
+            uint32_t low = j + 1 < d->len ? PyUnicode_READ(d->kind, d->data, j + 1) : 0;
+            if (c <= 0xdbff && low >= 0xdc00 && low <= 0xdfff) {
+                c = 0x10000 + ((c - 0xd800) << 10) + (low - 0xdc00);
+                j++;
+            } else {
+                c = 0xfffd;
+            }
+        }
+        out[k++] = c;
+        most = c > most ? c : most;
+    }
+    *len = k;
+    return batch_narrow(out, (size_t)k, most);
+}
+
+/* The pass over one document's code points, block by block (the cancel flag read between). */
+static int batch_pass(batch_worker *w, const void *data, int kind, Py_ssize_t len) {
+    int status = SC_OK;
+    for (Py_ssize_t at = 0; at < len && status == SC_OK;) {
+        Py_ssize_t stop = len - at > BLOCK ? at + BLOCK : len;
+        switch (kind) {
+        case 1: status = fused_1(data, &at, stop, len, &w->p); break;
+        case 2: status = fused_2(data, &at, stop, len, &w->p); break;
+        default: status = fused_4(data, &at, stop, len, &w->p);
+        }
+        if (status == SC_OK && atomic_load_explicit(&w->s->cancel, memory_order_relaxed))
+            return BATCH_CANCELLED;
+    }
+    return status;
+}
+
+/* Document i's ids appended to the thread's buffer (or counted), its count in lengths[i + 1]. */
+static int batch_one(batch_worker *w, Py_ssize_t i) {
+    const batch_doc *d = &w->s->docs[i];
+    fused_pass *p = &w->p;
+    size_t before = p->out.len;
+    uint64_t counted = p->count;
+    const void *data = d->data;
+    int kind = d->kind, status;
+    Py_ssize_t len = d->len;
+    p->ascii = d->ascii;
+    p->escape = kind == 0 && w->s->errors == 2;
+    if (kind == 0) {
+        p->ascii = fused_ascii(data, (size_t)len);
+        kind = p->ascii ? 1 : batch_decode(w, i, data, (size_t)len, &len);
+        if (kind < 1) return kind ? SC_NOMEM : BATCH_INVALID;
+        data = p->ascii ? data : w->text;
+    }
+    status = batch_pass(w, data, kind, len);
+    if (status == FUSED_REFUSED) { /* a str's lone surrogate: again, read as tiktoken reads it */
+        p->out.len = before;
+        p->count = counted;
+        kind = batch_replace_surrogates(w, d, &len);
+        if (kind < 1) return kind;
+        p->ascii = p->escape = 0;
+        status = batch_pass(w, w->text, kind, len);
+    }
+    w->s->lengths[i + 1] = (int64_t)(p->counting ? p->count - counted : p->out.len - before);
+    return status;
+}
+
+/* Phase one (a thread's body): take runs of documents until none is left, or a stop. */
+static void batch_encode_runs(batch_worker *w) {
+    batch_shared *s = w->s;
+    for (;;) {
+        Py_ssize_t first = (Py_ssize_t)atomic_fetch_add(&s->next, s->run);
+        if (first >= s->n || atomic_load_explicit(&s->cancel, memory_order_relaxed)) return;
+        if (w->nruns == w->runs_cap) {
+            size_t cap = w->runs_cap ? 2 * w->runs_cap : 64;
+            Py_ssize_t *bigger = realloc(w->runs, cap * sizeof *bigger);
+            if (!bigger) {
+                w->status = SC_NOMEM;
+                return;
+            }
+            w->runs = bigger;
+            w->runs_cap = cap;
+        }
+        w->runs[w->nruns++] = first;
+        Py_ssize_t last = first + s->run < s->n ? first + s->run : s->n;
+        for (Py_ssize_t i = first; i < last; i++) {
+            if (i > atomic_load(&s->first_bad)) return; /* an earlier document is invalid */
+            int status = batch_one(w, i);
+            if (status != SC_OK) {
+                w->status = status;
+                if (status != BATCH_INVALID) atomic_store(&s->cancel, 1);
+                return;
+            }
+        }
+    }
+}
+
+/* Phase two (BATCH_IDS, a thread's body): this thread's documents' ids, as ranks, to their
+ * place in the final array. */
+static void batch_copy_runs(batch_worker *w) {
+    batch_shared *s = w->s;
+    const uint32_t *from = w->p.out.ids;
+    for (size_t r = 0; r < w->nruns; r++) {
+        Py_ssize_t last = w->runs[r] + s->run < s->n ? w->runs[r] + s->run : s->n;
+        for (Py_ssize_t i = w->runs[r]; i < last; i++) {
+            uint32_t *to = s->out + s->lengths[i];
+            size_t n = (size_t)(s->lengths[i + 1] - s->lengths[i]);
+            if (s->rank)
+                for (size_t k = 0; k < n; k++) to[k] = s->rank[from[k]];
+            else
+                memcpy(to, from, n * sizeof *to);
+            from += n;
+        }
+        if (atomic_load_explicit(&s->cancel, memory_order_relaxed)) return;
+    }
+}
+
+typedef void (*batch_body)(batch_worker *);
+
+#ifndef _WIN32
+typedef struct {
+    batch_worker *w;
+    batch_body body;
+} batch_start;
+
+static void *batch_thread(void *arg) {
+    batch_start *start = arg;
+    batch_worker *w = start->w;
+    start->body(w);
+    pthread_mutex_lock(&w->s->lock);
+    w->s->running--;
+    pthread_cond_signal(&w->s->done);
+    pthread_mutex_unlock(&w->s->lock);
+    return NULL;
+}
+#endif
+
+/* Run body on each of the n workers' threads (the GIL held on entry and return; released
+ * between, taken back every WAIT_MS to check signals). 0, or -1 with the signal's exception. */
+static int batch_run_threads(batch_shared *s, batch_worker *w, int n, batch_body body) {
+    int signalled = 0;
+#ifdef _WIN32
+    Py_BEGIN_ALLOW_THREADS
+    for (int t = 0; t < n; t++) body(&w[t]);
+    Py_END_ALLOW_THREADS
+#else
+    batch_start starts[MAX_THREADS];
+    int started = 0;
+    PyThreadState *save = PyEval_SaveThread();
+    s->running = n; /* before any thread can end */
+    for (; started < n; started++) {
+        starts[started] = (batch_start){&w[started], body};
+        if (pthread_create(&w[started].thread, NULL, batch_thread, &starts[started]) != 0) break;
+    }
+    if (started < n) { /* no more threads: this one does the rest, signals unchecked */
+        for (int t = started; t < n; t++) body(&w[t]);
+        pthread_mutex_lock(&s->lock);
+        s->running -= n - started;
+        pthread_mutex_unlock(&s->lock);
+    }
+    pthread_mutex_lock(&s->lock);
+    while (s->running > 0) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += WAIT_MS * 1000000L;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        if (pthread_cond_timedwait(&s->done, &s->lock, &until) != ETIMEDOUT || signalled) continue;
+        pthread_mutex_unlock(&s->lock);
+        PyEval_RestoreThread(save);
+        if (PyErr_CheckSignals() < 0) {
+            signalled = 1;
+            atomic_store(&s->cancel, 1);
+        }
+        save = PyEval_SaveThread();
+        pthread_mutex_lock(&s->lock);
+    }
+    pthread_mutex_unlock(&s->lock);
+    for (int t = 0; t < started; t++) pthread_join(w[t].thread, NULL);
+    PyEval_RestoreThread(save);
+#endif
+    return signalled ? -1 : 0;
+}
+
+/* Every document of texts (a sequence of str and bytes) or of the arrow arrays into docs;
+ * *keep holds the texts alive. Returns the number, or -1 with an error set. */
+static Py_ssize_t batch_collect(PyObject *texts, PyObject *arrow, PyObject **keep,
+                                batch_doc **docs, size_t *bytes) {
+    Py_ssize_t n = 0;
+    *bytes = 0;
+    if (arrow != Py_None) {
+        /* (offsets address, data address, rows, first row, 8-byte offsets) */
+        unsigned long long offsets_at, data_at;
+        Py_ssize_t rows, first;
+        int wide;
+        if (!PyArg_ParseTuple(arrow, "KKnnp:arrow", &offsets_at, &data_at, &rows, &first, &wide))
+            return -1;
+        *docs = PyMem_Malloc((size_t)(rows ? rows : 1) * sizeof **docs);
+        if (!*docs) return PyErr_NoMemory(), -1;
+        const int32_t *o32 = (const int32_t *)(uintptr_t)offsets_at + first;
+        const int64_t *o64 = (const int64_t *)(uintptr_t)offsets_at + first;
+        const uint8_t *data = (const uint8_t *)(uintptr_t)data_at;
+        for (Py_ssize_t i = 0; i < rows; i++) {
+            int64_t start = wide ? o64[i] : o32[i], end = wide ? o64[i + 1] : o32[i + 1];
+            (*docs)[i] = (batch_doc){data + start, (Py_ssize_t)(end - start), 0, 0};
+            *bytes += (size_t)(end - start);
+        }
+        *keep = Py_NewRef(texts);
+        return rows;
+    }
+    if (!(*keep = PySequence_Tuple(texts))) return -1;
+    n = PyTuple_GET_SIZE(*keep);
+    *docs = PyMem_Malloc((size_t)(n ? n : 1) * sizeof **docs);
+    if (!*docs) return PyErr_NoMemory(), -1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *text = PyTuple_GET_ITEM(*keep, i);
+        batch_doc *d = &(*docs)[i];
+        if (PyUnicode_Check(text)) {
+            *d = (batch_doc){PyUnicode_DATA(text), PyUnicode_GET_LENGTH(text),
+                             PyUnicode_KIND(text), PyUnicode_IS_ASCII(text)};
+            *bytes += (size_t)d->len * (size_t)d->kind;
+        } else if (PyBytes_Check(text)) {
+            *d = (batch_doc){PyBytes_AS_STRING(text), PyBytes_GET_SIZE(text), 0, 0};
+            *bytes += (size_t)d->len;
+        } else {
+            PyErr_Format(PyExc_TypeError, "texts[%zd] is %.100s: each text is a str or UTF-8 bytes",
+                         i, Py_TYPE(text)->tp_name);
+            return -1;
+        }
+    }
+    return n;
+}
+
+/* The list of lists (BATCH_LISTS), from the threads' buffers (token indices). */
+static PyObject *batch_lists(FusedEncoder *self, batch_shared *s, batch_worker *w, int threads) {
+    PyObject *lists = PyList_New(s->n);
+    PyObject *const *objects = (PyObject *const *)self->id_objects;
+    for (int t = 0; lists && t < threads; t++) {
+        const uint32_t *from = w[t].p.out.ids;
+        for (size_t r = 0; r < w[t].nruns; r++) {
+            Py_ssize_t last = w[t].runs[r] + s->run < s->n ? w[t].runs[r] + s->run : s->n;
+            for (Py_ssize_t i = w[t].runs[r]; i < last; i++) {
+                Py_ssize_t n = (Py_ssize_t)s->lengths[i + 1];
+                PyObject *list = PyList_New(n);
+                if (!list) {
+                    Py_CLEAR(lists);
+                    return NULL;
+                }
+                for (Py_ssize_t k = 0; k < n; k++) PyList_SET_ITEM(list, k, Py_NewRef(objects[from[k]]));
+                PyList_SET_ITEM(lists, i, list);
+                from += n;
+            }
+        }
+    }
+    return lists;
+}
+
+/* The error of a failed batch (phase one): a signal's is set already. */
+static void batch_error(batch_shared *s, batch_worker *w, int threads) {
+    if (PyErr_Occurred()) return;
+    long long bad = atomic_load(&s->first_bad);
+    for (int t = 0; bad < s->n && t < threads; t++) {
+        if (w[t].status != BATCH_INVALID || w[t].bad_doc != bad) continue;
+        PyObject *args = Py_BuildValue("(Lns)", bad, w[t].bad_offset, w[t].bad_reason);
+        if (args) PyErr_SetObject(InvalidDocument, args);
+        Py_XDECREF(args);
+        return;
+    }
+    PyErr_NoMemory();
+}
+
+static PyObject *fused_encode_batch(FusedEncoder *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (!self->core) {
+        PyErr_SetString(PyExc_RuntimeError, "FusedEncoder.__init__ was not called");
+        return NULL;
+    }
+    if (nargs != 6) {
+        PyErr_Format(PyExc_TypeError, "encode_batch() takes 6 arguments (%zd given)", nargs);
+        return NULL;
+    }
+    long threads = PyLong_AsLong(args[2]), mode = PyLong_AsLong(args[4]);
+    const char *errors = PyUnicode_Check(args[3]) ? PyUnicode_AsUTF8(args[3]) : NULL;
+    if (PyErr_Occurred()) return NULL;
+    int how = !errors ? -1 : !strcmp(errors, "strict") ? 0 : !strcmp(errors, "replace") ? 1
+                           : !strcmp(errors, "surrogateescape") ? 2 : -1;
+    if (how < 0 || threads < 1 || mode < BATCH_COUNTS || mode > BATCH_LISTS) {
+        PyErr_SetString(PyExc_ValueError, "encode_batch: errors is 'strict', 'replace' or "
+                                          "'surrogateescape', threads >= 1, mode 0, 1 or 2");
+        return NULL;
+    }
+    Py_buffer lengths_view;
+    if (PyObject_GetBuffer(args[5], &lengths_view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0)
+        return NULL;
+    PyObject *keep = NULL, *result = NULL;
+    batch_doc *docs = NULL;
+    batch_worker *w = NULL;
+    size_t bytes;
+    batch_shared s;
+    memset(&s, 0, sizeof s);
+    Py_ssize_t n = batch_collect(args[0], args[1], &keep, &docs, &bytes);
+    if (n < 0) goto done;
+    if (lengths_view.len != (n + 1) * (Py_ssize_t)sizeof(int64_t)) {
+        PyErr_SetString(PyExc_ValueError, "encode_batch: lengths must hold len(texts) + 1 int64s");
+        goto done;
+    }
+    if (threads > MAX_THREADS) threads = MAX_THREADS;
+    if (threads > n) threads = n ? (long)n : 1;
+    if (bytes < INLINE_BYTES) threads = 1;
+    s.docs = docs;
+    s.n = n;
+    s.lengths = lengths_view.buf;
+    s.lengths[0] = 0;
+    s.errors = how;
+    s.rank = self->api->rank_table(self->vocab);
+    s.run = n / ((Py_ssize_t)threads * 16);
+    s.run = s.run < 1 ? 1 : s.run > 64 ? 64 : s.run;
+    atomic_init(&s.next, 0);
+    atomic_init(&s.cancel, 0);
+    atomic_init(&s.first_bad, n);
+    if (!(w = PyMem_Calloc((size_t)threads, sizeof *w))) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (int t = 0; t < threads; t++) {
+        w[t].s = &s;
+        fused_pass *p = &w[t].p;
+        p->api = self->api;
+        p->vocab = self->vocab;
+        p->table = self->api->table_of(self->vocab);
+        p->pattern = self->pattern;
+        p->counting = mode == BATCH_COUNTS;
+        p->limit = UINT64_MAX;
+        if (!(p->cache = take_cache(self))) goto done;
+    }
+    int failed = 0;
+#ifndef _WIN32
+    pthread_mutex_init(&s.lock, NULL);
+    pthread_cond_init(&s.done, NULL);
+#endif
+    if (bytes < INLINE_BYTES) /* too little to be worth a thread: here, the GIL held */
+        batch_encode_runs(&w[0]);
+    else
+        failed = batch_run_threads(&s, w, (int)threads, batch_encode_runs);
+    for (int t = 0; t < threads; t++) failed |= w[t].status != SC_OK;
+    if (failed) {
+        batch_error(&s, w, threads);
+    } else if (mode == BATCH_COUNTS) {
+        result = Py_NewRef(Py_None);
+    } else if (mode == BATCH_LISTS) {
+        result = batch_lists(self, &s, w, threads);
+    } else {
+        for (Py_ssize_t i = 0; i < n; i++) s.lengths[i + 1] += s.lengths[i];
+        size_t total = (size_t)s.lengths[n];
+        IdArray *array = PyObject_New(IdArray, &IdArrayType);
+        if (array) {
+            array->len = (Py_ssize_t)total;
+            array->ids = s.out = malloc((total ? total : 1) * sizeof(uint32_t));
+            if (!s.out) {
+                Py_CLEAR(array);
+                PyErr_NoMemory();
+            } else if (bytes < INLINE_BYTES) {
+                batch_copy_runs(&w[0]);
+            } else if (batch_run_threads(&s, w, (int)threads, batch_copy_runs) < 0) {
+                Py_CLEAR(array);
+            }
+        }
+        result = (PyObject *)array;
+    }
+#ifndef _WIN32
+    pthread_mutex_destroy(&s.lock);
+    pthread_cond_destroy(&s.done);
+#endif
+done:
+    for (int t = 0; w && t < threads; t++) {
+        if (w[t].p.cache) give_back(self, w[t].p.cache);
+        self->api->ids_free(&w[t].p.out);
+        free(w[t].p.buf);
+        free(w[t].text);
+        free(w[t].runs);
+    }
+    PyMem_Free(w);
+    PyMem_Free(docs);
+    Py_XDECREF(keep);
+    PyBuffer_Release(&lengths_view);
+    return result;
+}
+
+static int batch_exec(PyObject *module) {
+    InvalidDocument = PyErr_NewException("streamcodec.engine._fused.InvalidDocument",
+                                         PyExc_ValueError, NULL);
+    return InvalidDocument ? PyModule_AddObjectRef(module, "InvalidDocument", InvalidDocument) : -1;
+}
