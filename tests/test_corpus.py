@@ -16,6 +16,7 @@ import random
 import sys
 import sysconfig
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -24,7 +25,8 @@ import streamcodec
 from streamcodec.corpus import check_corpus, read_documents, tokenize
 from streamcodec.corpus import job as job_module
 from streamcodec.corpus.check import CorpusCheckError
-from streamcodec.corpus.shards import ShardWriter, dtype_for
+from streamcodec.corpus.shards import Layout, TokenShard
+from streamcodec.corpus.writers import dtype_for, shard_format
 from tests.conftest import tiktoken_twin
 
 ENC = streamcodec.get_encoding("cl100k_base")
@@ -42,9 +44,9 @@ def shard_documents(out: Path) -> list[np.ndarray]:
     manifest = json.loads((out / "manifest.json").read_text())
     docs = []
     for entry in manifest["shards"]:
-        ids = np.load(out / entry["file"], mmap_mode="r")
-        offsets = np.load(out / entry["offsets_file"], mmap_mode="r")
-        assert ids.dtype == np.dtype(manifest["dtype"]) and offsets.dtype == np.int64
+        ids = np.load(out / entry["files"][0]["name"], mmap_mode="r")
+        offsets = np.load(out / entry["files"][1]["name"], mmap_mode="r")
+        assert ids.dtype == np.dtype(manifest["layout"]["dtype"]) and offsets.dtype == np.int64
         docs += [ids[a:b] for a, b in itertools.pairwise(offsets)]
     return docs
 
@@ -122,15 +124,17 @@ def test_a_json_lines_file_cut_anywhere_gives_each_line_once(tmp_path: Path) -> 
 
 
 def test_the_smallest_type_that_holds_every_id_and_never_an_overflow(tmp_path: Path) -> None:
-    assert dtype_for(65536) == "uint16" and dtype_for(65537) == "uint32"
-    assert dtype_for(ENC.n_vocab) == "uint32"
-    with pytest.raises(OverflowError), ShardWriter(str(tmp_path), 0, "uint16") as shard:
+    assert dtype_for("streamcodec", 65536) == "uint16"
+    assert dtype_for("streamcodec", 65537) == "uint32"
+    assert dtype_for("streamcodec", ENC.n_vocab) == "uint32"
+    writer = shard_format("streamcodec")
+    with pytest.raises(OverflowError), writer(str(tmp_path), 0, Layout("x", "uint16")) as shard:
         shard.add([65536])
     assert list(tmp_path.iterdir()) == []  # nothing half-written
     small = streamcodec.get_encoding("streamcodec_py4k")
     (tmp_path / "a.txt").write_text("def f(x):\n    return x\n")
     manifest = tokenize([tmp_path / "a.txt"], tmp_path / "out", encoding=small)
-    assert manifest["dtype"] == "uint16"
+    assert manifest["layout"]["dtype"] == "uint16"
     [ids] = shard_documents(tmp_path / "out")
     assert ids.dtype == np.uint16 and ids.tolist() == [
         *small.encode("def f(x):\n    return x\n"),
@@ -147,7 +151,7 @@ def test_the_separator_token_none_or_named(tmp_path: Path) -> None:
     tokenize(inputs, tmp_path / "fim", separator_token="<|fim_middle|>")
     fim = ENC.special_tokens["<|fim_middle|>"]
     assert [d.tolist() for d in shard_documents(tmp_path / "fim")] == [[606, fim], [20375, fim]]
-    with pytest.raises(ValueError, match=r"no special token '<nope>'.*--separator-token"):
+    with pytest.raises(ValueError, match=r"no special token '<nope>' for --eos.*name one with"):
         tokenize(inputs, tmp_path / "bad", separator_token="<nope>")
 
 
@@ -224,14 +228,14 @@ def test_a_full_disk_leaves_finished_shards_and_a_manifest_that_resumes(
 ) -> None:
     options = {"shard_bytes": 20_000, "special_as_text": True}
     tokenize(mixed, tmp_path / "clean", **options)  # type: ignore[arg-type]
-    original = ShardWriter.add
+    original = TokenShard._write
 
-    def full_on_shard_3(self: ShardWriter, ids: list[int]) -> None:
+    def full_on_shard_3(self: TokenShard, ids: Any) -> None:
         if self.paths[0].endswith("shard_00003.npy"):
             raise OSError(errno.ENOSPC, "No space left on device", self.paths[0])
         original(self, ids)
 
-    monkeypatch.setattr(ShardWriter, "add", full_on_shard_3)
+    monkeypatch.setattr(TokenShard, "_write", full_on_shard_3)
     with pytest.raises(OSError, match="No space left"):
         tokenize(mixed, tmp_path / "out", jobs=2, **options)  # type: ignore[arg-type]
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
@@ -239,10 +243,12 @@ def test_a_full_disk_leaves_finished_shards_and_a_manifest_that_resumes(
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
         "manifest.json", *(f"shard_0000{i}{k}.npy" for i in range(3) for k in ("", ".offsets"))
     ]  # fmt: skip
-    monkeypatch.setattr(ShardWriter, "add", original)
+    monkeypatch.setattr(TokenShard, "_write", original)
     made = []
     monkeypatch.setattr(
-        job_module, "ShardWriter", lambda d, i, t: made.append(i) or ShardWriter(d, i, t)
+        job_module,
+        "shard_format",
+        lambda f: lambda d, i, t: made.append(i) or shard_format(f)(d, i, t),
     )
     tokenize(mixed, tmp_path / "out", **options)  # type: ignore[arg-type]
     assert made[0] == 3  # the finished shards were kept

@@ -40,7 +40,9 @@ def test_tokenize_check_and_read_back(tmp_path: Path) -> None:
     done = run("tokenize-corpus", str(tmp_path / "a.txt"), "-o", str(tmp_path / "out"),
                "--separator", r"\n---\n", "--separator-token", "none")  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert b"1 shards, 2 documents, 2 tokens (uint32)" in done.stderr  # none after the last
+    assert (
+        b"1 shards, 2 documents, 2 tokens (streamcodec, uint32)" in done.stderr
+    )  # none after the last
     checked = run("check-corpus", str(tmp_path / "out" / "manifest.json"), "--text")
     assert checked.returncode == 0 and b"2 documents, 2 tokens" in checked.stdout
     ids = np.load(tmp_path / "out" / "shard_00000.npy", mmap_mode="r")
@@ -78,8 +80,8 @@ def _whole_shards_only(out: Path) -> int:
         return 0
     manifest = json.loads((out / "manifest.json").read_text())
     for entry in manifest["shards"]:
-        assert sha256_file(str(out / entry["file"])) == entry["sha256"]
-        assert sha256_file(str(out / entry["offsets_file"])) == entry["offsets_sha256"]
+        for record in entry["files"]:
+            assert sha256_file(str(out / record["name"])) == record["sha256"]
     return len(manifest["shards"])
 
 

@@ -2,6 +2,7 @@
 
     $ streamcodec tokenize-corpus data/*.jsonl.zst --field text -o tokens/ --jobs 2
     $ streamcodec tokenize-corpus books/ -o tokens/ --dask tcp://scheduler:8786
+    $ streamcodec tokenize-corpus web.jsonl -e r50k_base --format nanogpt -o tokens/
 
 Run the same command again after an interruption: only the missing shards are made
 (``--restart`` starts over). The format and the manifest: docs/corpus.md.
@@ -54,7 +55,8 @@ def add(commands: Any) -> None:
     command = commands.add_parser(
         "tokenize-corpus",
         help="tokenize files, folders or globs (text, JSON Lines, Parquet; .gz, .xz, .zst) "
-        "into .npy shards and a manifest, resumably",
+        "into shards a trainer reads (NumPy, nanoGPT, llm.c, Megatron, datatrove, Parquet) and "
+        "a manifest, resumably",
     )
     command.add_argument("inputs", nargs="+", metavar="INPUT", help="files, folders, globs, -")
     command.add_argument("-o", "--output", required=True, metavar="OUT_DIR", help="the folder")
@@ -68,11 +70,20 @@ def add(commands: Any) -> None:
         "\\n are read; default: a file is one document)",
     )
     command.add_argument(
-        "--separator-token",
-        default="<|endoftext|>",
-        metavar="TOKEN",
-        help="the special token after each document, or none (default <|endoftext|>)",
+        "--format",
+        default="streamcodec",
+        help="the shards' layout: streamcodec (.npy), nanogpt (.bin), llmc (.bin with llm.c's "
+        "header), megatron (.bin + .idx), datatrove (.ds + .ds.index), parquet (input_ids); "
+        "default streamcodec",
     )
+    for flag, where in (("--bos", "before"), ("--eos", "after")):
+        command.add_argument(
+            flag,
+            metavar="TOKEN",
+            help=f"the special token {where} each document, or none (default: the encoding's; "
+            "tiktoken's put <|endoftext|> after each)",
+        )
+    command.add_argument("--separator-token", metavar="TOKEN", help="the old name of --eos")
     command.add_argument(
         "--special-as-text",
         action="store_true",
@@ -114,7 +125,11 @@ def run(args: argparse.Namespace) -> int:
     separator = None
     if args.separator is not None:
         separator = unescape(args.separator)
-    token = None if args.separator_token.lower() == "none" else args.separator_token
+    if args.separator_token is not None:
+        if args.eos is not None:
+            raise ValueError("--separator-token is the old name of --eos: pass --eos alone")
+        args.eos = args.separator_token
+    bos, eos = (_boundary(value) for value in (args.bos, args.eos))
     client = None
     if args.dask is not None:
         from distributed import Client
@@ -132,7 +147,9 @@ def run(args: argparse.Namespace) -> int:
             field=args.field or "text",
             column=args.column,
             separator=separator,
-            separator_token=token,
+            format=args.format,
+            bos=bos,
+            eos=eos,
             special_as_text=args.special_as_text,
             errors=args.errors,
             stdin_kind="jsonl" if args.field is not None else "text",
@@ -143,9 +160,20 @@ def run(args: argparse.Namespace) -> int:
         shards = manifest["shards"]
         tokens = sum(entry["tokens"] for entry in shards)
         documents = sum(entry["documents"] for entry in shards)
+        layout = manifest["layout"]
         print(
             f"streamcodec: {args.output}: {len(shards)} shards, {documents:,} documents, "
-            f"{tokens:,} tokens ({manifest['dtype']}) in {time.perf_counter() - started:.1f} s",
+            f"{tokens:,} tokens ({layout['format']}, {layout['dtype']}) in "
+            f"{time.perf_counter() - started:.1f} s",
             file=sys.stderr,
         )
     return 0
+
+
+def _boundary(value: str | None) -> str | None:
+    """A ``--bos``/``--eos`` value: a token, ``none``, or the encoding's default (absent)."""
+    from streamcodec.corpus.tokenize import ENCODING_DEFAULT
+
+    if value is None:
+        return ENCODING_DEFAULT
+    return None if value.lower() == "none" else value

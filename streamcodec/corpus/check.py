@@ -1,9 +1,10 @@
 """``check_corpus``: the shards read again against the manifest, and documents against the text.
 
-Every finished shard is re-read: both files' SHA-256, the ``.npy`` headers (type, length), the
-offsets (from 0, rising, ending at the token count, one per document) and the separator after
-each document. With ``text=N``, N documents drawn at random (seeded) are decoded and compared with
-the documents of the inputs they came from, read again.
+Every finished shard is re-read, whatever its format: each file's SHA-256, the headers and
+index its format has (:mod:`streamcodec.corpus.writers`), the offsets (from 0, rising, ending
+at the token count, one per document) and the boundary tokens around each document. With
+``text=N``, N documents drawn at random (seeded) are decoded and compared with the documents of
+the inputs they came from, read again.
 
     >>> check_corpus("tokens/manifest.json", text=20)  # doctest: +SKIP
     ['tokens/manifest.json: 12 shards, 3,456 documents, 1,234,567 tokens']
@@ -17,7 +18,8 @@ from typing import Any
 
 from streamcodec.corpus.inputs import STDIN, Input, Range, Reading, documents
 from streamcodec.corpus.manifest import load_manifest
-from streamcodec.corpus.shards import read_npy_header, sha256_file
+from streamcodec.corpus.shards import sha256_file
+from streamcodec.corpus.writers import manifest_layout, read_entry
 from streamcodec.registry import get_encoding
 
 __all__ = ["CorpusCheckError", "check_corpus"]
@@ -56,33 +58,40 @@ def check_corpus(manifest_path: str | os.PathLike[str], *, text: int = 0, seed: 
 def _check_shard(out: str, manifest: dict[str, Any], entry: dict[str, Any]) -> None:
     import numpy
 
-    ids_path = os.path.join(out, entry["file"])
-    offsets_path = os.path.join(out, entry["offsets_file"])
-    for name, key in [(ids_path, "sha256"), (offsets_path, "offsets_sha256")]:
-        if sha256_file(name) != entry[key]:
-            raise CorpusCheckError(f"{name}: its SHA-256 is not the manifest's: it changed")
-    with open(ids_path, "rb") as f:
-        dtype, length = read_npy_header(f)
-    if dtype != manifest["dtype"] or length != entry["tokens"]:
-        raise CorpusCheckError(f"{ids_path}: {length} {dtype} ids, the manifest says otherwise")
-    ids = numpy.load(ids_path, mmap_mode="r")
-    offsets = numpy.load(offsets_path)
+    for record in entry["files"]:
+        path = os.path.join(out, record["name"])
+        if sha256_file(path) != record["sha256"]:
+            raise CorpusCheckError(f"{path}: its SHA-256 is not the manifest's: it changed")
+    try:
+        ids, offsets = read_entry(out, manifest, entry)
+    except ValueError as exc:
+        raise CorpusCheckError(str(exc)) from None
+    shown = os.path.join(out, entry["files"][0]["name"])
+    if len(ids) != entry["tokens"] or len(offsets) != entry["documents"] + 1:
+        raise CorpusCheckError(
+            f"{shown}: {len(ids)} ids in {len(offsets) - 1} documents, not the manifest's "
+            f"{entry['tokens']} in {entry['documents']}"
+        )
     rising = bool(numpy.all(offsets[1:] >= offsets[:-1]))
-    if not (offsets[0] == 0 and offsets[-1] == length and rising):
-        raise CorpusCheckError(f"{offsets_path}: the offsets are not 0, rising, then {length}")
-    if len(offsets) != entry["documents"] + 1:
-        raise CorpusCheckError(f"{offsets_path}: {len(offsets) - 1} documents, not the manifest's")
-    separator = manifest["separator"]
-    if separator is not None and entry["documents"]:
-        ends = ids[offsets[1:] - 1]
-        if not bool(numpy.all(ends == separator)) or bool(numpy.any(offsets[1:] == offsets[:-1])):
-            raise CorpusCheckError(f"{ids_path}: a document does not end with the separator")
+    if not (offsets[0] == 0 and offsets[-1] == len(ids) and rising):
+        raise CorpusCheckError(f"{shown}: the offsets are not 0, rising, then {len(ids)}")
+    layout = manifest_layout(manifest)
+    bos, eos = numpy.array(layout.bos), numpy.array(layout.eos)
+    if not entry["documents"] or not (len(bos) or len(eos)):
+        return
+    starts, ends = offsets[:-1], offsets[1:]
+    if bool(numpy.any(ends - starts < len(bos) + len(eos))):
+        raise CorpusCheckError(f"{shown}: a document is shorter than its boundary tokens")
+    for k, token in enumerate(bos):
+        if not bool(numpy.all(ids[starts + k] == token)):
+            raise CorpusCheckError(f"{shown}: a document does not start with --bos {layout.bos}")
+    for k, token in enumerate(eos):
+        if not bool(numpy.all(ids[ends - len(eos) + k] == token)):
+            raise CorpusCheckError(f"{shown}: a document does not end with --eos {layout.eos}")
 
 
 def _check_text(out: str, manifest: dict[str, Any], sample: int, seed: int) -> None:
     """Decode ``sample`` documents drawn at random; compare each with its input's document."""
-    import numpy
-
     if any(i["path"] == STDIN for i in manifest["inputs"]):
         raise CorpusCheckError("the corpus was read from standard input: leave out --text")
     enc = get_encoding(manifest["encoding"]["name"])
@@ -98,22 +107,23 @@ def _check_text(out: str, manifest: dict[str, Any], sample: int, seed: int) -> N
     )  # fmt: skip
     inputs = [Input(i["path"], i["kind"], _compression(i["path"]), i["size"], i["mtime_ns"])
               for i in manifest["inputs"]]  # fmt: skip
-    cut = 0 if manifest["separator"] is None else 1
+    layout = manifest_layout(manifest)
+    before, after = len(layout.bos), len(layout.eos)
     first = 0
     for entry in manifest["shards"]:
         wanted = [n - first for n in chosen if first <= n < first + entry["documents"]]
         first += entry["documents"]
         if not wanted:
             continue
-        ids = numpy.load(os.path.join(out, entry["file"]), mmap_mode="r")
-        offsets = numpy.load(os.path.join(out, entry["offsets_file"]))
+        ids, offsets = read_entry(out, manifest, entry)
         texts = _shard_texts(inputs, entry, reading)
         for n, doc in enumerate(texts):
             if n in wanted:
-                got = enc.decode(ids[offsets[n] : offsets[n + 1] - cut].tolist())
+                got = enc.decode(ids[offsets[n] + before : offsets[n + 1] - after].tolist())
                 if got != doc:
                     raise CorpusCheckError(
-                        f"{os.path.join(out, entry['file'])}: document {n} does not decode to "
+                        f"{os.path.join(out, entry['files'][0]['name'])}: document {n} does not "
+                        "decode to "
                         "the text of its input"
                     )
             if n >= wanted[-1]:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import array
 import dataclasses
 import functools
-import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -28,7 +27,8 @@ from streamcodec.corpus.inputs import (
     open_input,
 )
 from streamcodec.corpus.plan import ShardPlan
-from streamcodec.corpus.shards import ShardWriter, sha256_file
+from streamcodec.corpus.shards import Layout, file_records
+from streamcodec.corpus.writers import shard_format
 from streamcodec.encoding import Encoding
 from streamcodec.stream.workers import ordered_map
 from streamcodec.text.specials import DisallowedSpecialTokenError, refuse_disallowed
@@ -50,8 +50,7 @@ class Job:
     reading: Reading
     out_dir: str
     encoding: Encoding  # pickles by name when registered: a Dask worker loads its own
-    dtype: str
-    separator: int | None  # the id after each document, if any
+    layout: Layout  # the format, the ids' type, the boundary tokens
     special_as_text: bool
     record: dict[str, Any]  # the encoding's name and hash, the version: in each shard's entry
 
@@ -145,16 +144,15 @@ def make_shard(
     results: Iterator[list[tuple[array.array[int], int]] | _Streamed] = map(work, batches)
     if jobs > 1:
         results = ordered_map(work, batches, jobs=jobs, processes=not native)
-    separator = [] if job.separator is None else [job.separator]
     reported = 0
-    with ShardWriter(job.out_dir, shard.index, job.dtype) as writer:
+    with shard_format(job.layout.format)(job.out_dir, shard.index, job.layout) as writer:
         try:
             for result in results:
                 before, span = writer.tokens, 0
                 if isinstance(result, _Streamed):
                     _write_streamed(job, result.input, writer, jobs)
                 else:
-                    writer.add_documents((ids for ids, _ in result), separator)
+                    writer.add_documents(ids for ids, _ in result)
                     span = sum(doc_span for _, doc_span in result)
                 span = min(span, shard.size - reported)  # a last line may run past the range
                 if progress is not None:
@@ -169,7 +167,7 @@ def make_shard(
     return _entry(job, shard, writer)
 
 
-def _write_streamed(job: Job, inp: Input, writer: ShardWriter, jobs: int) -> None:
+def _write_streamed(job: Job, inp: Input, writer: Any, jobs: int) -> None:
     """Encode a whole input as one document, as a stream."""
     enc = job.encoding
     policy: dict[str, Any] = {"errors": job.reading.errors}
@@ -188,22 +186,16 @@ def _write_streamed(job: Job, inp: Input, writer: ShardWriter, jobs: int) -> Non
         raise invalid_utf8(inp.shown, exc.offset, exc.reason) from None
     except DisallowedSpecialTokenError as exc:
         raise ValueError(_special_message(inp.shown, exc.token)) from None
-    if job.separator is not None:
-        writer.add([job.separator])
     writer.end_document()
 
 
-def _entry(job: Job, shard: ShardPlan, writer: ShardWriter) -> dict[str, Any]:
-    ids_path, offsets_path = writer.paths
+def _entry(job: Job, shard: ShardPlan, writer: Any) -> dict[str, Any]:
     return {
         "index": shard.index,
-        "file": os.path.basename(ids_path),
-        "offsets_file": os.path.basename(offsets_path),
+        "files": file_records(writer.paths),
         "sources": source_records(job.inputs, shard),
         "tokens": writer.tokens,
         "documents": writer.documents,
-        "sha256": sha256_file(ids_path),
-        "offsets_sha256": sha256_file(offsets_path),
         **job.record,
     }
 

@@ -27,7 +27,7 @@ from streamcodec.encoding import Encoding
 __all__ = ["FORMAT", "MANIFEST", "changed", "encoding_record", "load_manifest", "save_manifest"]
 
 MANIFEST = "manifest.json"
-FORMAT = "streamcodec-corpus-npy/1"
+FORMAT = "streamcodec-corpus/2"  # 2: any shard format, each file listed with its size
 JOB_KEYS = ("encoding", "options", "inputs", "plan")
 
 

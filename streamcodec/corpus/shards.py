@@ -1,148 +1,203 @@
-"""Shards on disk: plain ``.npy`` files that ``numpy.load(path, mmap_mode="r")`` maps.
+"""A shard on disk, whatever the trainer's format: ids streamed into one file, side files last.
 
-A shard is two files: ``shard_00000.npy``, the ids of its documents one after another (each
-followed by the separator token, if any), as ``uint16`` when every id of the vocabulary fits,
-else ``uint32``; and ``shard_00000.offsets.npy``, ``int64``, where each document starts, plus the
-end (so document ``i`` is ``ids[offsets[i]:offsets[i + 1]]``). The ids are written as they come,
-so memory does not grow with the shard: the header, which holds the length, is written last
-over a placeholder of the same size. Each file is replaced whole or not at all
-(:mod:`streamcodec.atomicfile`).
+Every format (:mod:`streamcodec.corpus.writers`) is a :class:`TokenShard` subclass, or speaks
+its protocol (``with`` block, :meth:`~TokenShard.add`, :meth:`~TokenShard.end_document`,
+:meth:`~TokenShard.add_documents`, ``paths``, ``tokens``, ``documents``). A shard is its ids, one
+document after another, each between the corpus's boundary tokens (:class:`Layout`: ``bos``
+before, ``eos`` after), little-endian in the format's type; a fixed-size header (the ``.npy``
+one, llm.c's) is written last over a placeholder of its size, since it holds the length, and
+the side files (offsets, an index, the kept fields) once the ids are all in. So memory does not
+grow with the shard's tokens, only with its documents (one end each). Each file is replaced
+whole or not at all (:mod:`streamcodec.atomicfile`), so an interrupted shard leaves nothing.
 
     >>> import os, tempfile
-    >>> folder = tempfile.mkdtemp()
-    >>> with ShardWriter(folder, 0, "uint16") as shard:
-    ...     shard.add([1, 2, 3]); shard.end_document(); shard.add([4]); shard.end_document()
-    >>> shard.tokens, shard.documents
-    (4, 2)
-    >>> import numpy
-    >>> numpy.load(os.path.join(folder, "shard_00000.offsets.npy")).tolist()
-    [0, 3, 4]
+    >>> from streamcodec.corpus.writers import shard_format
+    >>> folder, layout = tempfile.mkdtemp(), Layout("nanogpt", "uint16", (), (9,))
+    >>> with shard_format("nanogpt")(folder, 0, layout) as shard:
+    ...     shard.add_documents([[1, 2, 3], [4]])
+    >>> shard.tokens, shard.documents, open(shard.paths[0], "rb").read()
+    (6, 2, b'\\x01\\x00\\x02\\x00\\x03\\x00\\t\\x00\\x04\\x00\\t\\x00')
 """
 
 from __future__ import annotations
 
 import array
-import ast
 import contextlib
+import dataclasses
 import hashlib
+import itertools
+import json
 import os
-import struct
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from types import TracebackType
-from typing import BinaryIO
+from typing import Any, BinaryIO, ClassVar
 
 from streamcodec.atomicfile import atomic_output
 
-__all__ = ["ShardWriter", "dtype_for", "read_npy_header", "sha256_file", "shard_names"]
+__all__ = [
+    "FIELDS",
+    "Layout",
+    "TokenShard",
+    "as_bytes",
+    "close_whole",
+    "file_records",
+    "kept_fields",
+    "sha256_file",
+]
 
-_TYPECODES = {"uint16": "H", "uint32": "I", "int64": "q"}
-_DESCR = {"uint16": "<u2", "uint32": "<u4", "int64": "<i8"}
-_HEADER_SIZE = 128  # magic, version, length and the dict, padded: room for any shape
-
-
-def dtype_for(n_vocab: int) -> str:
-    """``uint16`` when every id (0 to ``n_vocab - 1``) fits in it, else ``uint32``."""
-    if n_vocab - 1 > 0xFFFF_FFFF:
-        raise OverflowError(f"a vocabulary of {n_vocab} ids does not fit in uint32")
-    return "uint16" if n_vocab - 1 <= 0xFFFF else "uint32"
-
-
-def shard_names(index: int) -> tuple[str, str]:
-    """The file names of shard ``index``: its ids and its document offsets."""
-    return f"shard_{index:05d}.npy", f"shard_{index:05d}.offsets.npy"
+TYPECODES = {"uint16": "H", "uint32": "I", "int32": "i", "int64": "q", "uint64": "Q"}
+Fields = dict[str, Any]
+FIELDS = ".fields.jsonl"  # the kept fields of a shard's documents, one JSON object per line
 
 
-def _header(dtype: str, length: int) -> bytes:
-    text = f"{{'descr': '{_DESCR[dtype]}', 'fortran_order': False, 'shape': ({length},), }}"
-    body = text.encode("latin-1").ljust(_HEADER_SIZE - 10 - 1) + b"\n"
-    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(body)) + body
+@dataclasses.dataclass(frozen=True)
+class Layout:
+    """What every shard of a corpus shares on disk: the format, the ids' type, the boundary
+    tokens around each document, the document fields kept, and the encoding's name."""
+
+    format: str
+    dtype: str
+    bos: tuple[int, ...] = ()
+    eos: tuple[int, ...] = ()
+    keep: tuple[str, ...] = ()
+    label: str = ""
 
 
-def read_npy_header(f: BinaryIO) -> tuple[str, int]:
-    """The dtype and length of a one-dimensional ``.npy`` file written here (the file is left at
-    the start of the data); ``ValueError`` for anything else."""
-    start = f.read(10)
-    if start[:8] != b"\x93NUMPY\x01\x00":
-        raise ValueError("not a .npy file of version 1.0")
-    (size,) = struct.unpack("<H", start[8:10])
-    header = ast.literal_eval(f.read(size).decode("latin-1"))
-    dtypes = {descr: name for name, descr in _DESCR.items()}
-    shape = header.get("shape", ())
-    if header.get("descr") not in dtypes or header.get("fortran_order") or len(shape) != 1:
-        raise ValueError(f"not a one-dimensional array of {', '.join(_DESCR)}: {header}")
-    return dtypes[header["descr"]], int(header["shape"][0])
-
-
-def _as_bytes(values: Iterable[int], dtype: str) -> bytes:
+def as_bytes(values: Iterable[int], dtype: str) -> bytes:
     """Little-endian bytes; ``OverflowError`` for a value the type cannot hold (never wraps)."""
-    data = array.array(_TYPECODES[dtype], values)
+    data = array.array(TYPECODES[dtype], values)
     if sys.byteorder == "big":
         data.byteswap()
     return data.tobytes()
 
 
-class ShardWriter:
-    """Writes shard ``index`` into ``folder``: :meth:`add` ids, :meth:`end_document` after each
-    document; both files are in place when the ``with`` block ends without an error."""
+class TokenShard:
+    """Shard ``index`` of a corpus, written into ``folder`` as ``shard_NNNNN`` + each of the
+    format's ``suffixes`` (the ids' file first): :meth:`add` ids and :meth:`end_document` after
+    each document, or :meth:`add_documents`; every file is in place once the ``with`` block
+    ends without an error."""
 
-    def __init__(self, folder: str, index: int, dtype: str) -> None:
-        self.paths = tuple(os.path.join(folder, name) for name in shard_names(index))
-        self.dtype = dtype
+    suffixes: ClassVar[tuple[str, ...]]
+    header_size: ClassVar[int] = 0
+
+    def __init__(self, folder: str, index: int, layout: Layout) -> None:
+        suffixes = self.suffixes + ((FIELDS,) if layout.keep else ())
+        self.paths = tuple(os.path.join(folder, f"shard_{index:05d}{s}") for s in suffixes)
+        self.layout = layout
         self.tokens = 0
         self.documents = 0
-        self._offsets = [0]
+        self.ends: list[int] = []  # where each document ends, in ids
+        self.fields: list[Fields] = []  # the kept fields of each document, if any are kept
+        self._typecode = TYPECODES[layout.dtype]
         self._stack = contextlib.ExitStack()
         self._out: BinaryIO | None = None
+        self._open = False  # a document is in hand (its bos written)
 
-    def __enter__(self) -> ShardWriter:
+    def __enter__(self) -> TokenShard:
         self._out = self._stack.enter_context(atomic_output(self.paths[0]))
-        self._out.write(_header(self.dtype, 0))
+        self._out.write(bytes(self.header_size))
         return self
 
     def add(self, ids: Iterable[int]) -> None:
-        """Append ids to the document in hand."""
-        assert self._out is not None
-        data = _as_bytes(ids, self.dtype)
-        self._out.write(data)
-        self.tokens += len(data) // array.array(_TYPECODES[self.dtype]).itemsize
+        """Append ids to the document in hand (its ``bos`` first, for the first ids)."""
+        self._write(array.array(self._typecode, self._begin()) + self._packed(ids))
 
-    def end_document(self) -> None:
-        """End the document in hand (its separator, if any, already added)."""
-        self._offsets.append(self.tokens)
-        self.documents += 1
+    def end_document(self, fields: Fields | None = None) -> None:
+        """End the document in hand: its ``eos``, its end and its kept ``fields``."""
+        self._write(array.array(self._typecode, [*self._begin(), *self.layout.eos]))
+        self._open = False
+        self._ended(self.tokens, fields)
 
-    def add_documents(self, documents: Iterable[Sequence[int]], separator: list[int]) -> None:
-        """Append whole documents, each followed by ``separator``, in one write (as many
+    def add_documents(
+        self, documents: Iterable[Sequence[int]], fields: Iterable[Fields | None] | None = None
+    ) -> None:
+        """Append whole documents, each between the boundaries, in one write (as many
         :meth:`add` and :meth:`end_document` calls would)."""
-        assert self._out is not None
-        data = array.array(_TYPECODES[self.dtype])
+        data = array.array(self._typecode)
+        kept = iter(fields) if fields is not None else None
         for ids in documents:
-            # A same-kind array is copied whole; any other is converted id by id, with an
-            # OverflowError for an id the type cannot hold.
-            data.extend(ids if getattr(ids, "typecode", None) == data.typecode else list(ids))
-            data.extend(separator)
-            self._offsets.append(self.tokens + len(data))
-            self.documents += 1
+            data.extend(self.layout.bos)
+            data.extend(self._packed(ids))
+            data.extend(self.layout.eos)
+            self._ended(self.tokens + len(data), None if kept is None else next(kept))
+        self._write(data)
+
+    def _begin(self) -> tuple[int, ...]:
+        started, self._open = self._open, True
+        return () if started else self.layout.bos
+
+    def _packed(self, ids: Iterable[int]) -> array.array[int]:
+        # A same-kind array is copied whole; any other is converted id by id, with an
+        # OverflowError for an id the type cannot hold.
+        if getattr(ids, "typecode", None) == self._typecode:
+            return ids  # type: ignore[return-value]
+        return array.array(self._typecode, list(ids))
+
+    def _ended(self, end: int, fields: Fields | None) -> None:
+        self.ends.append(end)
+        self.documents += 1
+        if self.layout.keep:
+            self.fields.append(fields or {})
+
+    def _write(self, data: array.array[int]) -> None:
+        assert self._out is not None
         if sys.byteorder == "big":
+            data = array.array(data.typecode, data)
             data.byteswap()
         self._out.write(data.tobytes())
         self.tokens += len(data)
 
+    def header(self) -> bytes:
+        """The header of the ids' file, now that the ids are all in (``header_size`` bytes)."""
+        return b""
+
+    def index_files(self) -> Iterator[bytes]:
+        """The content of each of the format's files after the ids' (``suffixes[1:]``)."""
+        return iter(())
+
     def __exit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        try:
-            if kind is None:
-                assert self._out is not None
-                with atomic_output(self.paths[1]) as offsets:
-                    offsets.write(_header("int64", len(self._offsets)))
-                    offsets.write(_as_bytes(self._offsets, "int64"))
-                self._out.seek(0)
-                self._out.write(_header(self.dtype, self.tokens))
-                self._out.seek(0, os.SEEK_END)
-        finally:
-            self._stack.__exit__(kind, exc, tb)
+        close_whole(self._stack, kind, exc, tb, self._finish)
+
+    def _finish(self) -> None:
+        assert self._out is not None
+        if self.header_size:
+            self._out.seek(0)
+            self._out.write(self.header())
+            self._out.seek(0, os.SEEK_END)
+        kept = [kept_fields(self.fields)] if self.layout.keep else []
+        for path, data in zip(
+            self.paths[1:], itertools.chain(self.index_files(), kept), strict=True
+        ):
+            with atomic_output(path) as f:
+                f.write(data)
+
+
+def close_whole(
+    stack: contextlib.ExitStack[Any],
+    kind: type[BaseException] | None,
+    exc: BaseException | None,
+    tb: TracebackType | None,
+    finish: Callable[[], None],
+) -> None:
+    """End a shard's ``with`` block: after an error (in the block, or in ``finish``, which
+    writes the header and the side files) no file of ``stack`` is kept; else all are."""
+    if kind is not None:
+        stack.__exit__(kind, exc, tb)
+        return
+    try:
+        finish()
+    except BaseException:
+        stack.__exit__(*sys.exc_info())
+        raise
+    stack.__exit__(None, None, None)
+
+
+def kept_fields(fields: list[Fields]) -> bytes:
+    """The kept fields as JSON Lines, one object per document (the ``.fields.jsonl`` file)."""
+    return b"".join(json.dumps(f, ensure_ascii=False).encode("utf-8") + b"\n" for f in fields)
 
 
 def sha256_file(path: str) -> str:
@@ -152,3 +207,11 @@ def sha256_file(path: str) -> str:
         while block := f.read(1 << 20):
             digest.update(block)
     return digest.hexdigest()
+
+
+def file_records(paths: Sequence[str]) -> list[dict[str, Any]]:
+    """Each file of a shard as the manifest lists it: its name, size and SHA-256."""
+    return [
+        {"name": os.path.basename(p), "bytes": os.path.getsize(p), "sha256": sha256_file(p)}
+        for p in paths
+    ]

@@ -32,15 +32,26 @@ from streamcodec.corpus.manifest import (
     save_manifest,
 )
 from streamcodec.corpus.plan import make_plan
-from streamcodec.corpus.shards import dtype_for
+from streamcodec.corpus.shards import FIELDS, Layout
+from streamcodec.corpus.writers import (
+    FORMATS,
+    dtype_for,
+    manifest_layout,
+    read_entry,
+    shard_format,
+)
 from streamcodec.encoding import Encoding
 from streamcodec.registry import get_encoding
 
-__all__ = ["DEFAULT_SHARD_BYTES", "read_documents", "tokenize"]
+_SUFFIXES = {s for name in FORMATS for s in shard_format(name).suffixes} | {FIELDS}
+_SHARD_FILE = re.compile(r"shard_\d{5,}(?:" + "|".join(map(re.escape, sorted(_SUFFIXES))) + ")")
+
+__all__ = ["DEFAULT_SHARD_BYTES", "ENCODING_DEFAULT", "boundaries", "read_documents", "tokenize"]
 
 DEFAULT_SHARD_BYTES = 64 << 20
 EOT = "<|endoftext|>"
-_SHARD_FILE = re.compile(r"shard_\d{5,}(\.offsets)?\.npy")
+#: ``bos=`` and ``eos=`` left to the encoding (:func:`boundaries`).
+ENCODING_DEFAULT = "<the encoding's default>"
 
 
 def tokenize(
@@ -54,7 +65,10 @@ def tokenize(
     field: str = "text",
     column: str = "text",
     separator: str | None = None,
-    separator_token: str | None = EOT,
+    format: str = "streamcodec",
+    bos: str | None = ENCODING_DEFAULT,
+    eos: str | None = ENCODING_DEFAULT,
+    separator_token: str | None = ENCODING_DEFAULT,
     special_as_text: bool = False,
     errors: str = "strict",
     stdin_kind: Kind = "text",
@@ -63,11 +77,15 @@ def tokenize(
 ) -> dict[str, Any]:
     """Tokenize the files, folders and globs ``inputs`` into shards in ``out_dir``.
 
-    Each document is encoded as ``encode_ordinary`` encodes it alone, followed by the special
-    token ``separator_token`` (None: nothing). A plain-text file is one document, or documents
-    split at ``separator``; JSON Lines documents are the ``field`` of each line, Parquet ones the
-    ``column`` of each row. Special tokens in a document are refused unless ``special_as_text``;
-    invalid UTF-8 is refused unless ``errors="replace"``. A shard is closed once it holds
+    Each document is encoded as ``encode_ordinary`` encodes it alone, between the special
+    tokens ``bos`` and ``eos`` (None: nothing; by default the encoding's, :func:`boundaries`:
+    tiktoken's put ``<|endoftext|>`` after each document; ``separator_token`` is the old name of
+    ``eos``). The shards are written in the trainer's ``format`` (docs/corpus.md:
+    ``streamcodec``, ``nanogpt``, ``llmc``, ``megatron``, ``datatrove``, ``parquet``). A
+    plain-text file is one document, or documents split at ``separator``; JSON Lines documents
+    are the ``field`` of each line, Parquet ones the ``column`` of each row. Special tokens in
+    a document are refused unless ``special_as_text``; invalid UTF-8 is refused unless
+    ``errors="replace"``. A shard is closed once it holds
     ``shard_bytes`` bytes of input. ``client`` (a ``distributed.Client``) makes the shards on
     its cluster instead of here, with ``jobs`` threads. ``progress(bytes, tokens)`` is called as
     work is done. Returns the manifest, also written to ``out_dir/manifest.json``.
@@ -86,12 +104,22 @@ def tokenize(
     if sep_bytes == b"":
         raise ValueError("the document separator is empty: leave out --separator instead")
     reading = Reading(field, column, sep_bytes, errors, stdin_kind)
+    if separator_token != ENCODING_DEFAULT:
+        if eos != ENCODING_DEFAULT:
+            raise ValueError("separator_token is the old name of eos: pass eos alone")
+        eos = separator_token
+    begin, end = boundaries(enc)
+    bos = begin if bos == ENCODING_DEFAULT else bos
+    eos = end if eos == ENCODING_DEFAULT else eos
+    layout = Layout(format, dtype_for(format, enc.n_vocab, enc.name),
+                    _token_ids(enc, bos, "--bos"), _token_ids(enc, eos, "--eos"),
+                    (), enc.name)  # fmt: skip
     plan = make_plan(found, shard_bytes)
     record = {"encoding": encoding_record(enc), "streamcodec_version": _version()}
     options = {
         "shard_bytes": shard_bytes, "field": field, "column": column, "separator": separator,
-        "separator_token": separator_token, "special_as_text": special_as_text,
-        "errors": errors, "stdin_kind": stdin_kind,
+        "format": format, "bos": bos, "eos": eos, "keep": [],
+        "special_as_text": special_as_text, "errors": errors, "stdin_kind": stdin_kind,
     }  # fmt: skip
     job_record = {
         "encoding": record["encoding"],
@@ -101,11 +129,9 @@ def tokenize(
         ],
         "plan": [source_records(tuple(found), shard) for shard in plan],
     }
-    job = Job(tuple(found), reading, out, enc, dtype_for(enc.n_vocab),
-              _separator_id(enc, separator_token), special_as_text, record)  # fmt: skip
+    job = Job(tuple(found), reading, out, enc, layout, special_as_text, record)
     manifest = _start(out, job_record, restart=restart, stdin=job.inputs)
-    manifest["dtype"] = job.dtype
-    manifest["separator"] = job.separator
+    manifest["layout"] = _layout_record(layout)
     done = {entry["index"] for entry in manifest["shards"]}
     pending = [shard for shard in plan if shard.index not in done]
     if progress is not None:
@@ -135,16 +161,28 @@ def _version() -> str:
     return streamcodec.__version__
 
 
-def _separator_id(enc: Encoding, token: str | None) -> int | None:
+def boundaries(enc: Encoding) -> tuple[str | None, str | None]:
+    """The special tokens an encoding puts before and after each document by default: its
+    model's where it has them, else tiktoken's convention, ``<|endoftext|>`` after each (as
+    nanoGPT's ``prepare.py`` and datatrove do), when the encoding has it."""
+    return None, EOT if EOT in enc.special_tokens else None
+
+
+def _token_ids(enc: Encoding, token: str | None, flag: str) -> tuple[int, ...]:
     if token is None:
-        return None
+        return ()
     if token not in enc.special_tokens:
         known = ", ".join(sorted(enc.special_tokens)) or "none"
         raise ValueError(
-            f"{enc.name} has no special token {token!r} to put between documents (it has: "
-            f"{known}); name one with --separator-token, or none"
+            f"{enc.name} has no special token {token!r} for {flag} (it has: {known}); name "
+            f"one with {flag}, or none"
         )
-    return enc.special_tokens[token]
+    return (enc.special_tokens[token],)
+
+
+def _layout_record(layout: Layout) -> dict[str, Any]:
+    return {"format": layout.format, "dtype": layout.dtype, "bos": list(layout.bos),
+            "eos": list(layout.eos), "keep": list(layout.keep)}  # fmt: skip
 
 
 def _start(out: str, job: dict[str, Any], *, restart: bool, stdin: Sequence[Any]) -> dict[str, Any]:
@@ -181,18 +219,16 @@ def _remove_temporary(out: str) -> None:
 
 def read_documents(out_dir: str | os.PathLike[str]) -> Iterator[Any]:
     """Each document's ids (a read-only numpy array mapped from its shard, without the
-    separator), in input order. The corpus must be complete."""
-    import numpy
-
+    boundary tokens), in input order, whatever the format. The corpus must be complete."""
     out = os.fspath(out_dir)
     manifest = load_manifest(out)
     if manifest is None:
         raise FileNotFoundError(2, "no manifest.json: not a corpus folder", out)
     if not manifest["complete"]:
         raise ValueError(f"{out}: the corpus is not complete; run tokenize-corpus again")
-    cut = 0 if manifest["separator"] is None else 1
+    layout = manifest_layout(manifest)
+    before, after = len(layout.bos), len(layout.eos)
     for entry in manifest["shards"]:
-        ids = numpy.load(os.path.join(out, entry["file"]), mmap_mode="r")
-        offsets = numpy.load(os.path.join(out, entry["offsets_file"]))
+        ids, offsets = read_entry(out, manifest, entry)
         for start, end in zip(offsets[:-1].tolist(), offsets[1:].tolist(), strict=True):
-            yield ids[start : end - cut]
+            yield ids[start + before : end - after]

@@ -1,0 +1,263 @@
+"""The trainers' formats (issue 30): each shard read back as its trainer reads it.
+
+nanoGPT's ``np.memmap(..., dtype=np.uint16)``, llm.c's header then its ids, Megatron-Core's and
+datatrove's files compared byte for byte with files their own writers made
+(tests/data/corpus_formats, made once by tools/corpus_fixtures.py), Parquet through pyarrow
+(and Hugging Face ``datasets`` where installed). Every document is tiktoken's
+``encode_ordinary`` between its boundary tokens.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import random
+import struct
+import sysconfig
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import streamcodec
+from streamcodec.corpus import check_corpus, read_documents, tokenize
+from streamcodec.corpus.check import CorpusCheckError
+from streamcodec.corpus.shards import TokenShard
+from streamcodec.corpus.writers import FORMATS
+from tests.conftest import tiktoken_twin
+
+FIXTURES = Path(__file__).parent / "data" / "corpus_formats"
+STDLIB = Path(sysconfig.get_paths()["stdlib"])
+R50K = streamcodec.get_encoding("r50k_base")
+CL100K = streamcodec.get_encoding("cl100k_base")
+
+
+def json_lines(folder: Path, texts: list[str], name: str = "docs.jsonl") -> Path:
+    path = folder / name
+    rows = [
+        json.dumps({"text": t, "id": f"doc-{i}"}, ensure_ascii=False) for i, t in enumerate(texts)
+    ]
+    path.write_text("".join(row + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+def stdlib_texts(n: int, seed: int) -> list[str]:
+    paths = sorted(p for p in STDLIB.glob("*.py") if p.stat().st_size < 60_000)
+    return [p.read_text(encoding="utf-8")[:5000] for p in random.Random(seed).sample(paths, n)]
+
+
+def expected(enc: Any, texts: list[str], bos: list[int], eos: list[int]) -> list[list[int]]:
+    twin = tiktoken_twin(enc)
+    return [[*bos, *twin.encode_ordinary(text), *eos] for text in texts]
+
+
+def shard_files(out: Path, suffix: str) -> list[Path]:
+    return sorted(out.glob(f"shard_*{suffix}"))
+
+
+# ------------------------------------------------------------------ each trainer's reader
+
+
+def test_nanogpt_memmaps_uint16_with_no_header(tmp_path: Path) -> None:
+    texts = stdlib_texts(12, seed=1)
+    tokenize([json_lines(tmp_path, texts)], tmp_path / "out", encoding="r50k_base",
+             format="nanogpt", shard_bytes=20_000, special_as_text=True)  # fmt: skip
+    bins = shard_files(tmp_path / "out", ".bin")
+    assert len(bins) > 1
+    # nanoGPT's train.py: np.memmap(os.path.join(data_dir, 'train.bin'), dtype=np.uint16)
+    ids = np.concatenate([np.memmap(p, dtype=np.uint16, mode="r") for p in bins])
+    flat = [i for doc in expected(R50K, texts, [], [R50K.eot_token]) for i in doc]
+    assert ids.tolist() == flat
+
+
+def test_a_vocabulary_that_does_not_fit_names_the_formats_that_do(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("hello")
+    with pytest.raises(ValueError) as caught:
+        tokenize([tmp_path / "a.txt"], tmp_path / "out", format="nanogpt")
+    assert str(caught.value) == (
+        "nanogpt stores ids as uint16 (at most 65,536 ids) and cl100k_base has 100,277: use "
+        "--format streamcodec, llmc, megatron, datatrove or parquet"
+    )
+    assert not (tmp_path / "out").exists()
+    with pytest.raises(ValueError, match=r"no shard format 'npy'; --format takes streamcodec, "):
+        tokenize([tmp_path / "a.txt"], tmp_path / "out", format="npy")
+
+
+def _llmc_load(path: Path) -> np.ndarray:
+    """llm.c's ``_load_data_shard`` (train_gpt2.py), both of its headers."""
+    with open(path, "rb") as f:
+        header = np.frombuffer(f.read(256 * 4), dtype=np.int32)
+        magic, version, count = header[:3].tolist()
+        dtype = {(20240520, 1): np.uint16, (20240801, 7): np.uint32}[(magic, version)]
+        tokens = np.frombuffer(f.read(), dtype=dtype)
+    assert len(tokens) == count and not header[3:].any()
+    return tokens
+
+
+@pytest.mark.parametrize(("enc", "magic"), [(R50K, 20240520), (CL100K, 20240801)])
+def test_llmc_header_and_ids_in_the_type_its_writer_picks(
+    tmp_path: Path, enc: Any, magic: int
+) -> None:
+    texts = stdlib_texts(8, seed=2)
+    eot = enc.eot_token
+    tokenize([json_lines(tmp_path, texts)], tmp_path / "out", encoding=enc, format="llmc",
+             bos=enc.decode([eot]), eos=None, shard_bytes=15_000, special_as_text=True)  # fmt: skip
+    bins = shard_files(tmp_path / "out", ".bin")
+    assert len(bins) > 1 and all(struct.unpack("<i", p.read_bytes()[:4])[0] == magic for p in bins)
+    ids = np.concatenate([_llmc_load(p) for p in bins])
+    # llm.c's fineweb.py: the end-of-text token first, then the document
+    assert ids.tolist() == [i for doc in expected(enc, texts, [eot], []) for i in doc]
+    assert [d.tolist() for d in read_documents(tmp_path / "out")] == [
+        doc[1:] for doc in expected(enc, texts, [eot], [])
+    ]
+
+
+@pytest.mark.parametrize("enc", [R50K, CL100K], ids=lambda e: e.name)
+@pytest.mark.parametrize("name", ["megatron", "datatrove"])
+def test_megatron_and_datatrove_files_are_their_own_writers_bytes(
+    tmp_path: Path, name: str, enc: Any
+) -> None:
+    texts = json.loads((FIXTURES / "texts.json").read_text(encoding="utf-8"))
+    tokenize([json_lines(tmp_path, texts)], tmp_path / "out", encoding=enc, format=name)
+    ours = sorted(p for p in (tmp_path / "out").iterdir() if p.name.startswith("shard_"))
+    theirs = sorted(FIXTURES.glob(f"{name}_{enc.name}.*"))
+    assert [p.name.split(".", 1)[1] for p in ours] == [p.name.split(".", 1)[1] for p in theirs]
+    for mine, fixture in zip(ours, theirs, strict=True):
+        assert mine.read_bytes() == fixture.read_bytes(), mine.name
+    docs = expected(enc, texts, [], [enc.eot_token])
+    assert [d.tolist() for d in read_documents(tmp_path / "out")] == [d[:-1] for d in docs]
+
+
+def test_parquet_one_row_per_document_with_kept_fields(tmp_path: Path) -> None:
+    import pyarrow.parquet
+
+    texts = stdlib_texts(10, seed=3)
+    tokenize([json_lines(tmp_path, texts)], tmp_path / "out", format="parquet",
+             shard_bytes=20_000, special_as_text=True)  # fmt: skip
+    files = shard_files(tmp_path / "out", ".parquet")
+    assert len(files) > 1
+    table = pyarrow.concat_tables([pyarrow.parquet.read_table(p) for p in files])
+    kind = table.schema.field("input_ids").type
+    assert pyarrow.types.is_list(kind) and kind.value_type == pyarrow.int32()
+    assert table.column("input_ids").to_pylist() == expected(CL100K, texts, [], [CL100K.eot_token])
+
+
+def test_hugging_face_datasets_loads_the_parquet_shards(tmp_path: Path) -> None:
+    datasets = pytest.importorskip("datasets")
+    texts = stdlib_texts(6, seed=4)
+    tokenize([json_lines(tmp_path, texts)], tmp_path / "out", format="parquet",
+             special_as_text=True)  # fmt: skip
+    files = [str(p) for p in shard_files(tmp_path / "out", ".parquet")]
+    loaded = datasets.load_dataset("parquet", data_files=files, split="train",
+                                   cache_dir=str(tmp_path / "cache"))  # fmt: skip
+    assert loaded["input_ids"] == expected(CL100K, texts, [], [CL100K.eot_token])
+
+
+# ------------------------------------------------------------------ boundaries
+
+
+def test_bos_and_eos_around_every_document_and_left_off_when_read(tmp_path: Path) -> None:
+    texts = ["one", "", "two three"]
+    source = json_lines(tmp_path, texts)
+    enc = streamcodec.get_encoding("p50k_edit")  # n_vocab 50,284: every format holds it
+    fim = enc.special_tokens["<|fim_prefix|>"]
+    for name in FORMATS:
+        out = tmp_path / name
+        tokenize([source], out, encoding=enc, format=name, bos="<|fim_prefix|>",
+                 eos="<|endoftext|>")  # fmt: skip
+        docs = expected(enc, texts, [fim], [enc.eot_token])
+        assert [d.tolist() for d in read_documents(out)] == [d[1:-1] for d in docs], name
+        assert "3 documents" in check_corpus(out, text=3), name
+
+
+def test_separator_token_is_the_old_name_of_eos(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("one")
+    manifest = tokenize([tmp_path / "a.txt"], tmp_path / "out", separator_token=None)
+    assert manifest["layout"]["eos"] == [] and manifest["options"]["eos"] is None
+    with pytest.raises(ValueError, match="separator_token is the old name of eos: pass eos alone"):
+        tokenize([tmp_path / "a.txt"], tmp_path / "o2", separator_token=None, eos=None)
+
+
+def test_check_corpus_finds_a_missing_boundary(tmp_path: Path) -> None:
+    source = json_lines(tmp_path, ["one", "two"])
+    tokenize([source], tmp_path / "out", encoding="r50k_base", format="nanogpt")
+    manifest_path = tmp_path / "out" / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    manifest["layout"]["eos"] = [R50K.special_tokens["<|endoftext|>"] - 1]
+    manifest_path.write_text(json.dumps(manifest))
+    with pytest.raises(CorpusCheckError, match=r"shard_00000.bin: a document does not end with"):
+        check_corpus(manifest_path)
+
+
+# ------------------------------------------------------------------ damage and interruption
+
+
+@pytest.mark.parametrize("name", list(FORMATS))
+def test_check_corpus_finds_a_changed_byte_and_a_bad_header(tmp_path: Path, name: str) -> None:
+    source = json_lines(tmp_path, stdlib_texts(3, seed=5))
+    tokenize([source], tmp_path / "out", encoding="r50k_base", format=name, special_as_text=True)
+    assert "3 documents" in check_corpus(tmp_path / "out", text=3)
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    first = tmp_path / "out" / manifest["shards"][0]["files"][0]["name"]
+    data = bytearray(first.read_bytes())
+    data[len(data) // 2] ^= 0x40
+    first.write_bytes(bytes(data))
+    with pytest.raises(CorpusCheckError, match=f"{first.name}: its SHA-256 is not the manifest's"):
+        check_corpus(tmp_path / "out")
+
+
+@pytest.mark.parametrize("name", ["llmc", "megatron", "streamcodec", "datatrove"])
+def test_a_truncated_shard_is_named_when_read(tmp_path: Path, name: str) -> None:
+    source = json_lines(tmp_path, stdlib_texts(3, seed=6))
+    tokenize([source], tmp_path / "out", encoding="r50k_base", format=name, special_as_text=True)
+    first = sorted(p for p in (tmp_path / "out").iterdir() if p.name.startswith("shard_"))[0]
+    first.write_bytes(first.read_bytes()[:-3])
+    with pytest.raises(ValueError, match=rf"{first.name}: .*"):
+        list(read_documents(tmp_path / "out"))
+
+
+@pytest.mark.parametrize("name", list(FORMATS))
+def test_a_failed_shard_leaves_no_file_and_the_rerun_gives_the_same_bytes(
+    tmp_path: Path, name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = json_lines(tmp_path, stdlib_texts(12, seed=7))
+    options: dict[str, Any] = {"encoding": "r50k_base", "format": name, "shard_bytes": 12_000,
+                               "special_as_text": True}  # fmt: skip
+    tokenize([source], tmp_path / "clean", **options)
+    from streamcodec.corpus.writers import parquet
+
+    calls = {"n": 0}
+
+    def full_disk(original: Any) -> Any:
+        def write(self: Any, *args: Any) -> None:
+            if "shard_00002" in self.paths[0]:
+                raise OSError(errno.ENOSPC, "No space left on device", self.paths[0])
+            calls["n"] += 1
+            original(self, *args)
+
+        return write
+
+    monkeypatch.setattr(TokenShard, "_write", full_disk(TokenShard._write))
+    monkeypatch.setattr(parquet.Shard, "add_documents", full_disk(parquet.Shard.add_documents))
+    with pytest.raises(OSError, match="No space left"):
+        tokenize([source], tmp_path / "out", **options)
+    names = {p.name for p in (tmp_path / "out").iterdir()}
+    assert not any(n.startswith(("shard_00002", ".")) for n in names), names
+    monkeypatch.undo()
+    tokenize([source], tmp_path / "out", **options)
+    clean = {p.name: p.read_bytes() for p in (tmp_path / "clean").iterdir()}
+    again = {p.name: p.read_bytes() for p in (tmp_path / "out").iterdir()}
+    assert clean.keys() == again.keys()
+    assert {k: v for k, v in clean.items() if k != "manifest.json"} == {
+        k: v for k, v in again.items() if k != "manifest.json"
+    }
+
+
+def test_the_writers_examples_run() -> None:
+    import doctest
+    import importlib
+
+    for module in ["shards", "writers", *(f"writers.{m}" for m in FORMATS.values())]:
+        found = importlib.import_module(f"streamcodec.corpus.{module}")
+        assert doctest.testmod(found).failed == 0, module
