@@ -261,3 +261,70 @@ def test_the_writers_examples_run() -> None:
     for module in ["shards", "writers", *(f"writers.{m}" for m in FORMATS.values())]:
         found = importlib.import_module(f"streamcodec.corpus.{module}")
         assert doctest.testmod(found).failed == 0, module
+
+
+# ------------------------------------------------------------------ kept fields
+
+
+def test_kept_fields_go_into_parquet_rows_or_a_side_file(tmp_path: Path) -> None:
+    import pyarrow
+    import pyarrow.parquet
+
+    lines = [{"text": "one", "id": 7, "url": "u1"}, {"text": "two", "id": 8}]
+    source = tmp_path / "in.jsonl"
+    source.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    table = pyarrow.table({"text": ["three"], "id": [9], "url": ["u3"]})
+    pyarrow.parquet.write_table(table, tmp_path / "in.parquet")
+    inputs = [source, tmp_path / "in.parquet"]
+    want = [{"id": 7, "url": "u1"}, {"id": 8, "url": None}, {"id": 9, "url": "u3"}]
+    tokenize(inputs, tmp_path / "pq", format="parquet", keep=["id", "url"])
+    rows = pyarrow.parquet.read_table(tmp_path / "pq" / "shard_00000.parquet").to_pylist()
+    assert [{k: r[k] for k in ("id", "url")} for r in rows] == want
+    assert [r["input_ids"][:-1] for r in rows] == [
+        CL100K.encode(t) for t in ["one", "two", "three"]
+    ]
+    tokenize(inputs, tmp_path / "megatron", format="megatron", keep=["id", "url"])
+    side = (tmp_path / "megatron" / "shard_00000.fields.jsonl").read_text().splitlines()
+    assert [json.loads(line) for line in side] == want
+    assert "3 documents" in check_corpus(tmp_path / "megatron", text=3)
+
+
+def test_kept_fields_that_cannot_be_kept_are_named(tmp_path: Path) -> None:
+    import pyarrow
+    import pyarrow.parquet
+
+    pyarrow.parquet.write_table(pyarrow.table({"text": ["a"]}), tmp_path / "in.parquet")
+    with pytest.raises(
+        ValueError, match=r"in.parquet: no column 'id' \(it has: text\); check --keep"
+    ):
+        tokenize([tmp_path / "in.parquet"], tmp_path / "out", keep=["id"])
+    with pytest.raises(ValueError, match="--keep names the text's own field"):
+        tokenize([tmp_path / "in.parquet"], tmp_path / "out", keep=["text"], restart=True)
+
+
+def test_the_command_line_options(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    source = json_lines(tmp_path, ["one", "two"])
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "streamcodec", "tokenize-corpus", str(source), *args]
+        return subprocess.run(command, capture_output=True, text=True, timeout=120)
+
+    done = run("-o", str(tmp_path / "out"), "-e", "r50k_base", "--format", "llmc", "--bos",
+               "<|endoftext|>", "--eos", "none", "--keep", "id")  # fmt: skip
+    assert done.returncode == 0 and "2 documents, 4 tokens (llmc, uint16)" in done.stderr
+    assert [json.loads(x) for x in (tmp_path / "out" / "shard_00000.fields.jsonl").open()] == [
+        {"id": "doc-0"}, {"id": "doc-1"}
+    ]  # fmt: skip
+    both = run("-o", str(tmp_path / "o2"), "--separator-token", "none", "--eos", "none")
+    assert both.returncode == 1 and both.stderr == (
+        "streamcodec: error: --separator-token is the old name of --eos: pass --eos alone\n"
+    )
+    wrong = run("-o", str(tmp_path / "o3"), "--bos", "<|begin_of_text|>")
+    assert wrong.returncode == 1 and wrong.stderr == (
+        "streamcodec: error: cl100k_base has no special token '<|begin_of_text|>' for --bos "
+        "(it has: <|endofprompt|>, <|endoftext|>, <|fim_middle|>, <|fim_prefix|>, "
+        "<|fim_suffix|>); name one with --bos, or none\n"
+    )

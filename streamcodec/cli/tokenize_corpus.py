@@ -85,6 +85,14 @@ def add(commands: Any) -> None:
         )
     command.add_argument("--separator-token", metavar="TOKEN", help="the old name of --eos")
     command.add_argument(
+        "--keep",
+        type=lambda text: [name for name in text.split(",") if name],
+        default=[],
+        metavar="FIELD,...",
+        help="JSON Lines fields or Parquet columns carried with each document (an id, a URL): "
+        "into --format parquet's rows, else a .fields.jsonl file beside each shard",
+    )
+    command.add_argument(
         "--special-as-text",
         action="store_true",
         help="encode special tokens found in documents as text (default: refuse them)",
@@ -150,6 +158,7 @@ def run(args: argparse.Namespace) -> int:
             format=args.format,
             bos=bos,
             eos=eos,
+            keep=args.keep,
             special_as_text=args.special_as_text,
             errors=args.errors,
             stdin_kind="jsonl" if args.field is not None else "text",

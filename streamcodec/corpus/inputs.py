@@ -90,13 +90,15 @@ class Range:
 @dataclasses.dataclass(frozen=True)
 class Reading:
     """How documents are read: the JSON field, the Parquet column, the plain-text separator
-    (None: a file is one document) and what invalid UTF-8 does (``strict`` or ``replace``)."""
+    (None: a file is one document), what invalid UTF-8 does (``strict`` or ``replace``), and
+    the other fields (JSON) or columns (Parquet) kept with each document."""
 
     field: str = "text"
     column: str = "text"
     separator: bytes | None = None
     errors: str = "strict"
     stdin_kind: Kind = "text"
+    keep: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -108,6 +110,7 @@ class Document:
     input: Input
     offset: int
     span: int = 0
+    fields: dict[str, Any] | None = None  # those of Reading.keep (None: not kept)
 
     @property
     def where(self) -> str:
@@ -272,8 +275,9 @@ def _json_lines(inp: Input, f: IO[bytes], part: Range, reading: Reading) -> Iter
             return
         start, position = position, position + len(line)
         if line.strip():
-            text = _field(inp, _decode(line, inp, start, reading), start, reading.field)
-            yield Document(text, inp, start, span=_span(inp, line))
+            record = _record(inp, _decode(line, inp, start, reading), start, reading.field)
+            kept = {name: record.get(name) for name in reading.keep} if reading.keep else None
+            yield Document(record[reading.field], inp, start, _span(inp, line), kept)
 
 
 def line_number(inp: Input, offset: int) -> int:
@@ -287,14 +291,15 @@ def line_number(inp: Input, offset: int) -> int:
     return count + 1
 
 
-def _field(inp: Input, line: str, offset: int, field: str) -> str:
+def _record(inp: Input, line: str, offset: int, field: str) -> dict[str, Any]:
+    """The JSON object of a line, with text in ``field``."""
     try:
         record = json.loads(line)
     except json.JSONDecodeError as exc:
         where = f"{inp.shown}:{line_number(inp, offset)}"
         raise ValueError(f"{where}: not a JSON line ({exc.msg} at column {exc.colno})") from None
     if isinstance(record, dict) and isinstance(record.get(field), str):
-        return record[field]  # type: ignore[no-any-return]
+        return record
     where = f"{inp.shown}:{line_number(inp, offset)}"
     if not isinstance(record, dict) or field not in record:
         keys = ", ".join(map(str, record)) if isinstance(record, dict) else type(record).__name__
@@ -335,19 +340,20 @@ def _parquet_documents(inp: Input, part: Range, reading: Reading) -> Iterator[Do
     import pyarrow
 
     parquet = _parquet_file(inp)
-    if reading.column not in parquet.schema_arrow.names:
-        columns = ", ".join(parquet.schema_arrow.names)
-        raise ValueError(
-            f"{inp.path}: no column {reading.column!r} (it has: {columns}); pass --column NAME"
-        )
+    wanted = [(reading.column, "pass --column NAME"), *((k, "check --keep") for k in reading.keep)]
+    for name, advice in wanted:
+        if name not in parquet.schema_arrow.names:
+            columns = ", ".join(parquet.schema_arrow.names)
+            raise ValueError(f"{inp.path}: no column {name!r} (it has: {columns}); {advice}")
     end = parquet.metadata.num_row_groups if part.end < 0 else part.end
     row = sum(parquet.metadata.row_group(i).num_rows for i in range(part.start))
     for group in range(part.start, end):
         try:
-            values = parquet.read_row_group(group, columns=[reading.column]).column(0)
+            table = parquet.read_row_group(group, columns=[reading.column, *reading.keep])
         except (OSError, pyarrow.ArrowException) as exc:
             raise ValueError(f"{inp.path}: row group {group} is unreadable ({exc})") from None
-        for value in values.to_pylist():
+        kept = table.select(list(reading.keep)).to_pylist() if reading.keep else None
+        for i, value in enumerate(table.column(0).to_pylist()):
             if isinstance(value, bytes):
                 value = _decode(value, inp, 0, reading)
             if not isinstance(value, str):
@@ -355,5 +361,5 @@ def _parquet_documents(inp: Input, part: Range, reading: Reading) -> Iterator[Do
                     f"{inp.path}: row {row}: the column {reading.column!r} is "
                     f"{type(value).__name__}, not text"
                 )
-            yield Document(value, inp, row)
+            yield Document(value, inp, row, fields=None if kept is None else kept[i])
             row += 1

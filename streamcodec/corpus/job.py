@@ -16,7 +16,7 @@ import dataclasses
 import functools
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 from streamcodec.corpus.inputs import (
     Document,
@@ -96,13 +96,18 @@ def _batches(docs: Iterator[Document | _Streamed]) -> Iterator[list[Document] | 
         yield batch
 
 
+# each document's ids, span and kept fields (a string: array.array takes no [] before 3.12)
+Encoded: TypeAlias = "list[tuple[array.array[int], int, dict[str, Any] | None]]"
+
+
 def _encode_batch(
     enc: Encoding, as_text: bool, batch: list[Document] | _Streamed
-) -> list[tuple[array.array[int], int]] | _Streamed:
-    """Each document's ids and its span on disk (a streamed one is left to the consumer)."""
+) -> Encoded | _Streamed:
+    """Each document's ids, its span on disk and its kept fields (a streamed one is left to
+    the consumer)."""
     if isinstance(batch, _Streamed):
         return batch
-    return [(_encode(enc, doc, as_text), doc.span) for doc in batch]
+    return [(_encode(enc, doc, as_text), doc.span, doc.fields) for doc in batch]
 
 
 def _encode(enc: Encoding, doc: Document, as_text: bool) -> array.array[int]:
@@ -141,7 +146,7 @@ def make_shard(
     work = functools.partial(_encode_batch, enc, job.special_as_text)
     batches = _batches(shard_documents(job, shard))
     native = enc.backend == "native"
-    results: Iterator[list[tuple[array.array[int], int]] | _Streamed] = map(work, batches)
+    results: Iterator[Encoded | _Streamed] = map(work, batches)
     if jobs > 1:
         results = ordered_map(work, batches, jobs=jobs, processes=not native)
     reported = 0
@@ -152,8 +157,8 @@ def make_shard(
                 if isinstance(result, _Streamed):
                     _write_streamed(job, result.input, writer, jobs)
                 else:
-                    writer.add_documents(ids for ids, _ in result)
-                    span = sum(doc_span for _, doc_span in result)
+                    writer.add_documents([r[0] for r in result], [r[2] for r in result])
+                    span = sum(r[1] for r in result)
                 span = min(span, shard.size - reported)  # a last line may run past the range
                 if progress is not None:
                     progress(span, writer.tokens - before)

@@ -68,6 +68,7 @@ def tokenize(
     format: str = "streamcodec",
     bos: str | None = ENCODING_DEFAULT,
     eos: str | None = ENCODING_DEFAULT,
+    keep: Sequence[str] = (),
     separator_token: str | None = ENCODING_DEFAULT,
     special_as_text: bool = False,
     errors: str = "strict",
@@ -81,7 +82,9 @@ def tokenize(
     tokens ``bos`` and ``eos`` (None: nothing; by default the encoding's, :func:`boundaries`:
     tiktoken's put ``<|endoftext|>`` after each document; ``separator_token`` is the old name of
     ``eos``). The shards are written in the trainer's ``format`` (docs/corpus.md:
-    ``streamcodec``, ``nanogpt``, ``llmc``, ``megatron``, ``datatrove``, ``parquet``). A
+    ``streamcodec``, ``nanogpt``, ``llmc``, ``megatron``, ``datatrove``, ``parquet``). The
+    fields (JSON Lines) or columns (Parquet) named in ``keep`` are carried with each document:
+    into Parquet's rows, or a ``.fields.jsonl`` file beside each shard (null where absent). A
     plain-text file is one document, or documents split at ``separator``; JSON Lines documents
     are the ``field`` of each line, Parquet ones the ``column`` of each row. Special tokens in
     a document are refused unless ``special_as_text``; invalid UTF-8 is refused unless
@@ -103,7 +106,9 @@ def tokenize(
     sep_bytes = None if separator is None else separator.encode("utf-8")
     if sep_bytes == b"":
         raise ValueError("the document separator is empty: leave out --separator instead")
-    reading = Reading(field, column, sep_bytes, errors, stdin_kind)
+    if field in keep or column in keep:
+        raise ValueError("--keep names the text's own field or column: the ids are its tokens")
+    reading = Reading(field, column, sep_bytes, errors, stdin_kind, tuple(keep))
     if separator_token != ENCODING_DEFAULT:
         if eos != ENCODING_DEFAULT:
             raise ValueError("separator_token is the old name of eos: pass eos alone")
@@ -113,12 +118,12 @@ def tokenize(
     eos = end if eos == ENCODING_DEFAULT else eos
     layout = Layout(format, dtype_for(format, enc.n_vocab, enc.name),
                     _token_ids(enc, bos, "--bos"), _token_ids(enc, eos, "--eos"),
-                    (), enc.name)  # fmt: skip
+                    tuple(keep), enc.name)  # fmt: skip
     plan = make_plan(found, shard_bytes)
     record = {"encoding": encoding_record(enc), "streamcodec_version": _version()}
     options = {
         "shard_bytes": shard_bytes, "field": field, "column": column, "separator": separator,
-        "format": format, "bos": bos, "eos": eos, "keep": [],
+        "format": format, "bos": bos, "eos": eos, "keep": list(keep),
         "special_as_text": special_as_text, "errors": errors, "stdin_kind": stdin_kind,
     }  # fmt: skip
     job_record = {

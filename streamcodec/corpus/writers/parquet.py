@@ -100,12 +100,19 @@ class Shard:
         )
         columns = {COLUMN: pa.ListArray.from_arrays(offsets, values)}
         for name, items in self._fields.items():
-            columns[name] = pa.array(items)
+            kept = pa.array(items)  # all null: typed as text, which later values may cast to
+            columns[name] = kept.cast(pa.string()) if pa.types.is_null(kept.type) else kept
         table = pa.table(columns)
         if self._writer is None:
             self._writer = pa.parquet.ParquetWriter(self._out, table.schema)
         elif not table.schema.equals(self._writer.schema):
-            table = table.cast(self._writer.schema)
+            try:
+                table = table.cast(self._writer.schema)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                raise ValueError(
+                    f"{self.paths[0]}: a --keep field changed type ({table.schema} after "
+                    f"{self._writer.schema}); a Parquet column has one type"
+                ) from None
         self._writer.write_table(table)
         self._ids, self._ends = array.array("i"), array.array("i", [0])
         for values_ in self._fields.values():
