@@ -31,8 +31,6 @@ from collections.abc import Set as AbstractSet
 from itertools import accumulate
 from typing import Literal, Protocol
 
-import regex
-
 from streamcodec.explain.trace import Explanation, explain_piece
 from streamcodec.reference import longest_match
 
@@ -43,13 +41,26 @@ _COLOURS = 6
 _VISIBLE = {" ": "·", "\t": "→", "\r": "␍", "\n": "↵"}
 
 
+class Pretokenizes(Protocol):
+    """The pre-tokenizer of an encoding (:class:`streamcodec.text.Pretokenizer` is one)."""
+
+    def pieces(self, text: str, start: int = 0, end: int | None = None) -> list[str]: ...
+
+
+class Ordinary(Protocol):
+    """An encoding's ordinary-text encoder, for its pre-tokenizer (the one that encoded)."""
+
+    @property
+    def pretokenizer(self) -> Pretokenizes: ...
+
+
 class Explainable(Protocol):
     """What the page needs of an encoding (:class:`streamcodec.Encoding` is one)."""
 
     name: str
 
     @property
-    def pat_str(self) -> str: ...
+    def ordinary(self) -> Ordinary: ...
 
     @property
     def mergeable_ranks(self) -> dict[bytes, int]: ...
@@ -147,8 +158,9 @@ def _piece_of_each_token(
             run.append(i)
             continue
         tokens = iter(run)
-        for match in regex.finditer(enc.pat_str, b"".join(data[j] for j in run).decode("utf-8")):
-            piece, piece_ids, size = match.group().encode("utf-8"), [], 0
+        text = b"".join(data[j] for j in run).decode("utf-8")
+        for piece_text in enc.ordinary.pretokenizer.pieces(text):
+            piece, piece_ids, size = piece_text.encode("utf-8"), [], 0
             while size < len(piece):
                 j = next(tokens)
                 piece_ids.append(ids[j])

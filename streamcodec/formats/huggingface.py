@@ -43,8 +43,6 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-import regex
-
 from streamcodec.atomicfile import atomic_output
 from streamcodec.formats.gpt2 import token_to_unicode, unicode_to_token, unicode_to_tokens
 from streamcodec.formats.hf_parts import Reader, added_tokens, check_normalizer, shown
@@ -297,6 +295,8 @@ def _split_pattern(reader: Reader, step: Mapping[str, Any], where: str) -> str:
         raise reader.fail(where, "only Split with behavior Isolated and invert false is supported")
     pattern = step.get("pattern")
     if isinstance(pattern, dict) and isinstance(pattern.get("String"), str):
+        import regex  # off the import path: the named encodings load without it (Pyodide)
+
         return str(regex.escape(pattern["String"]))
     if not (isinstance(pattern, dict) and isinstance(pattern.get("Regex"), str)):
         raise reader.fail(f"{where}.pattern", f'expected {{"Regex": ...}}, got {shown(pattern)}')

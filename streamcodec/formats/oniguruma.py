@@ -23,12 +23,12 @@ so Oniguruma matches what ``regex`` matches, :func:`from_oniguruma` the other wa
 
 from __future__ import annotations
 
-import regex
+import re
 
 __all__ = ["from_oniguruma", "to_oniguruma"]
 
-_INTERVAL = regex.compile(r"\{\d+(?:,\d*)?\}")
-_BRACED_ESCAPE = regex.compile(r"\\[pPxNu]\{[^}]*\}")
+_INTERVAL = re.compile(r"\{\d+(?:,\d*)?\}")
+_BRACED_ESCAPE = re.compile(r"\\[pPxNu]\{[^}]*\}")
 
 
 def _items(pattern: str) -> list[str]:

@@ -24,10 +24,9 @@ from __future__ import annotations
 
 import functools
 import re
+import sys
 from collections.abc import Callable
 from typing import Any, Protocol
-
-import regex
 
 from streamcodec.pieces import ByteMode
 from streamcodec.text.native import NativeScanner
@@ -48,46 +47,67 @@ __all__ = [
 ]
 
 # The character y just after a safe cut, with x before it in the lookbehind (rules 1 to 5).
-# Letters, numbers and marks are those of the shipped Unicode 16.0 tables (as the
-# pre-tokenizer's), not those of the installed regex.
+# Letters, numbers, marks and spaces are those of the shipped Unicode 16.0 tables (as the
+# pre-tokenizer's), written out for ``re``: not those of ``re`` or of an installed regex.
 _LETTER, _NUMBER = class_set(r"\p{L}"), class_set(r"\p{N}")
 _LETTER_OR_NUMBER = class_set(r"[\p{L}\p{N}]")
 _AFTER_LETTER = class_set(r"[^\p{L}\p{M}\s'\ud800-\udfff]")
 _AFTER_NUMBER = class_set(r"[^\p{N}\s\ud800-\udfff]")
+_SPACE, _NOT_SPACE = class_set(r"\s"), class_set(r"\S")
+_NOT_SPACE_OR_SLASH = class_set(r"[^\s/]")
 _SAFE_CUT = (
-    r"(?<=\S)[^\S\r\n]"  # rule 1
+    rf"(?<={_NOT_SPACE})(?![\r\n]){_SPACE}"  # rule 1
     rf"|(?<={_LETTER_OR_NUMBER})[\r\n]"  # rule 2
     rf"|(?<={_LETTER}){_AFTER_LETTER}"  # rule 3
     rf"|(?<={_NUMBER}){_AFTER_NUMBER}"  # rule 4
-    r"|(?<=\S[\r\n])[^\s/]"  # rule 5
+    rf"|(?<={_NOT_SPACE}[\r\n]){_NOT_SPACE_OR_SLASH}"  # rule 5
 )
 # Rule 6, for the patterns with a newline alternative (not GPT-2's).
-_SAFE_CUT_CRLF = _SAFE_CUT + r"|(?<=\S\r\n)[^\s/]"
+_SAFE_CUT_CRLF = _SAFE_CUT + rf"|(?<={_NOT_SPACE}\r\n){_NOT_SPACE_OR_SLASH}"
 #: The patterns the rules are proven for.
 PROVEN_PATTERNS = frozenset((GPT2_PATTERN, CL100K_PATTERN, O200K_PATTERN))
 
 
 @functools.cache
-def safe_cut() -> regex.Pattern[str]:
+def safe_cut() -> re.Pattern[str]:
     """Rules 1 to 5: safe for every named pattern (compiled on first use: the explicit Unicode
     sets take a few hundred milliseconds, which ``import streamcodec`` should not pay)."""
-    return regex.compile(_SAFE_CUT)
+    return re.compile(_SAFE_CUT)
 
 
 @functools.cache
-def safe_cuts() -> dict[str, regex.Pattern[str]]:
+def safe_cuts() -> dict[str, re.Pattern[str]]:
     """The safe cuts of each named pattern."""
     return {
-        pattern: safe_cut() if pattern == GPT2_PATTERN else regex.compile(_SAFE_CUT_CRLF)
+        pattern: safe_cut() if pattern == GPT2_PATTERN else re.compile(_SAFE_CUT_CRLF)
         for pattern in (GPT2_PATTERN, CL100K_PATTERN, O200K_PATTERN)
     }
 
 
+class LastMatch:
+    """Where a pattern that matches one character matches last: a search from the end, which
+    ``re`` lacks (``regex`` has ``REVERSE``). A greedy ``.*`` before the pattern backtracks
+    from the end, so the first match found is the last, and the character ends it.
+
+    >>> LastMatch("[0-9]").find("a1b2c", 0, 5)
+    3
+    """
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = pattern
+        self._last = re.compile(rf"(?s:.*)(?:{pattern})")
+
+    def find(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> int | None:
+        """The last match in ``text[pos:endpos]`` (lookbehinds see before ``pos``), or None."""
+        match = self._last.match(text, pos, endpos)
+        return None if match is None else match.end() - 1
+
+
 @functools.cache
-def last_safe_cut(pattern: str) -> regex.Pattern[str]:
+def last_safe_cut(pattern: str) -> LastMatch:
     """``pattern``'s safe cuts (a named pattern's), searched backwards from the end: the last
     safe cut first (compiled on first use, as :func:`safe_cut`)."""
-    return regex.compile(safe_cuts()[pattern].pattern, regex.REVERSE)
+    return LastMatch(safe_cuts()[pattern].pattern)
 
 
 def __getattr__(name: str) -> Any:
@@ -112,7 +132,7 @@ def may_cut(text: str, lo: int, hi: int) -> bool:
 
 
 # For other patterns: the end of a whitespace run, searched backwards.
-_LAST_WORD_START = regex.compile(r"(?<=\s)\S", regex.REVERSE)
+_LAST_WORD_START = LastMatch(rf"(?<={_SPACE}){_NOT_SPACE}")
 
 
 class Cuts(Protocol):
@@ -160,8 +180,7 @@ class ProvenCuts:
             return self._native.last_cut(text, lo, len(text))
         if not may_cut(text, lo, len(text)):
             return None
-        match = last_safe_cut(self._pattern).search(text, lo)
-        return None if match is None else match.start()
+        return last_safe_cut(self._pattern).find(text, lo)
 
 
 class ByteModeCuts:
@@ -214,14 +233,14 @@ class PatternCuts:
         return cut
 
     def _find(self, text: str, start: int) -> int | None:
-        word = _LAST_WORD_START.search(text, start, len(text) - self.MARGIN)
+        word = _LAST_WORD_START.find(text, start, len(text) - self.MARGIN)
         if word is None:
             return None
         pieces = self._pieces(text, start, len(text))
         ends = [start]
         for piece in pieces:
             ends.append(ends[-1] + len(piece))
-        count = next((i for i in range(len(ends) - 1, 0, -1) if ends[i] <= word.start()), 0)
+        count = next((i for i in range(len(ends) - 1, 0, -1) if ends[i] <= word), 0)
         count = min(count, len(pieces) - self.HOLD)
         if count <= 0 or self._pieces(text, start, ends[count]) != pieces[:count]:
             return None

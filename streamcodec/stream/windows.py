@@ -24,12 +24,11 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from typing import NamedTuple, Protocol
 
-import regex
-
-from streamcodec.stream.cuts import PROVEN_PATTERNS, last_safe_cut, safe_cuts
+from streamcodec.stream.cuts import PROVEN_PATTERNS, LastMatch, last_safe_cut, safe_cuts
 from streamcodec.stream.encoder import Encodes, Policy
 from streamcodec.text.offsets import OffsetCounter, starts_inside_character
 
@@ -162,17 +161,21 @@ class _Windows:
         """The last (or first) token boundary in ``low..high`` where a safe-cut rule holds."""
         if self.rules is None:
             return []
-        search = self.rules[1 if last else 0]
+        first, last_cut = self.rules
         begin, end = self._chars(low), self._chars(high)
         for _ in range(4):  # a rule may hold inside a special token's text: try a few
-            match = search.search(self._text, begin, min(end + 1, len(self._text)))
-            if match is None:
+            stop = min(end + 1, len(self._text))
+            if last:
+                cut = last_cut.find(self._text, begin, stop)
+            else:
+                cut = match.start() if (match := first.search(self._text, begin, stop)) else None
+            if cut is None:
                 return []
-            k = bisect.bisect_left(self._starts, self._start + match.start())
-            at_token = k < len(self._starts) and self._starts[k] == self._start + match.start()
+            k = bisect.bisect_left(self._starts, self._start + cut)
+            at_token = k < len(self._starts) and self._starts[k] == self._start + cut
             if at_token and low <= k <= high and self._boundary(k):
                 return [k]
-            begin, end = (begin, match.start() - 1) if last else (match.start() + 1, end)
+            begin, end = (begin, cut - 1) if last else (cut + 1, end)
         return []
 
     def _boundary(self, k: int) -> bool:
@@ -201,7 +204,7 @@ class _Windows:
         self._done = k - a
 
 
-def _rules(pattern: str) -> tuple[regex.Pattern[str], regex.Pattern[str]] | None:
+def _rules(pattern: str) -> tuple[re.Pattern[str], LastMatch] | None:
     """The safe-cut rule of a named pattern, searched forwards and backwards (compiled when a
     split first needs it: at import it took 130 ms of every start-up)."""
     if pattern not in PROVEN_PATTERNS:

@@ -53,8 +53,8 @@ class NativeScanner:
     def last_cut(self, text: str, lo: int, hi: int) -> int | None:
         """The last ``p`` in ``[lo, hi)`` where a stream may cut before ``text[p]``, looking back
         into ``text[:p]``: the last match of ``streamcodec.stream.SAFE_CUTS[pattern]`` there
-        (searched with ``regex.REVERSE``), or ``None``. Only for the three named patterns'
-        shapes (numbers 0 to 2), whose safe cuts are proven; ValueError for the others."""
+        (``streamcodec.stream.cuts.last_safe_cut``), or ``None``. Only for the three named
+        patterns' shapes (numbers 0 to 2), whose safe cuts are proven; ValueError for the others."""
         cut: int = self._scan.last_cut(text, self.number, lo, hi)
         return cut if cut >= 0 else None
 

@@ -34,9 +34,8 @@ import functools
 import re
 import sys
 
-import regex
-
 from streamcodec.text.native import NativeScanner, native_scanner
+from streamcodec.text.regex_patterns import compile_regex
 from streamcodec.text.unicode_classes import class_ranges
 from streamcodec.vocab import CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN
 
@@ -81,19 +80,18 @@ class Pretokenizer:
     ``native=False`` keeps to the ``re``/``regex`` path even where the native scanner is built."""
 
     def __init__(self, pattern: str, *, native: bool = True) -> None:
-        try:
-            self._regex = regex.compile(pattern)
-        except regex.error as exc:
-            raise ValueError(f"invalid pre-tokenizer pattern {pattern!r}: {exc}") from None
         self.pattern = pattern
         self._known = pattern in _TEMPLATES
         self._fast_known = self._known and sys.version_info >= (3, 11)
         # The C scanner, for the named patterns (unless the pure path is asked for).
         self._native = native_scanner(pattern) if native else None
+        # ``regex`` only for a pattern nothing else cuts (compiled now: a bad one fails here).
+        covered = self._fast_known or self._native is not None
+        self._regex = None if covered else compile_regex(pattern)
 
     @property
     def scanner(self) -> NativeScanner | None:
-        """The compiled scanner that cuts this pattern, or None (``regex`` does)."""
+        """The compiled scanner that cuts this pattern, or None (``re`` or ``regex`` does)."""
         return self._native
 
     def pieces(self, text: str, start: int = 0, end: int | None = None) -> list[str]:
@@ -106,6 +104,7 @@ class Pretokenizer:
             if text.isascii() or _bmp_sets_apply(text, start, end):
                 return fast_pattern(self.pattern).findall(text, start, end)
             return full_pattern(self.pattern).findall(text, start, end)
+        assert self._regex is not None  # set for every pattern the branches above do not cut
         return self._regex.findall(text, start, end)
 
     def words(self, text: str, start: int = 0, end: int | None = None) -> list[str] | None:

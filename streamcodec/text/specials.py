@@ -14,11 +14,10 @@ tokens start at one place, the longest wins.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Collection, Iterator
 from collections.abc import Set as AbstractSet
 from typing import Literal, NoReturn
-
-import regex
 
 __all__ = [
     "AllowedSpecial",
@@ -73,7 +72,7 @@ def refuse_disallowed(text: str, disallowed: frozenset[str]) -> None:
 
 
 @functools.lru_cache(maxsize=128)
-def special_token_regex(tokens: frozenset[str]) -> regex.Pattern[str]:
+def special_token_regex(tokens: frozenset[str]) -> re.Pattern[str]:
     """A regex matching any of ``tokens``; where several start at one place, the longest.
 
     >>> special_token_regex(frozenset({"<|a|>", "<|a|>x"})).findall("<|a|>x <|a|>")
@@ -81,12 +80,12 @@ def special_token_regex(tokens: frozenset[str]) -> regex.Pattern[str]:
     """
     # Longest first, so a special token that is a prefix of another cannot hide it.
     alternatives = sorted(tokens, key=lambda t: (-len(t), t))
-    return regex.compile("|".join(regex.escape(token) for token in alternatives))
+    return re.compile("|".join(re.escape(token) for token in alternatives))
 
 
 def allowed_special_matches(
-    finder: regex.Pattern[str], text: str, allowed: AbstractSet[str], limit: int | None = None
-) -> Iterator[regex.Match[str]]:
+    finder: re.Pattern[str], text: str, allowed: AbstractSet[str], limit: int | None = None
+) -> Iterator[re.Match[str]]:
     """The matches of ``finder`` (a :func:`special_token_regex`) that are ``allowed``, left to
     right, each starting before ``limit``.
 
@@ -108,16 +107,17 @@ def allowed_special_matches(
             match = finder.search(text, match.start() + 1)
 
 
-def straddles(finder: regex.Pattern[str], text: str, cut: int, longest: int) -> bool:
+def straddles(finder: re.Pattern[str], text: str, cut: int, longest: int) -> bool:
     """Whether an occurrence of a special token (``finder``, its longest ``longest``
     characters) starts before ``cut`` and ends after it.
 
     >>> straddles(special_token_regex(frozenset({"<|a|>"})), "x<|a|>", 3, 5)
     True
     """
-    start = max(0, cut - longest + 1)
-    spans = finder.finditer(text, start, cut + longest - 1, overlapped=True)
-    return any(match.start() < cut < match.end() for match in spans)
+    # Each start before the cut, as an overlapped search would try them.
+    end = cut + longest - 1
+    starts = range(max(0, cut - longest + 1), cut)
+    return any((match := finder.match(text, s, end)) and match.end() > cut for s in starts)
 
 
 class DisallowedSpecialTokenError(ValueError):
