@@ -4,10 +4,11 @@
     >>> streamcodec.corpus.tokenize(["data/"], "tokens/", jobs=2)  # doctest: +SKIP
     >>> for ids in streamcodec.corpus.read_documents("tokens/"): ...  # doctest: +SKIP
 
-Modules, bottom up: ``inputs`` (files, folders, globs, compression, documents), ``plan`` (which
-input ranges make each shard), ``shards`` (the ``.npy`` writer), ``manifest``, ``job`` (one
-shard's work), ``tokenize`` (the run, resumed), ``cluster`` (the run on Dask) and ``check``
-(shards against the manifest and the inputs). docs/corpus.md has the format and the figures.
+Modules, bottom up: ``files`` (an input file checked and decompressed to its proper end),
+``inputs`` (files, folders, globs, documents), ``plan`` (which input ranges make each shard),
+``shards`` (the ``.npy`` writer), ``manifest``, ``job`` (one shard's work), ``tokenize`` (the
+run, resumed), ``cluster`` (the run on Dask) and ``check`` (shards against the manifest and the
+inputs). docs/corpus.md has the format and the figures.
 """
 
 from streamcodec.corpus.check import check_corpus

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import os
 import random
-from typing import Any
+from collections.abc import Iterator
+from typing import Any, TypeVar
 
+from streamcodec.corpus.files import InputChangedError
 from streamcodec.corpus.inputs import STDIN, Input, Range, Reading, documents
 from streamcodec.corpus.manifest import load_manifest
 from streamcodec.corpus.shards import sha256_file
@@ -23,6 +25,8 @@ from streamcodec.corpus.writers import manifest_layout, read_entry
 from streamcodec.registry import get_encoding
 
 __all__ = ["CorpusCheckError", "check_corpus"]
+
+T = TypeVar("T")
 
 
 class CorpusCheckError(ValueError):
@@ -117,7 +121,7 @@ def _check_text(out: str, manifest: dict[str, Any], sample: int, seed: int) -> N
             continue
         ids, offsets = read_entry(out, manifest, entry)
         texts = _shard_texts(inputs, entry, reading)
-        for n, doc in enumerate(texts):
+        for n, doc in _changed_is_a_mismatch(enumerate(texts)):
             if n in wanted:
                 got = enc.decode(ids[offsets[n] + before : offsets[n + 1] - after].tolist())
                 if got != doc:
@@ -128,6 +132,17 @@ def _check_text(out: str, manifest: dict[str, Any], sample: int, seed: int) -> N
                     )
             if n >= wanted[-1]:
                 break
+
+
+def _changed_is_a_mismatch(items: Iterator[T]) -> Iterator[T]:
+    """``items``, with an input changed since the corpus was made reported as a mismatch."""
+    try:
+        yield from items
+    except InputChangedError as exc:
+        raise CorpusCheckError(
+            f"{exc.name}: the input changed since the corpus was made (its size or time): "
+            "its documents may not be the shards' any more; tokenize it again"
+        ) from None
 
 
 def _compression(path: str) -> str | None:

@@ -5,7 +5,9 @@
 has a *kind*, from its name: ``.jsonl``/``.ndjson``/``.json`` are JSON Lines (one document per
 line, the text in a field), ``.parquet``/``.pq`` are Parquet (one document per row, the text in a
 column; ``pyarrow``), anything else is plain text (the file is one document, or documents split
-by a separator). ``.gz``, ``.xz`` and ``.zst`` are read as streams (``zstandard`` for the last).
+by a separator). ``.gz``, ``.xz`` and ``.zst`` are read as streams (``zstandard`` for the last),
+each file checked as :mod:`streamcodec.corpus.files` says (a regular file, the one planned,
+decompressed to its proper end).
 
 :func:`documents` yields the documents of a :class:`Range` of an input: bytes ``[start, end)``
 of an uncompressed JSON Lines file (a line belongs to the range it starts in, so ranges cut
@@ -23,17 +25,17 @@ whole input.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import glob
-import gzip
 import io
 import json
-import lzma
 import os
 import sys
 from collections.abc import Iterator, Sequence
-from typing import IO, Any, Literal, cast
+from typing import IO, Any, Literal
 
+from streamcodec.corpus.files import COMPRESSIONS, Decompressed, Fingerprinted, regular_file
 from streamcodec.stream.sources import CHUNK_SIZE, read_blocks
 
 __all__ = [
@@ -52,7 +54,6 @@ __all__ = [
 
 STDIN = "-"
 Kind = Literal["text", "jsonl", "parquet"]
-_COMPRESSIONS = {".gz": "gz", ".xz": "xz", ".zst": "zst"}
 _KINDS: dict[str, Kind] = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl"}
 _KINDS |= {".parquet": "parquet", ".pq": "parquet"}
 
@@ -127,21 +128,32 @@ def find_inputs(
 ) -> list[Input]:
     """The inputs ``names`` stand for, in order: files, folders (walked, sorted, hidden names
     left out), globs (sorted; ``**`` recursive) and ``-`` for standard input. ``skip`` is a
-    folder left out of the walk (the output folder)."""
+    folder left out of the walk (the output folder). Anything but a regular file (a FIFO, a
+    device), named or met in a folder or a glob, is refused by name."""
     found: list[Input] = []
+    skipped = 0
     for name in (os.fspath(n) for n in names):
         if name == STDIN:
+            if any(inp.path == STDIN for inp in found):
+                raise ValueError("standard input (-) is named twice: it can be read once")
             found.append(Input(STDIN, stdin_kind, None, -1, 0))
             continue
         if os.path.isdir(name):
-            paths = _walk(name, skip)
+            paths = _walk(name)
         elif os.path.exists(name) or not glob.has_magic(name):
             paths = [name]
         else:
-            paths = sorted(p for p in glob.glob(name, recursive=True) if os.path.isfile(p))
+            paths = sorted(p for p in glob.glob(name, recursive=True) if not os.path.isdir(p))
             if not paths:
                 raise FileNotFoundError(2, "no file matches this pattern", name)
-        found += [_input(path) for path in paths if not _inside(path, skip)]
+        kept = [path for path in paths if not _inside(path, skip)]
+        skipped += len(paths) - len(kept)
+        found += [_input(path) for path in kept]
+    if not found and skipped:
+        raise ValueError(
+            f"no input files: the {skipped} found are inside the output folder {skip}, whose "
+            "files are never inputs; name the inputs apart from -o"
+        )
     if not found:
         raise ValueError("no input files: name files, folders, globs or - for standard input")
     return found
@@ -155,23 +167,18 @@ def _inside(path: str, folder: str | None) -> bool:
     return os.path.commonpath([real, top]) == top
 
 
-def _walk(folder: str, skip: str | None) -> list[str]:
-    skipped = os.path.realpath(skip) if skip is not None else None
+def _walk(folder: str) -> list[str]:
     paths = []
     for root, dirs, files in os.walk(folder):
-        dirs[:] = [
-            d
-            for d in dirs
-            if not d.startswith(".") and os.path.realpath(os.path.join(root, d)) != skipped
-        ]
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
         paths += [os.path.join(root, f) for f in files if not f.startswith(".")]
     return sorted(paths)
 
 
 def _input(path: str) -> Input:
-    info = os.stat(path)
+    info = regular_file(path)  # a FIFO would block, a device never end: refused by name
     stem, suffix = os.path.splitext(path)
-    compression = _COMPRESSIONS.get(suffix.lower())
+    compression = COMPRESSIONS.get(suffix.lower())
     if compression is not None:
         suffix = os.path.splitext(stem)[1]
     kind = _KINDS.get(suffix.lower(), "text")
@@ -182,26 +189,29 @@ def _input(path: str) -> Input:
 
 
 def open_input(inp: Input) -> IO[bytes]:
-    """The input's bytes as a stream, decompressed."""
+    """The input's bytes as a stream, decompressed to the stream's proper end, from the file
+    the run planned (:mod:`streamcodec.corpus.files`: a change is an error, not other ids)."""
     if inp.path == STDIN:
         if sys.stdin is None:
             raise OSError(9, "standard input is closed", "<stdin>")
         return sys.stdin.buffer
-    if inp.compression == "gz":
-        return cast(IO[bytes], gzip.open(inp.path, "rb"))
-    if inp.compression == "xz":
-        return lzma.open(inp.path, "rb")
-    if inp.compression == "zst":
-        try:
-            import zstandard
-        except ImportError:
-            raise ImportError(
-                f"{inp.path}: reading .zst needs zstandard: pip install zstandard"
-            ) from None
-        raw = open(inp.path, "rb")  # noqa: SIM115  (closed with the reader)
-        reader = zstandard.ZstdDecompressor().stream_reader(raw, closefd=True)
-        return io.BufferedReader(reader)  # readline, as the others
-    return open(inp.path, "rb")
+    raw = Fingerprinted(inp.path, (inp.size, inp.mtime_ns))
+    if inp.compression is None:
+        return io.BufferedReader(raw, CHUNK_SIZE)
+    return io.BufferedReader(Decompressed(raw, inp.path, inp.compression), CHUNK_SIZE)
+
+
+@contextlib.contextmanager
+def _reading(inp: Input) -> Iterator[IO[bytes]]:
+    """:func:`open_input`, checked again once read: a part of a file read while it changed
+    (not read to its end, where the reader checks it) fails too."""
+    with open_input(inp) as f:
+        yield f
+        layer = getattr(f, "raw", None)
+        if isinstance(layer, Decompressed):
+            layer = layer.source
+        if isinstance(layer, Fingerprinted):
+            layer.check_unchanged()
 
 
 def documents(inp: Input, part: Range, reading: Reading) -> Iterator[Document]:
@@ -209,7 +219,7 @@ def documents(inp: Input, part: Range, reading: Reading) -> Iterator[Document]:
     if inp.kind == "parquet":
         yield from _parquet_documents(inp, part, reading)
         return
-    with open_input(inp) as f:
+    with _reading(inp) as f:
         if inp.kind == "jsonl":
             yield from _json_lines(inp, f, part, reading)
         elif reading.separator is None:
@@ -223,11 +233,13 @@ def _span(inp: Input, data: bytes) -> int:
     return 0 if inp.compression is not None else len(data)
 
 
-def _decode(data: bytes, inp: Input, offset: int, reading: Reading) -> str:
+def _decode(
+    data: bytes, inp: Input, offset: int, reading: Reading, *, where: str | None = None
+) -> str:
     try:
         return data.decode("utf-8", reading.errors)
     except UnicodeDecodeError as exc:
-        raise invalid_utf8(inp.shown, offset + exc.start, exc.reason) from None
+        raise invalid_utf8(where or inp.shown, offset + exc.start, exc.reason) from None
 
 
 def invalid_utf8(source: str, offset: int, reason: str) -> ValueError:
@@ -313,7 +325,8 @@ def _record(inp: Input, line: str, offset: int, field: str) -> dict[str, Any]:
 def parquet_row_groups(inp: Input) -> list[int]:
     """The bytes on disk of each row group of a Parquet input (the plan cuts between them);
     the last has the footer too, so they add up to the file's size."""
-    metadata = _parquet_file(inp).metadata
+    with _parquet_file(inp) as parquet:
+        metadata = parquet.metadata
     sizes = []
     for i in range(metadata.num_row_groups):
         group = metadata.row_group(i)
@@ -323,43 +336,68 @@ def parquet_row_groups(inp: Input) -> list[int]:
     return sizes
 
 
-def _parquet_file(inp: Input) -> Any:
+@contextlib.contextmanager
+def _parquet_file(inp: Input) -> Iterator[Any]:
+    """The ``pyarrow.parquet.ParquetFile`` of ``inp``, read through :class:`Fingerprinted`
+    (the planned file, unchanged when it is closed after a read in full)."""
     try:
         import pyarrow.parquet
     except ImportError:
         raise ImportError(
             f"{inp.path}: reading Parquet needs pyarrow: pip install pyarrow"
         ) from None
-    try:
-        return pyarrow.parquet.ParquetFile(inp.path)
-    except (OSError, pyarrow.ArrowException) as exc:
-        raise ValueError(f"{inp.path}: not a readable Parquet file ({exc})") from None
+    with Fingerprinted(inp.path, (inp.size, inp.mtime_ns)) as raw:
+        try:
+            parquet = pyarrow.parquet.ParquetFile(raw)
+        except (OSError, pyarrow.ArrowException) as exc:
+            raise ValueError(f"{inp.path}: not a readable Parquet file ({exc})") from None
+        yield parquet
+        raw.check_unchanged()
 
 
 def _parquet_documents(inp: Input, part: Range, reading: Reading) -> Iterator[Document]:
     import pyarrow
 
-    parquet = _parquet_file(inp)
-    wanted = [(reading.column, "pass --column NAME"), *((k, "check --keep") for k in reading.keep)]
-    for name, advice in wanted:
-        if name not in parquet.schema_arrow.names:
-            columns = ", ".join(parquet.schema_arrow.names)
-            raise ValueError(f"{inp.path}: no column {name!r} (it has: {columns}); {advice}")
-    end = parquet.metadata.num_row_groups if part.end < 0 else part.end
-    row = sum(parquet.metadata.row_group(i).num_rows for i in range(part.start))
-    for group in range(part.start, end):
-        try:
-            table = parquet.read_row_group(group, columns=[reading.column, *reading.keep])
-        except (OSError, pyarrow.ArrowException) as exc:
-            raise ValueError(f"{inp.path}: row group {group} is unreadable ({exc})") from None
-        kept = table.select(list(reading.keep)).to_pylist() if reading.keep else None
-        for i, value in enumerate(table.column(0).to_pylist()):
-            if isinstance(value, bytes):
-                value = _decode(value, inp, 0, reading)
-            if not isinstance(value, str):
-                raise ValueError(
-                    f"{inp.path}: row {row}: the column {reading.column!r} is "
-                    f"{type(value).__name__}, not text"
-                )
-            yield Document(value, inp, row, fields=None if kept is None else kept[i])
-            row += 1
+    with _parquet_file(inp) as parquet:
+        wanted = [(reading.column, "pass --column NAME")]
+        wanted += [(name, "check --keep") for name in reading.keep]
+        for name, advice in wanted:
+            if name not in parquet.schema_arrow.names:
+                columns = ", ".join(parquet.schema_arrow.names)
+                raise ValueError(f"{inp.path}: no column {name!r} (it has: {columns}); {advice}")
+        end = parquet.metadata.num_row_groups if part.end < 0 else part.end
+        row = sum(parquet.metadata.row_group(i).num_rows for i in range(part.start))
+        for group in range(part.start, end):
+            try:
+                table = parquet.read_row_group(group, columns=[reading.column, *reading.keep])
+            except (OSError, pyarrow.ArrowException) as exc:
+                raise ValueError(f"{inp.path}: row group {group} is unreadable ({exc})") from None
+            kept = table.select(list(reading.keep)).to_pylist() if reading.keep else None
+            for i, value in enumerate(_as_bytes(table.column(0)).to_pylist()):
+                text = _row_text(value, inp, row, reading)
+                yield Document(text, inp, row, fields=None if kept is None else kept[i])
+                row += 1
+
+
+def _as_bytes(values: Any) -> Any:
+    """A text column as its bytes (no copy), so each row is decoded here: invalid UTF-8 is
+    refused with its row and byte offset, or replaced under ``errors='replace'``."""
+    import pyarrow
+
+    if pyarrow.types.is_string(values.type):
+        return values.cast(pyarrow.binary())
+    if pyarrow.types.is_large_string(values.type):
+        return values.cast(pyarrow.large_binary())
+    return values
+
+
+def _row_text(value: object, inp: Input, row: int, reading: Reading) -> str:
+    """A row's value as text, or the error that names the row."""
+    if isinstance(value, bytes):
+        return _decode(value, inp, 0, reading, where=f"{inp.path} at row {row}")
+    if not isinstance(value, str):
+        raise ValueError(
+            f"{inp.path} at row {row}: the column {reading.column!r} is "
+            f"{type(value).__name__}, not text"
+        )
+    return value

@@ -55,7 +55,7 @@ ENCODING_DEFAULT = "<the encoding's default>"
 
 
 def tokenize(
-    inputs: Sequence[str | os.PathLike[str]],
+    inputs: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
     out_dir: str | os.PathLike[str],
     *,
     encoding: str | Encoding = "cl100k_base",
@@ -76,7 +76,8 @@ def tokenize(
     restart: bool = False,
     progress: Callable[[int, int], object] | None = None,
 ) -> dict[str, Any]:
-    """Tokenize the files, folders and globs ``inputs`` into shards in ``out_dir``.
+    """Tokenize the files, folders and globs ``inputs`` (or one of them) into shards in
+    ``out_dir``.
 
     Each document is encoded as ``encode_ordinary`` encodes it alone, between the special
     tokens ``bos`` and ``eos`` (None: nothing; by default the encoding's, :func:`boundaries`:
@@ -98,6 +99,10 @@ def tokenize(
     """
     if errors not in ("strict", "replace"):
         raise ValueError(f"errors must be 'strict' or 'replace', not {errors!r}")
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ValueError(f"jobs must be a whole number of at least 1, not {jobs!r}")
+    if isinstance(inputs, (str, os.PathLike)):  # one path, not its characters
+        inputs = [inputs]
     out = os.fspath(out_dir)
     enc = get_encoding(encoding) if isinstance(encoding, str) else encoding
     found = find_inputs(inputs, stdin_kind=stdin_kind, skip=out)
