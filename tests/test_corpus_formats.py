@@ -261,6 +261,7 @@ def test_the_writers_examples_run() -> None:
     for module in ["shards", "writers", *(f"writers.{m}" for m in FORMATS.values())]:
         found = importlib.import_module(f"streamcodec.corpus.{module}")
         assert doctest.testmod(found).failed == 0, module
+    assert doctest.testmod(importlib.import_module("streamcodec.npyfile")).failed == 0
 
 
 # ------------------------------------------------------------------ kept fields

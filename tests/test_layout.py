@@ -20,6 +20,7 @@ ALLOWED = {
     "vocab": set(),
     "reference": set(),
     "atomicfile": set(),
+    "npyfile": set(),
     "interrupts": set(),
     "dropin": set(),  # tiktoken's module names, and how Encoding prints under the swap
     "text": {"vocab"},
@@ -43,7 +44,7 @@ ALLOWED = {
         "dropin",
     },
     # the corpus tool: the facade, named encodings, the stream's workers, the one writer
-    "corpus": {"encoding", "registry", "stream", "text", "atomicfile"},
+    "corpus": {"encoding", "registry", "stream", "text", "atomicfile", "npyfile"},
 }
 TOP = {"cli", "__main__", "__init__"}  # nothing imports these but each other
 MAX_LINES = 420  # "a few hundred lines at most"

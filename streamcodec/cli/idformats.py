@@ -15,7 +15,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import struct
 import sys
 from array import array
 from collections.abc import Callable, Iterable, Iterator
@@ -24,14 +23,14 @@ from typing import BinaryIO, NoReturn
 from streamcodec.cli.inputs import binary_input, blocks, is_regular_file, shown_name
 from streamcodec.cli.progress import Progress
 from streamcodec.formats.jsondoc import TOO_DEEP
+from streamcodec.npyfile import MAGIC as NPY_MAGIC
+from streamcodec.npyfile import npy_header
 
 __all__ = ["FORMATS", "READERS", "WRITERS", "format_for", "read_jsonl"]
 
 FORMATS = ["ids", "jsonl", "u32", "u16", "npy"]
-NPY_MAGIC = b"\x93NUMPY"
 MAX_DIGITS = 10  # ids are uint32: 4294967295 has 10 digits
 WRITE_IDS = 1 << 16  # ids turned into text at a time
-NPY_PREAMBLE = 128  # bytes before the data of a .npy we write: room for any length, aligned
 
 
 def write_ids(chunks: Iterable[list[int]], out: BinaryIO) -> int:
@@ -87,19 +86,12 @@ def _write_fixed(chunks: Iterable[list[int]], out: BinaryIO, code: str) -> int:
 def write_npy(chunks: Iterable[list[int]], out: BinaryIO) -> int:
     """A ``.npy`` uint32 vector; ``out`` must be seekable."""
     # The length is known only at the end: reserve the header, write the data, then the header.
-    out.write(_npy_header(0))
+    out.write(npy_header("uint32", 0))
     count = write_u32(chunks, out)
     out.seek(0)
-    out.write(_npy_header(count))
+    out.write(npy_header("uint32", count))
     out.seek(0, os.SEEK_END)
     return count
-
-
-def _npy_header(count: int) -> bytes:
-    """The ``.npy`` (version 1.0) header of a uint32 vector of ``count`` items."""
-    header = f"{{'descr': '<u4', 'fortran_order': False, 'shape': ({count},), }}"
-    header += " " * (NPY_PREAMBLE - 10 - len(header) - 1) + "\n"
-    return NPY_MAGIC + b"\x01\x00" + struct.pack("<H", len(header)) + header.encode("latin1")
 
 
 def read_ids(path: str, progress: Progress | None) -> Iterator[list[int]]:

@@ -1,56 +1,21 @@
-"""``--format streamcodec``: plain NumPy files, and the project's one ``.npy`` header.
+"""``--format streamcodec``: plain NumPy files; the ``.offsets.npy`` of formats with no index.
 
 A shard is ``shard_00000.npy``, its ids (``uint16`` when every id of the vocabulary fits, else
 ``uint32``), and ``shard_00000.offsets.npy``, ``int64``, where each document starts, then the
-end. ``numpy.load(path, mmap_mode="r")`` reads both. The header (:func:`npy_header`) has a fixed
-size (128 bytes: room for any length, the data aligned), so the ids' file is written as the ids
-come and its header last.
-
-    >>> npy_header("uint16", 3)[:10], len(npy_header("uint16", 3))
-    (b'\\x93NUMPY\\x01\\x00v\\x00', 128)
+end. ``numpy.load(path, mmap_mode="r")`` reads both. The header has a fixed size
+(:mod:`streamcodec.npyfile`), so the ids' file is written as the ids come and its header last.
 """
 
 from __future__ import annotations
 
-import ast
 import os
-import struct
 from collections.abc import Iterator, Sequence
-from typing import Any, BinaryIO, ClassVar
+from typing import Any, ClassVar
 
 from streamcodec.corpus.shards import Layout, TokenShard, as_bytes
+from streamcodec.npyfile import HEADER_SIZE, npy_header, read_npy_header
 
-__all__ = ["HEADER_SIZE", "Shard", "load_offsets", "map_ids", "npy_header", "offsets_file",
-           "read_npy_header"]  # fmt: skip
-
-HEADER_SIZE = 128  # magic, version, length and the dict, padded
-_DESCR = {"uint16": "<u2", "uint32": "<u4", "int32": "<i4", "int64": "<i8"}
-
-
-def npy_header(dtype: str, length: int) -> bytes:
-    """The ``.npy`` (version 1.0) header of a one-dimensional array of ``length`` items."""
-    text = f"{{'descr': '{_DESCR[dtype]}', 'fortran_order': False, 'shape': ({length},), }}"
-    body = text.encode("latin-1").ljust(HEADER_SIZE - 10 - 1) + b"\n"
-    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(body)) + body
-
-
-def read_npy_header(f: BinaryIO) -> tuple[str, int]:
-    """The dtype and length of a one-dimensional ``.npy`` file (the file is left at the start
-    of the data); ``ValueError`` for anything else."""
-    start = f.read(10)
-    if start[:8] != b"\x93NUMPY\x01\x00":
-        raise ValueError("not a .npy file of version 1.0")
-    (size,) = struct.unpack("<H", start[8:10])
-    try:
-        header = ast.literal_eval(f.read(size).decode("latin-1"))
-    except (SyntaxError, ValueError, UnicodeDecodeError):
-        raise ValueError("a .npy header that is not a dict") from None
-    dtypes = {descr: name for name, descr in _DESCR.items()}
-    shape = header.get("shape", ()) if isinstance(header, dict) else ()
-    if not isinstance(header, dict) or header.get("descr") not in dtypes or \
-            header.get("fortran_order") or len(shape) != 1:  # fmt: skip
-        raise ValueError(f"not a one-dimensional array of {', '.join(_DESCR)}: {header}")
-    return dtypes[header["descr"]], int(header["shape"][0])
+__all__ = ["Shard", "load_offsets", "map_ids", "offsets_file"]
 
 
 def offsets_file(ends: Sequence[int]) -> bytes:
