@@ -64,9 +64,10 @@ __all__ = [
 ]
 __version__ = "0.1.0"
 
-# tiktoken's module names that client code reaches as attributes (``tiktoken.load.read_file``),
-# and ``streamcodec.formats`` and ``streamcodec.corpus``.
-_LAZY_MODULES = frozenset({"formats", "load", "core", "corpus"})
+# tiktoken's module names that client code reaches as attributes (``tiktoken.load.read_file``,
+# ``tiktoken.model.MODEL_TO_ENCODING``: tiktoken imports them all), and ``streamcodec.formats``
+# and ``streamcodec.corpus``.
+_LAZY_MODULES = frozenset({"formats", "load", "core", "model", "registry", "corpus"})
 
 
 def __getattr__(name: str) -> Any:

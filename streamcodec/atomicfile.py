@@ -91,7 +91,9 @@ def _replacing(name: str, real: str, info: os.stat_result | None) -> Iterator[Bi
     try:
         with naming(name):
             _keep_mode(fd, info)
-        with os.fdopen(fd, "wb") as f, naming(name, writing=True):
+        # naming() outside the file: closing it flushes the buffer, and a full disk met there
+        # (after another error, or none) names the caller's path too
+        with naming(name, writing=True), os.fdopen(fd, "wb") as f:
             yield f
             f.flush()
             os.fsync(f.fileno())

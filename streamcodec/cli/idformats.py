@@ -45,7 +45,9 @@ def write_ids(chunks: Iterable[list[int]], out: BinaryIO) -> int:
 
 
 def format_for(path: str | None, given: str | None) -> str:
-    """``given`` (``-f``), else the format ``path``'s suffix names, else ``ids``.
+    """``given`` (``-f``), else the format ``path``'s suffix names: ``ids`` for no suffix (a
+    FIFO, ``/dev/stdout``) or ``.txt``; another suffix (``.bin``: which of u16, u32?) is
+    refused, naming ``-f``.
 
     >>> format_for("big.npy", None), format_for("big.npy", "ids"), format_for("-", None)
     ('npy', 'ids', 'ids')
@@ -53,7 +55,14 @@ def format_for(path: str | None, given: str | None) -> str:
     if given is not None:
         return given
     suffix = os.path.splitext(path or "")[1].lower().lstrip(".")
-    return suffix if suffix in FORMATS else "ids"
+    if suffix in FORMATS:
+        return suffix
+    if suffix in ("", "txt"):
+        return "ids"
+    raise ValueError(
+        f"{path}: the suffix .{suffix} names no format of ids; pass -f with one of "
+        f"{', '.join(FORMATS)} (or name the file .{', .'.join(FORMATS)} or .txt)"
+    )
 
 
 def write_u32(chunks: Iterable[list[int]], out: BinaryIO) -> int:

@@ -146,8 +146,11 @@ def add_mode(command: argparse.ArgumentParser, *, bytelevel: str, word: str | No
     )
 
 
-def add_text_options(command: argparse.ArgumentParser, *, jobs: str | None) -> None:
-    """How text is encoded: special tokens, invalid UTF-8, and (``jobs``: the words that end
+def add_text_options(
+    command: argparse.ArgumentParser, *, jobs: str | None, keeps_bytes: bool = True
+) -> None:
+    """How text is encoded: special tokens, invalid UTF-8 (``keeps_bytes``: offer
+    ``surrogateescape``; a command that writes text cannot), and (``jobs``: the words that end
     its help) ``--jobs``; a command that reads in one process has none."""
     command.add_argument(
         "--allowed-special",
@@ -161,12 +164,12 @@ def add_text_options(command: argparse.ArgumentParser, *, jobs: str | None) -> N
         action="store_true",
         help="encode special tokens that are not allowed as ordinary text instead of failing",
     )
+    said = "invalid UTF-8: fail (strict, default), use U+FFFD (replace)"
     command.add_argument(
         "--errors",
         default="strict",
-        choices=["strict", "replace", "surrogateescape"],
-        help="invalid UTF-8: fail (strict, default), use U+FFFD (replace), or keep the bytes "
-        "exactly (surrogateescape)",
+        choices=["strict", "replace", "surrogateescape"][: 3 if keeps_bytes else 2],
+        help=f"{said}, or keep the bytes exactly (surrogateescape)" if keeps_bytes else said,
     )
     # What an invalid UTF-8 error advises (split, which writes text, narrows it).
     command.set_defaults(accept_invalid="--errors replace or --errors surrogateescape")

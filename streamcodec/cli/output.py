@@ -19,7 +19,7 @@ import tempfile
 from collections.abc import Iterator
 from typing import BinaryIO, NoReturn
 
-from streamcodec.atomicfile import atomic_output, replaces
+from streamcodec.atomicfile import atomic_output, naming, replaces
 
 __all__ = ["ClosedStdout", "output"]
 
@@ -47,7 +47,7 @@ class ClosedStdout(io.TextIOBase):
 def output(path: str | None, *, seekable: bool = False) -> Iterator[BinaryIO]:
     """The output (``None``: stdout); ``seekable`` spools through a temporary file whatever is
     written in place (stdout, a FIFO), so a writer may go back to its start."""
-    target = contextlib.nullcontext(sys.stdout.buffer) if path is None else atomic_output(path)
+    target = _stdout() if path is None else atomic_output(path)
     with target as out:
         if seekable and (path is None or not replaces(path)):
             with tempfile.TemporaryFile() as spool:
@@ -57,3 +57,10 @@ def output(path: str | None, *, seekable: bool = False) -> Iterator[BinaryIO]:
         else:
             yield out
         out.flush()
+
+
+@contextlib.contextmanager
+def _stdout() -> Iterator[BinaryIO]:
+    """Standard output; a full disk behind it (``> file``) is named as ``-o`` files are."""
+    with naming("<stdout>", writing=True):
+        yield sys.stdout.buffer

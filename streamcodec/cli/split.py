@@ -44,8 +44,8 @@ def add(commands: Any) -> None:
     split = commands.add_parser(
         "split", help="cut a file into numbered windows of at most N tokens, each exact alone"
     )
-    add_input_and_encoding(split)
-    add_text_options(split, jobs=None)
+    add_input_and_encoding(split, word=False)  # windows of tokens: no --mode word
+    add_text_options(split, jobs=None, keeps_bytes=False)  # the windows are UTF-8 text
     split.add_argument(
         "--max-tokens", type=positive_int, required=True, metavar="N", help="tokens per window"
     )
@@ -123,10 +123,6 @@ def _target(output: str) -> Path:
 
 def _refuse(args: argparse.Namespace) -> None:
     """The options split cannot honour, named."""
-    if args.mode == "word":
-        raise ValueError("split cuts tokens: --mode word is not supported")
-    if args.errors == "surrogateescape":
-        raise ValueError("split writes text: use --errors strict or --errors replace")
     if args.overlap >= args.max_tokens:
         raise ValueError("--overlap must be below --max-tokens")
 

@@ -1,0 +1,185 @@
+"""Issue 31's cases outside the corpus tool: each failed before its fix (a hostile probe and a
+newcomer's first hour). Outputs on a full disk or a closed pipe, options offered and refused,
+names a newcomer reaches for. ``tools/probe_round4.py`` reruns the same families at scale.
+"""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import io
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from streamcodec.cli import build_parser, main
+
+ROOT = Path(__file__).resolve().parents[1]
+FORMATS = ["ids", "jsonl", "u32", "npy"]  # u16: cl100k ids do not fit
+
+
+def run(*args: str, **kwargs: object) -> subprocess.CompletedProcess[bytes]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    kwargs = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, **kwargs}
+    return subprocess.run(
+        [sys.executable, "-m", "streamcodec", *args],
+        timeout=120,
+        env=env,
+        **kwargs,  # type: ignore[call-overload]
+    )
+
+
+@pytest.fixture
+def book(tmp_path: Path) -> Path:
+    """Lines whose ids take more than a pipe's buffer (64 KiB) in every format."""
+    path = tmp_path / "book.txt"
+    path.write_text("".join(f"line {i}: the quick brown fox\n" for i in range(6000)))
+    return path
+
+
+# ---------------------------------------------------------------------- full disk, closed pipe
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("size", ["small", "large"])
+def test_stdout_on_a_full_disk_fails_in_one_line(
+    book: Path, tmp_path: Path, fmt: str, size: str
+) -> None:
+    """``encode -f jsonl > file`` on a full disk: exit 1 and a line naming stdout, whether the
+    disk is met while writing or only when the last buffer is flushed."""
+    src = book
+    if size == "small":
+        src = tmp_path / "small.txt"
+        src.write_text("hello\nworld\n")
+    with open("/dev/full", "wb") as full:
+        done = run("encode", str(src), "-f", fmt, stdout=full)
+    assert done.returncode == 1
+    assert done.stderr.decode() == "streamcodec: error: <stdout>: No space left on device\n"
+
+
+class _FullRaw(io.RawIOBase):
+    """A file on a full disk: every write fails, as does the flush of ``close``."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: object) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    def close(self) -> None:
+        if not self.closed:
+            os.close(self._fd)
+        super().close()
+
+
+def test_a_full_disk_met_again_at_close_still_names_the_file(
+    book: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The named error of a full disk was replaced by the unnamed one of closing the file
+    (its flush failed too): ``[Errno 28] No space left on device`` without the path."""
+    import streamcodec.atomicfile as atomicfile
+
+    def fdopen(fd: int, mode: str) -> io.BufferedWriter:
+        return io.BufferedWriter(_FullRaw(fd))
+
+    monkeypatch.setattr(atomicfile.os, "fdopen", fdopen)
+    out = tmp_path / "out.jsonl"
+    assert main(["encode", str(book), "-o", str(out), "-q"]) == 1
+    assert capsys.readouterr().err == f"streamcodec: error: {out}: No space left on device\n"
+    assert os.listdir(tmp_path) == ["book.txt"]  # no temporary left
+
+
+@pytest.mark.parametrize("fmt", [*FORMATS, "u16"])
+def test_a_closed_pipe_ends_every_format_alike(book: Path, fmt: str) -> None:
+    """``-f jsonl | head -c 10`` exits 141 as the other formats do, with nothing on stderr."""
+    args = ["-e", "gpt2"] if fmt == "u16" else []
+    command = [sys.executable, "-m", "streamcodec", "encode", str(book), "-f", fmt, *args]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    assert process.stdout is not None and process.stderr is not None
+    assert len(process.stdout.read(10)) == 10
+    process.stdout.close()
+    assert process.wait(timeout=120) == 141
+    assert process.stderr.read() == b""
+
+
+# ---------------------------------------------------------------------- options
+
+
+def test_stdin_given_twice_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``tokenize-corpus - -``: "I/O operation on closed file." after reading stdin once (the
+    corpus's input layer refuses it; here: in one line from the command)."""
+    assert main(["tokenize-corpus", "-", "-", "-o", str(tmp_path / "out")]) == 1
+    err = capsys.readouterr().err
+    assert err == "streamcodec: error: standard input (-) is named twice: it can be read once\n"
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_output_suffix_naming_no_format_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``-o x.bin`` wrote decimal text; it is refused before any work, naming ``-f``; with
+    ``-f`` it is written; no suffix and ``.txt`` are still ids."""
+    src = tmp_path / "x.txt"
+    src.write_text("hello world")
+    assert main(["encode", str(src), "-o", str(tmp_path / "x.bin"), "-q"]) == 1
+    err = capsys.readouterr().err
+    assert f"{tmp_path / 'x.bin'}: the suffix .bin names no format of ids; pass -f" in err
+    assert not (tmp_path / "x.bin").exists()
+    assert main(["encode", str(src), "-o", str(tmp_path / "x.bin"), "-f", "u16", "-q"]) == 0
+    assert (tmp_path / "x.bin").read_bytes() == (15339).to_bytes(2, "little") + (1917).to_bytes(
+        2, "little"
+    )
+    for name in ["ids", "x.txt.txt"]:
+        assert main(["encode", str(src), "-o", str(tmp_path / name), "-q"]) == 0
+        assert (tmp_path / name).read_text() == "15339\n1917\n"
+    assert main(["decode", str(tmp_path / "x.bin")]) == 1
+    assert "pass -f" in capsys.readouterr().err
+
+
+def _help(command: str) -> str:
+    parser = build_parser()
+    (commands,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return " ".join(commands.choices[command].format_help().split())
+
+
+def test_split_offers_only_what_it_takes() -> None:
+    """split's help offered --mode word, --codes, --separator and --errors surrogateescape,
+    each then refused."""
+    helped = _help("split")
+    for offered in ["word", "--codes", "--separator", "surrogateescape"]:
+        assert offered not in helped
+    assert "{bytelevel,bytes}" in helped and "{strict,replace}" in helped
+    for extra in [["--mode", "word"], ["--codes", "c"], ["--errors", "surrogateescape"]]:
+        with pytest.raises(SystemExit):
+            build_parser().parse_args(["split", "x", "--max-tokens", "5", "-o", "d", *extra])
+
+
+def test_the_usage_lines_list_every_format() -> None:
+    page = (ROOT / "docs" / "streaming.md").read_text()
+    assert page.count("[-f ids|jsonl|u32|u16|npy]") == 2
+    assert "{ids,jsonl,u32,u16,npy}" in _help("encode")
+
+
+# ---------------------------------------------------------------------- a newcomer's names
+
+
+def test_tiktokens_modules_are_attributes_in_a_fresh_process() -> None:
+    """``import streamcodec as tiktoken; tiktoken.model.MODEL_TO_ENCODING`` failed (ttok
+    --list-models): tiktoken's package imports its modules, so they are attributes."""
+    code = (
+        "import streamcodec as tiktoken\n"
+        "assert tiktoken.model.MODEL_TO_ENCODING['gpt-4'] == 'cl100k_base'\n"
+        "assert 'gpt2' in tiktoken.registry.list_encoding_names()\n"
+        "assert tiktoken.model is __import__('streamcodec.model').model\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, env=env, timeout=60)
+    assert done.returncode == 0, done.stderr.decode()
