@@ -329,3 +329,27 @@ def test_the_command_line_options(tmp_path: Path) -> None:
         "(it has: <|endofprompt|>, <|endoftext|>, <|fim_middle|>, <|fim_prefix|>, "
         "<|fim_suffix|>); name one with --bos, or none\n"
     )
+
+
+def test_the_default_boundaries_are_the_models_own(tmp_path: Path) -> None:
+    """A model's post-processor (``Encoding.rules``, issue 29) decides; else end-of-text after."""
+    from types import SimpleNamespace
+
+    from streamcodec.corpus.tokenize import boundaries
+
+    specials = {"<|begin_of_text|>": 50257, "<|end_of_text|>": 50258}
+    ranks = R50K.mergeable_ranks
+    enc = streamcodec.Encoding("llama-like", pat_str=R50K.pat_str, mergeable_ranks=ranks,
+                               special_tokens=specials)  # fmt: skip
+    assert boundaries(enc) == (None, None)  # no end-of-text token of tiktoken's name
+    llama = {"bos_token": "<|begin_of_text|>", "eos_token": "<|end_of_text|>", "add_eos": False}
+    enc.rules = SimpleNamespace(**llama, add_bos=True)  # type: ignore[attr-defined]
+    assert boundaries(enc) == ("<|begin_of_text|>", None)
+    source = json_lines(tmp_path, ["one", "two"])
+    tokenize([source], tmp_path / "out", encoding=enc, format="megatron")
+    ids = (tmp_path / "out" / "shard_00000.bin").read_bytes()
+    assert np.frombuffer(ids, np.uint16).tolist() == [50257, *R50K.encode("one"), 50257,
+                                                       *R50K.encode("two")]  # fmt: skip
+    enc.rules = SimpleNamespace(**llama, add_bos=False)  # type: ignore[attr-defined]
+    assert boundaries(enc) == (None, "<|end_of_text|>")  # its end of sequence, after each
+    assert boundaries(R50K) == (None, "<|endoftext|>")

@@ -172,10 +172,23 @@ def _version() -> str:
 
 
 def boundaries(enc: Encoding) -> tuple[str | None, str | None]:
-    """The special tokens an encoding puts before and after each document by default: its
-    model's where it has them, else tiktoken's convention, ``<|endoftext|>`` after each (as
-    nanoGPT's ``prepare.py`` and datatrove do), when the encoding has it."""
-    return None, EOT if EOT in enc.special_tokens else None
+    """The special tokens an encoding puts before and after each document by default.
+
+    An open model's, where its post-processor adds them (``enc.rules``: a ``tokenizer.json``'s
+    ``TemplateProcessing``, a GGUF's ``add_bos_token``; Llama 3 puts ``<|begin_of_text|>``
+    first and nothing after); else nothing before and, after, the model's end-of-sequence
+    token, or tiktoken's convention, ``<|endoftext|>`` (as nanoGPT's ``prepare.py`` and
+    datatrove put it), when the encoding has it.
+
+        >>> boundaries(get_encoding("cl100k_base"))
+        (None, '<|endoftext|>')
+    """
+    rules = getattr(enc, "rules", None)  # an open model's (issue 29)
+    bos, eos = getattr(rules, "bos_token", None), getattr(rules, "eos_token", None)
+    add_bos, add_eos = getattr(rules, "add_bos", False), getattr(rules, "add_eos", False)
+    if add_bos or add_eos:
+        return (bos if add_bos else None), (eos if add_eos else None)
+    return None, eos if eos is not None else EOT if EOT in enc.special_tokens else None
 
 
 def _token_ids(enc: Encoding, token: str | None, flag: str) -> tuple[int, ...]:
