@@ -10,6 +10,7 @@ datatrove's files compared byte for byte with files their own writers made
 from __future__ import annotations
 
 import errno
+import itertools
 import json
 import random
 import struct
@@ -19,6 +20,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import streamcodec
 from streamcodec.corpus import check_corpus, read_documents, tokenize
@@ -353,3 +356,80 @@ def test_the_default_boundaries_are_the_models_own(tmp_path: Path) -> None:
     enc.rules = SimpleNamespace(**llama, add_bos=False)  # type: ignore[attr-defined]
     assert boundaries(enc) == (None, "<|end_of_text|>")  # its end of sequence, after each
     assert boundaries(R50K) == (None, "<|endoftext|>")
+
+
+# ------------------------------------------------------------------ properties
+
+P50K_EDIT = streamcodec.get_encoding("p50k_edit")  # 50,284 ids: every format holds them
+BOUNDARY = st.sampled_from([(), (P50K_EDIT.eot_token,), (50281,)])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    name=st.sampled_from(list(FORMATS)),
+    docs=st.lists(st.lists(st.integers(0, P50K_EDIT.n_vocab - 1), max_size=40), max_size=8),
+    bos=BOUNDARY,
+    eos=BOUNDARY,
+    cuts=st.lists(st.integers(0, 40), max_size=4),
+    whole=st.booleans(),
+)
+def test_any_documents_in_any_format_read_back_whole(
+    name: str, docs: list[list[int]], bos: tuple[int, ...], eos: tuple[int, ...],
+    cuts: list[int], whole: bool,
+) -> None:  # fmt: skip
+    """Documents written whole (add_documents) or in pieces (add, end_document) read back as
+    written, between their boundaries."""
+    import shutil
+    import tempfile
+
+    from streamcodec.corpus.shards import Layout
+    from streamcodec.corpus.writers import dtype_for, shard_format
+
+    folder = tempfile.mkdtemp()
+    try:
+        writer = shard_format(name)
+        layout = Layout(name, dtype_for(name, P50K_EDIT.n_vocab), bos, eos, (), "p50k_edit")
+        with writer(folder, 3, layout) as shard:
+            if whole:
+                shard.add_documents(docs)
+            else:
+                for doc in docs:
+                    for start, end in itertools.pairwise([0, *sorted(cuts), len(doc)]):
+                        shard.add(doc[start:end])
+                    shard.end_document()
+        ids, offsets = writer.read(list(shard.paths[: len(writer.suffixes)]), layout)
+        assert shard.documents == len(docs) == len(offsets) - 1
+        assert shard.tokens == len(ids) == sum(len(bos) + len(d) + len(eos) for d in docs)
+        got = [ids[a:b].tolist() for a, b in itertools.pairwise(offsets.tolist())]
+        assert got == [[*bos, *doc, *eos] for doc in docs]
+    finally:
+        shutil.rmtree(folder)
+
+
+@pytest.mark.parametrize("backend", ["native", "python"])
+@settings(max_examples=15, deadline=None)
+@given(
+    texts=st.lists(st.text(st.characters(exclude_categories=("Cs",)), max_size=60), max_size=6),
+    name=st.sampled_from(list(FORMATS)),
+)
+def test_random_text_in_any_format_is_tiktokens_on_both_backends(
+    backend: str, texts: list[str], name: str
+) -> None:
+    import shutil
+    import tempfile
+
+    base = P50K_EDIT
+    enc = streamcodec.Encoding(base.name, pat_str=base.pat_str, backend=backend,
+                               mergeable_ranks=base.mergeable_ranks,
+                               special_tokens=base.special_tokens)  # fmt: skip
+    assert enc.backend == backend
+    folder = Path(tempfile.mkdtemp())
+    try:
+        source = json_lines(folder, texts)
+        tokenize([source], folder / "out", encoding=enc, format=name, special_as_text=True,
+                 shard_bytes=150)  # fmt: skip
+        docs = expected(P50K_EDIT, texts, [], [P50K_EDIT.eot_token])
+        assert [d.tolist() for d in read_documents(folder / "out")] == [d[:-1] for d in docs]
+        assert f"{len(texts):,} documents" in check_corpus(folder / "out", text=len(texts))
+    finally:
+        shutil.rmtree(folder)
