@@ -433,3 +433,17 @@ def test_random_text_in_any_format_is_tiktokens_on_both_backends(
         assert f"{len(texts):,} documents" in check_corpus(folder / "out", text=len(texts))
     finally:
         shutil.rmtree(folder)
+
+
+def test_llmc_refuses_a_shard_past_its_limit_and_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from streamcodec.corpus.writers import llmc
+
+    monkeypatch.setattr(llmc, "_MOST", 5)  # llm.c's 2**31 - 1, made small
+    source = json_lines(tmp_path, ["one two three four five six"])
+    with pytest.raises(
+        ValueError, match=r"shard_00000.bin: 7 ids, past llm.c's limit .* smaller --shard-size"
+    ):
+        tokenize([source], tmp_path / "out", encoding="r50k_base", format="llmc")
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["manifest.json"]
