@@ -19,7 +19,8 @@ BACKENDS = ["native", "python"]
 # default run. Each entry is the start of a test id; one that matches no test of a collected
 # file fails the run, so a renamed test is not silently moved into the default run.
 SLOW = (
-    "tests/test_fuzz.py::test_target_short_budget",
+    "tests/test_fuzz.py::test_target_short_budget[real_native_core]",
+    "tests/test_fuzz.py::test_target_short_budget[real_backends]",
     "tests/test_fuzz.py::test_a_planted_bug_is_found_shrunk_and_saved",
     "tests/test_hostile_vocab.py::test_a_merge_chain_on_a_small_thread_stack",
     "tests/test_hostile_vocab.py::test_a_merge_chain_deeper_than_the_recursion_limit",
