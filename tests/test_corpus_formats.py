@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 
 import streamcodec
 from streamcodec.corpus import check_corpus, read_documents, tokenize
+from streamcodec.corpus import job as job_module
 from streamcodec.corpus.check import CorpusCheckError
 from streamcodec.corpus.shards import TokenShard
 from streamcodec.corpus.writers import FORMATS
@@ -446,4 +447,29 @@ def test_llmc_refuses_a_shard_past_its_limit_and_leaves_nothing(
         ValueError, match=r"shard_00000.bin: 7 ids, past llm.c's limit .* smaller --shard-size"
     ):
         tokenize([source], tmp_path / "out", encoding="r50k_base", format="llmc")
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["manifest.json"]
+
+
+@pytest.mark.filterwarnings("error::pytest.PytestUnraisableExceptionWarning")
+def test_parquet_interrupted_after_a_row_group_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from streamcodec.corpus.writers import parquet
+
+    """Regression: pyarrow's writer, left open on the discarded file, failed when collected."""
+    monkeypatch.setattr(parquet, "_GROUP_IDS", 10)  # a row group every few documents
+    original = parquet.Shard.add_documents
+    seen = {"n": 0}
+
+    def interrupted(self: Any, *args: Any) -> None:
+        seen["n"] += 1
+        if seen["n"] == 3:
+            raise KeyboardInterrupt
+        original(self, *args)
+
+    monkeypatch.setattr(parquet.Shard, "add_documents", interrupted)
+    monkeypatch.setattr(job_module, "_BATCH_CHARS", 1)  # one document a batch
+    source = json_lines(tmp_path, [f"document number {i}" for i in range(6)])
+    with pytest.raises(KeyboardInterrupt):
+        tokenize([source], tmp_path / "out", format="parquet")
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["manifest.json"]

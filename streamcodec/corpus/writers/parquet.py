@@ -121,6 +121,9 @@ class Shard:
     def __exit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
+        if kind is not None and self._writer is not None:
+            with contextlib.suppress(Exception):  # its file is discarded: only let go of it
+                self._writer.close()
         close_whole(self._stack, kind, exc, tb, self._finish)
 
     def _finish(self) -> None:
