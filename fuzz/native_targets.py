@@ -10,6 +10,9 @@ reference and tiktoken.
 
 from __future__ import annotations
 
+from itertools import pairwise
+from typing import Any
+
 from fuzz.registry import Tally, expect_equal, outcome, prefixes, reference_encode, target
 from fuzz.strategies import Case, case
 from streamcodec.engine.backend import backend
@@ -92,3 +95,37 @@ def _check_native_core(case: Case) -> Tally:
 def _check_real_native_core(case: Case) -> Tally:
     """The same on the genuine encodings."""
     return _check_native_core(case)
+
+
+@target("batch", case(surrogates=True, max_pieces=6))
+def _check_batch(case: Case) -> Tally:
+    """The batch pass (native threads, and the pure twin) == tiktoken's encode_ordinary per
+    document, and for bytes == decode(errors="replace") then encode / encode_bytes; 1-4 threads."""
+    fast, slow = case.vocab.encoding, case.vocab.python_encoding
+    theirs = case.vocab.tiktoken
+    texts = list(case.texts)
+    # Invalid UTF-8 after each piece; one document long enough for the batch to take threads.
+    data = [t.encode("utf-8", "surrogatepass") for t in texts]
+    data += [piece + b"\xff\xc3" for piece in case.pieces]
+    filler = "".join(texts) or "filler "
+    texts.append(filler * (70_000 // len(filler) + 1))
+    data.append(texts[-1].encode("utf-8", "surrogatepass"))
+    expected = [theirs.encode_ordinary(text) for text in texts]
+    replaced = [theirs.encode_ordinary(d.decode("utf-8", "replace")) for d in data]
+    kept = [slow.encode_bytes(d) for d in data]
+    for threads in (1, 2, 4):
+        for enc in (fast, slow):
+            got = _split(*enc.encode_ordinary_batch_to_numpy(texts, num_threads=threads))
+            expect_equal(case, "texts", texts, got, expected)
+            counts = enc.count_tokens_batch(texts, num_threads=threads).tolist()
+            expect_equal(case, "texts", texts, counts, list(map(len, expected)))
+            for errors, want in (("replace", replaced), ("surrogateescape", kept)):
+                batch = enc.encode_ordinary_batch_to_numpy(data, num_threads=threads, errors=errors)
+                got = _split(*batch)
+                expect_equal(case, errors, data, got, want)
+    return Tally(6 * (len(texts) + len(data)))
+
+
+def _split(ids: Any, offsets: Any) -> list[list[int]]:
+    """A batch's flat ids as one list a document."""
+    return [ids[start:end].tolist() for start, end in pairwise(offsets)]

