@@ -119,6 +119,12 @@ def add(commands: Any) -> None:
     command.add_argument(
         "--restart", action="store_true", help="start over, even if OUT_DIR has another job"
     )
+    command.add_argument(
+        "--verify",
+        action="store_true",
+        help="on a rerun, check the finished shards' SHA-256s too (their sizes are always "
+        "checked) and make again any that changed",
+    )
     command.add_argument("-q", "--quiet", action="store_true", help="no progress bar or summary")
     command.set_defaults(
         run=run,
@@ -163,6 +169,7 @@ def run(args: argparse.Namespace) -> int:
             errors=args.errors,
             stdin_kind="jsonl" if args.field is not None else "text",
             restart=args.restart,
+            verify=args.verify,
             progress=update,
         )
     if not args.quiet:

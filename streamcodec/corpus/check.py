@@ -12,21 +12,23 @@ the inputs they came from, read again.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 from collections.abc import Iterator
-from typing import Any, TypeVar
+from typing import Any
 
-from streamcodec.corpus.files import InputChangedError
-from streamcodec.corpus.inputs import STDIN, Input, Range, Reading, documents
-from streamcodec.corpus.manifest import load_manifest
-from streamcodec.corpus.shards import sha256_file
+from streamcodec.corpus.files import COMPRESSIONS, InputChangedError
+from streamcodec.corpus.inputs import STDIN, Input, Range, Reading, documents, open_input
+from streamcodec.corpus.manifest import encoding_record, load_manifest, shard_problem
 from streamcodec.corpus.writers import manifest_layout, read_entry
 from streamcodec.registry import get_encoding
+from streamcodec.stream.sources import read_blocks
+from streamcodec.text.unicode import decode_utf8
 
 __all__ = ["CorpusCheckError", "check_corpus"]
 
-T = TypeVar("T")
+_SLICE = 1 << 16  # ids, or characters, compared at a time
 
 
 class CorpusCheckError(ValueError):
@@ -62,10 +64,9 @@ def check_corpus(manifest_path: str | os.PathLike[str], *, text: int = 0, seed: 
 def _check_shard(out: str, manifest: dict[str, Any], entry: dict[str, Any]) -> None:
     import numpy
 
-    for record in entry["files"]:
-        path = os.path.join(out, record["name"])
-        if sha256_file(path) != record["sha256"]:
-            raise CorpusCheckError(f"{path}: its SHA-256 is not the manifest's: it changed")
+    problem = shard_problem(out, entry, verify=True)
+    if problem is not None:
+        raise CorpusCheckError(problem)
     try:
         ids, offsets = read_entry(out, manifest, entry)
     except ValueError as exc:
@@ -95,12 +96,16 @@ def _check_shard(out: str, manifest: dict[str, Any], entry: dict[str, Any]) -> N
 
 
 def _check_text(out: str, manifest: dict[str, Any], sample: int, seed: int) -> None:
-    """Decode ``sample`` documents drawn at random; compare each with its input's document."""
+    """Decode ``sample`` documents drawn at random; compare each with its input's document,
+    as a stream of bytes (a document is never held as text or ids)."""
     if any(i["path"] == STDIN for i in manifest["inputs"]):
         raise CorpusCheckError("the corpus was read from standard input: leave out --text")
     enc = get_encoding(manifest["encoding"]["name"])
-    if enc.n_vocab != manifest["encoding"]["n_vocab"]:
-        raise CorpusCheckError(f"{enc.name} here is not the encoding of the manifest")
+    if encoding_record(enc)["sha256"] != manifest["encoding"]["sha256"]:
+        raise CorpusCheckError(
+            f"{enc.name} here is not the encoding the corpus was made with (another SHA-256 of "
+            "its ranks, pattern and special tokens)"
+        )
     total = sum(entry["documents"] for entry in manifest["shards"])
     chosen = sorted(random.Random(seed).sample(range(total), min(sample, total)))
     options = manifest["options"]
@@ -109,8 +114,7 @@ def _check_text(out: str, manifest: dict[str, Any], sample: int, seed: int) -> N
         options["field"], options["column"], None if separator is None else separator.encode(),
         options["errors"], options["stdin_kind"],
     )  # fmt: skip
-    inputs = [Input(i["path"], i["kind"], _compression(i["path"]), i["size"], i["mtime_ns"])
-              for i in manifest["inputs"]]  # fmt: skip
+    inputs = [_input(out, record) for record in manifest["inputs"]]
     layout = manifest_layout(manifest)
     before, after = len(layout.bos), len(layout.eos)
     first = 0
@@ -120,24 +124,53 @@ def _check_text(out: str, manifest: dict[str, Any], sample: int, seed: int) -> N
         if not wanted:
             continue
         ids, offsets = read_entry(out, manifest, entry)
-        texts = _shard_texts(inputs, entry, reading)
-        for n, doc in _changed_is_a_mismatch(enumerate(texts)):
-            if n in wanted:
-                got = enc.decode(ids[offsets[n] + before : offsets[n + 1] - after].tolist())
-                if got != doc:
-                    raise CorpusCheckError(
-                        f"{os.path.join(out, entry['files'][0]['name'])}: document {n} does not "
-                        "decode to "
-                        "the text of its input"
-                    )
-            if n >= wanted[-1]:
-                break
+        with _changed_is_a_mismatch():
+            for n, doc in enumerate(_shard_texts(inputs, entry, reading)):
+                if n in wanted:
+                    tokens = ids[offsets[n] + before : offsets[n + 1] - after]
+                    if not _same_bytes(_token_bytes(enc, tokens), doc):
+                        raise CorpusCheckError(
+                            f"{os.path.join(out, entry['files'][0]['name'])}: document {n} "
+                            "does not decode to the text of its input"
+                        )
+                if n >= wanted[-1]:
+                    break
 
 
-def _changed_is_a_mismatch(items: Iterator[T]) -> Iterator[T]:
-    """``items``, with an input changed since the corpus was made reported as a mismatch."""
+def _input(out: str, record: dict[str, Any]) -> Input:
+    """An input of the manifest (its path relative to the corpus folder, or absolute)."""
+    path = os.path.normpath(os.path.join(out, record["path"]))
+    compression = COMPRESSIONS.get(os.path.splitext(path)[1].lower())
+    return Input(path, record["kind"], compression, record["size"], record["mtime_ns"])
+
+
+def _token_bytes(enc: Any, tokens: Any) -> Iterator[bytes]:
+    """The bytes of ``tokens`` (a numpy array) in slices: memory bounded by the slice."""
+    for start in range(0, len(tokens), _SLICE):
+        yield enc.decode_bytes(tokens[start : start + _SLICE].tolist())
+
+
+def _same_bytes(a: Iterator[bytes], b: Iterator[bytes]) -> bool:
+    """Whether two streams of bytes are the same bytes, however they are cut."""
+    a, b = (piece for piece in a if piece), (piece for piece in b if piece)
+    left: bytes | None = b""
+    right: bytes | None = b""
+    while True:
+        left = left or next(a, None)
+        right = right or next(b, None)
+        if left is None or right is None:
+            return left is None and right is None
+        common = min(len(left), len(right))
+        if left[:common] != right[:common]:
+            return False
+        left, right = left[common:], right[common:]
+
+
+@contextlib.contextmanager
+def _changed_is_a_mismatch() -> Iterator[None]:
+    """An input changed since the corpus was made, reported as a mismatch."""
     try:
-        yield from items
+        yield
     except InputChangedError as exc:
         raise CorpusCheckError(
             f"{exc.name}: the input changed since the corpus was made (its size or time): "
@@ -145,13 +178,34 @@ def _changed_is_a_mismatch(items: Iterator[T]) -> Iterator[T]:
         ) from None
 
 
-def _compression(path: str) -> str | None:
-    return {".gz": "gz", ".xz": "xz", ".zst": "zst"}.get(os.path.splitext(path)[1].lower())
-
-
-def _shard_texts(inputs: list[Input], entry: dict[str, Any], reading: Reading) -> Any:
+def _shard_texts(
+    inputs: list[Input], entry: dict[str, Any], reading: Reading
+) -> Iterator[Iterator[bytes]]:
+    """Each document of the shard as a stream of its UTF-8 bytes, read again as the run read
+    it (invalid UTF-8 and lone surrogates replaced as the options said)."""
     for source in entry["sources"]:
         inp = inputs[source["input"]]
+        if inp.kind == "text" and reading.separator is None:  # a whole file: streamed
+            yield _streamed_text(inp, reading)
+            continue
         end = -1 if source["unit"] == "bytes" and source["end"] == inp.size else source["end"]
         for doc in documents(inp, Range(source["input"], source["start"], end), reading):
-            yield doc.text
+            yield _encoded(doc.text)
+
+
+def _streamed_text(inp: Input, reading: Reading) -> Iterator[bytes]:
+    with open_input(inp) as f:
+        blocks = read_blocks(f)
+        for text in decode_utf8(blocks, errors=reading.errors, name=inp.shown):
+            yield text.encode("utf-8")
+
+
+def _encoded(text: str) -> Iterator[bytes]:
+    """``text`` as UTF-8 in slices (a slice never ends between the halves of a pair)."""
+    start = 0
+    while start < len(text):
+        end = start + _SLICE
+        if end < len(text) and "\ud800" <= text[end - 1] <= "\udbff":
+            end += 1
+        yield text[start:end].encode("utf-8", "surrogatepass")
+        start = end

@@ -1,13 +1,12 @@
-"""A corpus's inputs: files, folders and globs, opened (compressed or not), cut into documents.
+"""A corpus's inputs opened (compressed or not) and cut into documents.
 
-:func:`find_inputs` expands what the user named into :class:`Input` records, in a fixed order
-(folders walked sorted, globs sorted), so the same names always give the same corpus. Each input
-has a *kind*, from its name: ``.jsonl``/``.ndjson``/``.json`` are JSON Lines (one document per
-line, the text in a field), ``.parquet``/``.pq`` are Parquet (one document per row, the text in a
-column; ``pyarrow``), anything else is plain text (the file is one document, or documents split
-by a separator). ``.gz``, ``.xz`` and ``.zst`` are read as streams (``zstandard`` for the last),
+An :class:`Input` (found by :func:`streamcodec.corpus.finding.find_inputs`) has a *kind*:
+JSON Lines (one document per line, the text in a field), Parquet (one document per row, the
+text in a column; ``pyarrow``) or plain text (the file is one document, or documents split by a
+separator). ``.gz``, ``.xz`` and ``.zst`` are read as streams (``zstandard`` for the last),
 each file checked as :mod:`streamcodec.corpus.files` says (a regular file, the one planned,
-decompressed to its proper end).
+decompressed to its proper end). Bad text is refused where it is (file:line, byte offset, row)
+unless ``errors="replace"``: invalid UTF-8, and lone surrogates from JSON escapes.
 
 :func:`documents` yields the documents of a :class:`Range` of an input: bytes ``[start, end)``
 of an uncompressed JSON Lines file (a line belongs to the range it starts in, so ranges cut
@@ -15,10 +14,11 @@ anywhere never split or repeat a line), row groups ``[start, end)`` of a Parquet
 whole input.
 
     >>> import os, tempfile
-    >>> folder = tempfile.mkdtemp()
-    >>> with open(os.path.join(folder, "a.jsonl"), "w") as f:
+    >>> path = os.path.join(tempfile.mkdtemp(), "a.jsonl")
+    >>> with open(path, "w") as f:
     ...     _ = f.write('{"text": "one"}\\n{"text": "two"}\\n')
-    >>> [inp] = find_inputs([folder])
+    >>> info = os.stat(path)
+    >>> inp = Input(path, "jsonl", None, info.st_size, info.st_mtime_ns)
     >>> [doc.text for doc in documents(inp, Range(0, 0, -1), Reading())]
     ['one', 'two']
 """
@@ -27,16 +27,15 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import glob
 import io
 import json
-import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from typing import IO, Any, Literal
 
-from streamcodec.corpus.files import COMPRESSIONS, Decompressed, Fingerprinted, regular_file
+from streamcodec.corpus.files import Decompressed, Fingerprinted
 from streamcodec.stream.sources import CHUNK_SIZE, read_blocks
+from streamcodec.text.unicode import has_surrogates, replace_lone_surrogates
 
 __all__ = [
     "STDIN",
@@ -45,7 +44,6 @@ __all__ = [
     "Range",
     "Reading",
     "documents",
-    "find_inputs",
     "invalid_utf8",
     "line_number",
     "open_input",
@@ -54,8 +52,6 @@ __all__ = [
 
 STDIN = "-"
 Kind = Literal["text", "jsonl", "parquet"]
-_KINDS: dict[str, Kind] = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl"}
-_KINDS |= {".parquet": "parquet", ".pq": "parquet"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -121,71 +117,6 @@ class Document:
             return f"{self.input.shown}:{line_number(self.input, self.offset)}"
         unit = "row" if self.input.kind == "parquet" else "byte offset"
         return f"{self.input.shown} at {unit} {self.offset}"
-
-
-def find_inputs(
-    names: Sequence[str | os.PathLike[str]], *, stdin_kind: Kind = "text", skip: str | None = None
-) -> list[Input]:
-    """The inputs ``names`` stand for, in order: files, folders (walked, sorted, hidden names
-    left out), globs (sorted; ``**`` recursive) and ``-`` for standard input. ``skip`` is a
-    folder left out of the walk (the output folder). Anything but a regular file (a FIFO, a
-    device), named or met in a folder or a glob, is refused by name."""
-    found: list[Input] = []
-    skipped = 0
-    for name in (os.fspath(n) for n in names):
-        if name == STDIN:
-            if any(inp.path == STDIN for inp in found):
-                raise ValueError("standard input (-) is named twice: it can be read once")
-            found.append(Input(STDIN, stdin_kind, None, -1, 0))
-            continue
-        if os.path.isdir(name):
-            paths = _walk(name)
-        elif os.path.exists(name) or not glob.has_magic(name):
-            paths = [name]
-        else:
-            paths = sorted(p for p in glob.glob(name, recursive=True) if not os.path.isdir(p))
-            if not paths:
-                raise FileNotFoundError(2, "no file matches this pattern", name)
-        kept = [path for path in paths if not _inside(path, skip)]
-        skipped += len(paths) - len(kept)
-        found += [_input(path) for path in kept]
-    if not found and skipped:
-        raise ValueError(
-            f"no input files: the {skipped} found are inside the output folder {skip}, whose "
-            "files are never inputs; name the inputs apart from -o"
-        )
-    if not found:
-        raise ValueError("no input files: name files, folders, globs or - for standard input")
-    return found
-
-
-def _inside(path: str, folder: str | None) -> bool:
-    """Whether ``path`` is in ``folder`` (the output: a glob may reach it too)."""
-    if folder is None:
-        return False
-    real, top = os.path.realpath(path), os.path.realpath(folder)
-    return os.path.commonpath([real, top]) == top
-
-
-def _walk(folder: str) -> list[str]:
-    paths = []
-    for root, dirs, files in os.walk(folder):
-        dirs[:] = [d for d in dirs if not d.startswith(".")]
-        paths += [os.path.join(root, f) for f in files if not f.startswith(".")]
-    return sorted(paths)
-
-
-def _input(path: str) -> Input:
-    info = regular_file(path)  # a FIFO would block, a device never end: refused by name
-    stem, suffix = os.path.splitext(path)
-    compression = COMPRESSIONS.get(suffix.lower())
-    if compression is not None:
-        suffix = os.path.splitext(stem)[1]
-    kind = _KINDS.get(suffix.lower(), "text")
-    if kind == "parquet" and compression is not None:
-        raise ValueError(f"{path}: a compressed Parquet file; Parquet compresses inside the file")
-    # absolute: a rerun, check-corpus and Dask workers may start elsewhere
-    return Input(os.path.abspath(path), kind, compression, info.st_size, info.st_mtime_ns)
 
 
 def open_input(inp: Input) -> IO[bytes]:
@@ -289,7 +220,24 @@ def _json_lines(inp: Input, f: IO[bytes], part: Range, reading: Reading) -> Iter
         if line.strip():
             record = _record(inp, _decode(line, inp, start, reading), start, reading.field)
             kept = {name: record.get(name) for name in reading.keep} if reading.keep else None
-            yield Document(record[reading.field], inp, start, _span(inp, line), kept)
+            text = _no_lone_surrogates(record[reading.field], inp, start, reading)
+            yield Document(text, inp, start, _span(inp, line), kept)
+
+
+def _no_lone_surrogates(text: str, inp: Input, offset: int, reading: Reading) -> str:
+    """A JSON string's text, refused (strict) or replaced as tiktoken does (U+FFFD) when it
+    holds a lone surrogate (an escape such as ``"\\ud800"`` with no pair): UTF-8 cannot hold
+    one, so it is bad text as invalid UTF-8 is."""
+    if text.isascii() or not has_surrogates(text):
+        return text
+    if reading.errors == "replace":
+        return replace_lone_surrogates(text)
+    where = f"{inp.shown}:{line_number(inp, offset)}"
+    raise ValueError(
+        f"{where}: the field {reading.field!r} holds a lone surrogate (a JSON escape such as "
+        "\\ud800 without its pair), which is not text; pass --errors replace to read it as "
+        "U+FFFD"
+    )
 
 
 def line_number(inp: Input, offset: int) -> int:

@@ -3,9 +3,11 @@
 The manifest is rewritten whole (atomically) after every shard, so it never lists a shard that
 is not on disk whole. It holds the *job* (encoding name and hash, the reading options, the inputs
 with their sizes and times, the plan of every shard's sources) and, for each finished shard, its
-files, token and document counts, SHA-256s and the streamcodec version. A rerun compares the job
-it would do with the manifest's: the same job resumes (finished shards are kept), another one
-is refused with what changed.
+files (each with its size and SHA-256), token and document counts and the streamcodec version.
+A rerun compares the job it would do with the manifest's: the same job resumes (the finished
+shards whose files are on disk at their sizes are kept, the others made again), inputs added
+after the old ones are planned after them, and another job is refused with what changed. A
+manifest is read as untrusted: one of another shape is refused naming the field.
 
     >>> job = {"encoding": {"name": "cl100k_base"}, "inputs": [], "plan": [], "options": {}}
     >>> changed(job, {**job, "encoding": {"name": "o200k_base"}})
@@ -22,9 +24,19 @@ import struct
 from typing import Any
 
 from streamcodec.atomicfile import atomic_output
+from streamcodec.corpus.shards import sha256_file
 from streamcodec.encoding import Encoding
 
-__all__ = ["FORMAT", "MANIFEST", "changed", "encoding_record", "load_manifest", "save_manifest"]
+__all__ = [
+    "FORMAT",
+    "MANIFEST",
+    "changed",
+    "encoding_record",
+    "kept_shards",
+    "load_manifest",
+    "save_manifest",
+    "shard_problem",
+]
 
 MANIFEST = "manifest.json"
 FORMAT = "streamcodec-corpus/2"  # 2: any shard format, each file listed with its size
@@ -45,18 +57,95 @@ def encoding_record(enc: Encoding) -> dict[str, Any]:
 
 
 def load_manifest(out_dir: str) -> dict[str, Any] | None:
-    """The manifest in ``out_dir``, or None when there is none."""
+    """The manifest in ``out_dir``, or None when there is none; ``ValueError`` naming the
+    field for one of another shape (a key missing, a value of the wrong type, a shard listed
+    twice or a file name that is not a plain name), never trusted."""
     path = os.path.join(out_dir, MANIFEST)
     try:
         with open(path, encoding="utf-8") as f:
-            manifest: dict[str, Any] = json.load(f)
+            manifest = json.load(f)
     except FileNotFoundError:
         return None
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ValueError(f"{path}: not a manifest ({exc}); pass --restart to start over") from None
-    if manifest.get("format") != FORMAT:
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise ValueError(f"{path}: not a manifest of {FORMAT}; pass --restart to start over")
+    problem = _shape_problem(manifest, _SHAPE, "") or _shards_problem(manifest)
+    if problem is not None:
+        raise ValueError(f"{path}: {problem}; pass --restart to start over")
     return manifest
+
+
+#: The manifest's shape: a type, a dict of keys, or a one-item list (each item's shape).
+class _Count(int):
+    """A whole number of at least 0 (a shape, never built)."""
+
+
+_FILE = {"name": str, "bytes": _Count, "sha256": str}
+_SOURCE = {"input": _Count, "unit": str, "start": _Count, "end": int}
+_ENCODING = {"name": str, "sha256": str, "n_vocab": _Count}
+_SHAPE: dict[str, Any] = {
+    "format": str,
+    "encoding": _ENCODING,
+    "options": dict,
+    "inputs": [{"path": str, "kind": str, "size": int, "mtime_ns": int}],  # size -1: stdin
+    "plan": [[_SOURCE]],
+    "shards": [{"index": _Count, "files": [_FILE], "sources": [_SOURCE], "tokens": _Count,
+                "documents": _Count, "encoding": _ENCODING, "streamcodec_version": str}],
+    "layout": {"format": str, "dtype": str, "bos": [_Count], "eos": [_Count], "keep": [str]},
+    "complete": bool,
+}  # fmt: skip
+_NAMES = {bool: "true or false", int: "a whole number", _Count: "a whole number of at least 0",
+          str: "text", dict: "an object"}  # fmt: skip
+
+
+def _shape_problem(value: Any, shape: Any, where: str) -> str | None:
+    """What in ``value`` is not of ``shape``, naming the field (``shards[2].files[0].bytes``)."""
+    if isinstance(shape, dict):
+        if not isinstance(value, dict):
+            what = f"the field {where}" if where else "the manifest"
+            return f"{what} is {_kind(value)}, not an object"
+        for key, inner in shape.items():
+            field = f"{where}.{key}" if where else key
+            if key not in value:
+                return f"the field {field} is missing"
+            if (problem := _shape_problem(value[key], inner, field)) is not None:
+                return problem
+        return None
+    if isinstance(shape, list):
+        if not isinstance(value, list):
+            return f"the field {where} is {_kind(value)}, not a list"
+        for i, item in enumerate(value):
+            if (problem := _shape_problem(item, shape[0], f"{where}[{i}]")) is not None:
+                return problem
+        return None
+    kind = int if shape is _Count else shape
+    wrong = isinstance(value, bool) != (kind is bool) or not isinstance(value, kind)
+    if wrong or (shape is _Count and value < 0):
+        return f"the field {where} is {json.dumps(value)[:40]}, not {_NAMES[shape]}"
+    return None
+
+
+def _kind(value: Any) -> str:
+    kinds: dict[type, str] = {dict: "an object", list: "a list", str: "text"}
+    return kinds.get(type(value)) or json.dumps(value)
+
+
+def _shards_problem(manifest: dict[str, Any]) -> str | None:
+    """A shard listed twice, outside the plan, or with a file name that is not a plain name
+    in the folder (a manifest may not point elsewhere)."""
+    seen: set[int] = set()
+    for i, entry in enumerate(manifest["shards"]):
+        if entry["index"] in seen:
+            return f"shards[{i}] lists shard {entry['index']} again"
+        if entry["index"] >= len(manifest["plan"]):
+            return f"shards[{i}] is shard {entry['index']}, past the plan's {len(manifest['plan'])}"
+        seen.add(entry["index"])
+        for record in entry["files"]:
+            name = record["name"]
+            if os.path.basename(name) != name or name.startswith(".") or not name:
+                return f"shards[{i}] names the file {name!r}, not a file of this folder"
+    return None
 
 
 def save_manifest(out_dir: str, manifest: dict[str, Any]) -> None:
@@ -66,21 +155,44 @@ def save_manifest(out_dir: str, manifest: dict[str, Any]) -> None:
 
 
 def changed(old: dict[str, Any], new: dict[str, Any]) -> str | None:
-    """What differs between two jobs, in words, or None when they are the same job."""
+    """What differs between two jobs so that the old one's shards cannot be kept, in words, or
+    None when the new job goes on from the old (the same job, or inputs added after its own)."""
     if old["encoding"] != new["encoding"]:
         return f"the encoding ({old['encoding']['name']}, now {new['encoding']['name']})"
     if old["options"] != new["options"]:
         keys = sorted(k for k in {*old["options"], *new["options"]}
                       if old["options"].get(k) != new["options"].get(k))  # fmt: skip
         return "the options (" + ", ".join(keys) + ")"
-    if old["inputs"] != new["inputs"]:
-        before = {i["path"]: i for i in old["inputs"]}
-        for inp in new["inputs"]:
-            if inp["path"] not in before:
-                return f"the inputs ({inp['path']} is new)"
-            if inp != before[inp["path"]]:
-                return f"the inputs ({inp['path']} changed: size or time)"
-        return "the inputs (some are gone or in another order)"
-    if old["plan"] != new["plan"]:
-        return "the plan of shards"
+    now = {i["path"]: i for i in new["inputs"]}
+    for i, inp in enumerate(old["inputs"]):
+        if inp["path"] not in now:
+            return f"the inputs ({inp['path']} is gone)"
+        if now[inp["path"]] != inp:
+            return f"the inputs ({inp['path']} changed: size or time)"
+        if new["inputs"][i] != inp:
+            return f"the inputs ({inp['path']} is in another place in their order)"
+    return None
+
+
+def kept_shards(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]:
+    """The old manifest's finished shards that the new job's plan has as they are: all of them
+    for the same job; with inputs added, all but a last shard that was not full (the new plan
+    fills it from the new inputs, as a run of them all would)."""
+    plan = new["plan"]
+    return [e for e in old["shards"] if e["index"] < len(plan) and e["sources"] == plan[e["index"]]]
+
+
+def shard_problem(out_dir: str, entry: dict[str, Any], *, verify: bool = False) -> str | None:
+    """What is wrong on disk with shard ``entry``'s files, naming the file (missing, of another
+    size, or, with ``verify``, of another SHA-256), or None when they are as listed."""
+    for record in entry["files"]:
+        path = os.path.join(out_dir, record["name"])
+        try:
+            size = os.stat(path).st_size
+        except FileNotFoundError:
+            return f"{path}: the file is missing"
+        if size != record["bytes"]:
+            return f"{path}: {size:,} bytes, not the manifest's {record['bytes']:,}"
+        if verify and sha256_file(path) != record["sha256"]:
+            return f"{path}: its SHA-256 is not the manifest's: it changed"
     return None

@@ -21,15 +21,18 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from streamcodec.corpus.inputs import STDIN, Kind, Reading, find_inputs
+from streamcodec.corpus.finding import find_inputs
+from streamcodec.corpus.inputs import STDIN, Input, Kind, Reading
 from streamcodec.corpus.job import Job, make_shard, source_records
 from streamcodec.corpus.manifest import (
     FORMAT,
     MANIFEST,
     changed,
     encoding_record,
+    kept_shards,
     load_manifest,
     save_manifest,
+    shard_problem,
 )
 from streamcodec.corpus.plan import make_plan
 from streamcodec.corpus.shards import FIELDS, Layout
@@ -74,6 +77,7 @@ def tokenize(
     errors: str = "strict",
     stdin_kind: Kind = "text",
     restart: bool = False,
+    verify: bool = False,
     progress: Callable[[int, int], object] | None = None,
 ) -> dict[str, Any]:
     """Tokenize the files, folders and globs ``inputs`` (or one of them) into shards in
@@ -94,8 +98,11 @@ def tokenize(
     its cluster instead of here, with ``jobs`` threads. ``progress(bytes, tokens)`` is called as
     work is done. Returns the manifest, also written to ``out_dir/manifest.json``.
 
-    A rerun with the same inputs and options makes only the missing shards; anything else in
-    the manifest's job is refused unless ``restart``, which starts over.
+    A rerun with the same inputs and options makes only the shards not on disk as the manifest
+    lists them (a file missing or of another size; of another SHA-256 too with ``verify``);
+    inputs named after the old ones are planned after them. Anything else in the manifest's
+    job (the encoding, an option, an input changed or gone) is refused, naming it, unless
+    ``restart``, which starts over.
     """
     if errors not in ("strict", "replace"):
         raise ValueError(f"errors must be 'strict' or 'replace', not {errors!r}")
@@ -129,18 +136,18 @@ def tokenize(
     options = {
         "shard_bytes": shard_bytes, "field": field, "column": column, "separator": separator,
         "format": format, "bos": bos, "eos": eos, "keep": list(keep),
-        "special_as_text": special_as_text, "errors": errors, "stdin_kind": stdin_kind,
+        "special_as_text": special_as_text, "errors": errors,
+        # read only for standard input: a default spelled out elsewhere is the same job
+        "stdin_kind": stdin_kind if any(i.path == STDIN for i in found) else "text",
     }  # fmt: skip
-    job_record = {
+    job_record: dict[str, Any] = {
         "encoding": record["encoding"],
         "options": options,
-        "inputs": [
-            {"path": i.path, "kind": i.kind, "size": i.size, "mtime_ns": i.mtime_ns} for i in found
-        ],
-        "plan": [source_records(tuple(found), shard) for shard in plan],
+        "inputs": [_input_record(i, out) for i in found],
+        "plan": [_relative(source_records(tuple(found), shard), out) for shard in plan],
     }
     job = Job(tuple(found), reading, out, enc, layout, special_as_text, record)
-    manifest = _start(out, job_record, restart=restart, stdin=job.inputs)
+    manifest = _start(out, job_record, restart=restart, stdin=job.inputs, verify=verify)
     manifest["layout"] = _layout_record(layout)
     done = {entry["index"] for entry in manifest["shards"]}
     pending = [shard for shard in plan if shard.index not in done]
@@ -148,6 +155,7 @@ def tokenize(
         progress(sum(shard.size for shard in plan if shard.index in done), 0)
 
     def finished(entry: dict[str, Any]) -> None:
+        entry["sources"] = job_record["plan"][entry["index"]]  # the paths as the manifest has them
         manifest["shards"] = sorted([*manifest["shards"], entry], key=lambda e: e["index"])
         manifest["complete"] = len(manifest["shards"]) == len(plan)
         save_manifest(out, manifest)
@@ -208,11 +216,15 @@ def _layout_record(layout: Layout) -> dict[str, Any]:
             "eos": list(layout.eos), "keep": list(layout.keep)}  # fmt: skip
 
 
-def _start(out: str, job: dict[str, Any], *, restart: bool, stdin: Sequence[Any]) -> dict[str, Any]:
-    """The manifest to go on with: the last run's when it is the same job, else a new one."""
+def _start(
+    out: str, job: dict[str, Any], *, restart: bool, stdin: Sequence[Any], verify: bool
+) -> dict[str, Any]:
+    """The manifest to go on with: the last run's finished shards that the job keeps (whose
+    files are on disk as listed), or a new one (a last run that finished no shard, a failed
+    first run, blocks nothing)."""
     os.makedirs(out, exist_ok=True)
     old = None if restart else load_manifest(out)
-    if old is not None:
+    if old is not None and old["shards"]:
         where = os.path.join(out, MANIFEST)
         if any(inp.path == STDIN for inp in stdin):
             raise ValueError(
@@ -225,11 +237,27 @@ def _start(out: str, job: dict[str, Any], *, restart: bool, stdin: Sequence[Any]
                 f"{where} is of another job ({difference} changed); pass --restart to start "
                 "over (restart=True), or another -o"
             )
-        return old
+        kept = [e for e in kept_shards(old, job) if shard_problem(out, e, verify=verify) is None]
+        return {"format": FORMAT, **job, "shards": kept, "complete": False}
     for name in os.listdir(out):  # shards of another job: not ours to keep
         if _SHARD_FILE.fullmatch(name):
             os.unlink(os.path.join(out, name))
     return {"format": FORMAT, **job, "shards": [], "complete": False}
+
+
+def _input_record(inp: Input, out: str) -> dict[str, Any]:
+    return {"path": _recorded(inp.path, out), "kind": inp.kind, "size": inp.size,
+            "mtime_ns": inp.mtime_ns}  # fmt: skip
+
+
+def _recorded(path: str, out: str) -> str:
+    """An input's path as the manifest records it: relative to the output folder, so the two
+    move together (standard input stays ``-``)."""
+    return path if path == STDIN else os.path.relpath(path, out)
+
+
+def _relative(sources: list[dict[str, Any]], out: str) -> list[dict[str, Any]]:
+    return [{**source, "path": _recorded(source["path"], out)} for source in sources]
 
 
 def _remove_temporary(out: str) -> None:
@@ -240,9 +268,11 @@ def _remove_temporary(out: str) -> None:
             os.unlink(path)
 
 
-def read_documents(out_dir: str | os.PathLike[str]) -> Iterator[Any]:
+def read_documents(out_dir: str | os.PathLike[str], *, verify: bool = False) -> Iterator[Any]:
     """Each document's ids (a read-only numpy array mapped from its shard, without the
-    boundary tokens), in input order, whatever the format. The corpus must be complete."""
+    boundary tokens), in input order, whatever the format. The corpus must be complete, and
+    each shard's files of the manifest's sizes (and SHA-256s, with ``verify``): ``ValueError``
+    naming the file, never ids read from a file that is not the one listed."""
     out = os.fspath(out_dir)
     manifest = load_manifest(out)
     if manifest is None:
@@ -252,6 +282,9 @@ def read_documents(out_dir: str | os.PathLike[str]) -> Iterator[Any]:
     layout = manifest_layout(manifest)
     before, after = len(layout.bos), len(layout.eos)
     for entry in manifest["shards"]:
+        problem = shard_problem(out, entry, verify=verify)
+        if problem is not None:
+            raise ValueError(f"{problem}; run tokenize-corpus again to make the shard again")
         ids, offsets = read_entry(out, manifest, entry)
         for start, end in zip(offsets[:-1].tolist(), offsets[1:].tolist(), strict=True):
             yield ids[start + before : end - after]

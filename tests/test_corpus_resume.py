@@ -1,0 +1,257 @@
+"""Resume and read-back that trust nothing they can check (issue 30 item 3-4, issue 31).
+
+A rerun checks every listed shard's files on disk (sizes always, SHA-256s with ``verify``) and
+makes again what is missing or short; inputs added after the old ones are planned after them,
+byte-identical to a clean run; a manifest of another shape names the field; ``read_documents``
+names a short shard; a lone surrogate from a JSON escape is bad text; ``check-corpus`` checks
+the encoding's hash and streams documents in bounded memory.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import streamcodec
+from streamcodec.cli import main
+from streamcodec.corpus import check_corpus, read_documents, tokenize
+from streamcodec.corpus.check import CorpusCheckError
+from streamcodec.corpus.manifest import load_manifest
+
+ENC = streamcodec.get_encoding("cl100k_base")
+
+
+def lines(tag: str, n: int) -> str:
+    records = ({"text": f"{tag} {i} " + "word " * (i % 40)} for i in range(n))
+    return "".join(json.dumps(record) + "\n" for record in records)
+
+
+def corpus_files(out: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(out.iterdir()) if p.name != "manifest.json"}
+
+
+@pytest.fixture
+def inputs(tmp_path: Path) -> list[Path]:
+    paths = []
+    for name, n in [("a", 900), ("b", 700), ("c", 500)]:
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text(lines(name, n))
+        paths.append(path)
+    return paths
+
+
+def _run(paths: list[Path], out: Path, **options: Any) -> dict[str, Any]:
+    return tokenize(paths, out, shard_bytes=20_000, **options)
+
+
+@pytest.mark.parametrize("damage", ["delete", "truncate", "offsets"])
+def test_a_deleted_or_short_shard_is_made_again_byte_identical(
+    tmp_path: Path, inputs: list[Path], damage: str
+) -> None:
+    _run(inputs, tmp_path / "clean")
+    _run(inputs, tmp_path / "out")
+    name = "shard_00002.offsets.npy" if damage == "offsets" else "shard_00002.npy"
+    shard = tmp_path / "out" / name
+    if damage == "delete":
+        shard.unlink()
+    else:
+        shard.write_bytes(shard.read_bytes()[:-8])
+    with pytest.raises(ValueError, match=rf"{shard.name}: "):
+        list(read_documents(tmp_path / "out"))
+    untouched = (tmp_path / "out" / "shard_00001.npy").stat().st_mtime_ns
+    manifest = _run(inputs, tmp_path / "out")
+    assert manifest["complete"]
+    assert corpus_files(tmp_path / "out") == corpus_files(tmp_path / "clean")
+    assert (tmp_path / "out" / "shard_00001.npy").stat().st_mtime_ns == untouched
+
+
+def test_a_flipped_byte_is_found_with_verify(tmp_path: Path, inputs: list[Path]) -> None:
+    _run(inputs, tmp_path / "clean")
+    _run(inputs, tmp_path / "out")
+    shard = tmp_path / "out" / "shard_00001.npy"
+    data = bytearray(shard.read_bytes())
+    data[-3] ^= 0x40
+    shard.write_bytes(bytes(data))
+    with pytest.raises(ValueError, match=r"shard_00001\.npy: its SHA-256 is not the manifest's"):
+        list(read_documents(tmp_path / "out", verify=True))
+    _run(inputs, tmp_path / "out", verify=True)
+    assert corpus_files(tmp_path / "out") == corpus_files(tmp_path / "clean")
+
+
+def test_inputs_added_are_planned_after_without_restart(tmp_path: Path, inputs: list[Path]) -> None:
+    _run(inputs, tmp_path / "clean")
+    first = _run(inputs[:2], tmp_path / "out")
+    full = [e["index"] for e in first["shards"]][:-1]  # the last one was not full
+    times = {i: (tmp_path / "out" / f"shard_{i:05d}.npy").stat().st_mtime_ns for i in full}
+    manifest = _run(inputs, tmp_path / "out")
+    assert manifest["complete"]
+    assert corpus_files(tmp_path / "out") == corpus_files(tmp_path / "clean")
+    assert (
+        json.loads((tmp_path / "out" / "manifest.json").read_text())["plan"]
+        == json.loads((tmp_path / "clean" / "manifest.json").read_text())["plan"]
+    )
+    for i, mtime in times.items():  # the finished full shards were not written again
+        assert (tmp_path / "out" / f"shard_{i:05d}.npy").stat().st_mtime_ns == mtime
+
+
+def test_a_changed_or_gone_input_is_named(tmp_path: Path, inputs: list[Path]) -> None:
+    _run(inputs, tmp_path / "out")
+    with open(inputs[1], "a") as f:
+        f.write(lines("more", 1))
+    with pytest.raises(ValueError, match=r"the inputs \(\.\./b\.jsonl changed: size or time\)"):
+        _run(inputs, tmp_path / "out")
+    with pytest.raises(ValueError, match=r"the inputs \(\.\./b\.jsonl is gone\)"):
+        _run([inputs[0], inputs[2]], tmp_path / "out")
+
+
+def test_the_manifest_records_input_paths_relative_to_itself(
+    tmp_path: Path, inputs: list[Path]
+) -> None:
+    manifest = _run(inputs, tmp_path / "out")
+    assert [i["path"] for i in manifest["inputs"]] == ["../a.jsonl", "../b.jsonl", "../c.jsonl"]
+    assert {s["path"] for e in manifest["shards"] for s in e["sources"]} <= {
+        "../a.jsonl", "../b.jsonl", "../c.jsonl"
+    }  # fmt: skip
+    assert check_corpus(tmp_path / "out", text=50).endswith("tokens")
+
+
+def _every_field(value: Any, where: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """The path to every key and list item of a manifest."""
+    found = [where] if where else []
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            found += _every_field(inner, (*where, key))
+    elif isinstance(value, list):
+        for i, inner in enumerate(value):
+            found += _every_field(inner, (*where, i))
+    return found
+
+
+def test_every_manifest_field_missing_or_of_the_wrong_type_is_named(
+    tmp_path: Path, inputs: list[Path]
+) -> None:
+    out = tmp_path / "out"
+    good = _run(inputs[:1], out)
+    checked = 0
+    for path in _every_field(good):
+        source_path = path[-1] == "path" and path[0] in ("plan", "shards")
+        if not isinstance(path[-1], str) or path[:1] == ("options",) or source_path:
+            continue  # options are compared as a whole; list items are checked by their keys
+        for wrong in ("missing", [], "7", -1, True):
+            manifest = json.loads(json.dumps(good))
+            parent = manifest
+            for key in path[:-1]:
+                parent = parent[key]
+            if wrong == "missing":
+                del parent[path[-1]]
+            elif type(parent[path[-1]]) is type(wrong) or (wrong == -1 and path[-1] == "end"):
+                continue
+            else:
+                parent[path[-1]] = wrong
+            if path == ("format",):
+                continue
+            (out / "manifest.json").write_text(json.dumps(manifest))
+            field = ".".join(f"[{k}]" if isinstance(k, int) else k for k in path).replace(".[", "[")
+            message = r"manifest\.json: the field " + re.escape(field) + " "
+            with pytest.raises(ValueError, match=message):
+                load_manifest(str(out))
+            checked += 1
+    assert checked > 60
+
+
+def test_a_manifest_of_another_shape_or_a_repeated_shard_is_refused(
+    tmp_path: Path, inputs: list[Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    good = _run(inputs, out)
+    (out / "manifest.json").write_text("[1, 2]")
+    assert main(["check-corpus", str(out)]) == 1
+    assert "manifest.json: not a manifest of streamcodec-corpus/2" in capsys.readouterr().err
+    twice = {**good, "shards": [*good["shards"], good["shards"][0]]}
+    (out / "manifest.json").write_text(json.dumps(twice))
+    with pytest.raises(ValueError, match=r"shards\[\d+\] lists shard 0 again"):
+        list(read_documents(out))
+    outside = copy.deepcopy(good)
+    outside["shards"][0]["files"][0]["name"] = "../a.jsonl"
+    (out / "manifest.json").write_text(json.dumps(outside))
+    with pytest.raises(ValueError, match=r"names the file '\.\./a\.jsonl', not a file of this"):
+        check_corpus(out)
+
+
+def test_defaults_spelled_out_and_a_failed_first_run_block_nothing(
+    tmp_path: Path, inputs: list[Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = str(tmp_path / "out")
+    assert main(["tokenize-corpus", str(inputs[0]), "-o", out, "-q", "--field", "nope"]) == 1
+    assert "no field 'nope'" in capsys.readouterr().err
+    assert main(["tokenize-corpus", str(inputs[0]), "-o", out, "-q"]) == 0
+    spelled = ["--field", "text", "--column", "text", "--errors", "strict", "--shard-size", "64M"]
+    assert main(["tokenize-corpus", str(inputs[0]), "-o", out, "-q", *spelled]) == 0, (
+        capsys.readouterr().err
+    )
+
+
+def test_a_lone_surrogate_is_refused_under_strict_and_replaced_under_replace(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "a.jsonl"
+    bad, pair = '{"text": "bad \\ud800 here"}', '{"text": "pair \\ud83d\\ude00"}'
+    path.write_text(f'{{"text": "fine"}}\n{bad}\n{pair}\n')
+    with pytest.raises(ValueError, match=r"a\.jsonl:2: the field 'text' holds a lone surrogate"):
+        tokenize([path], tmp_path / "out")
+    tokenize([path], tmp_path / "out", errors="replace")
+    got = [ENC.decode(ids.tolist()) for ids in read_documents(tmp_path / "out")]
+    assert got == ["fine", "bad \ufffd here", "pair \U0001f600"]
+    assert check_corpus(tmp_path / "out", text=3).endswith("tokens")
+
+
+def test_check_corpus_checks_the_encodings_hash_not_its_size(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("hello world, again and again")
+    other = streamcodec.Encoding(
+        name="cl100k_base", pat_str=r"\S+|\s+", mergeable_ranks=ENC._mergeable_ranks,
+        special_tokens=ENC._special_tokens,
+    )  # fmt: skip
+    tokenize([tmp_path / "a.txt"], tmp_path / "out", encoding=other)
+    with pytest.raises(CorpusCheckError, match="cl100k_base here is not the encoding the corpus"):
+        check_corpus(tmp_path / "out", text=1)
+
+
+_BOUNDED_CHECK = """
+import resource, sys
+import streamcodec
+from streamcodec.corpus import check_corpus
+streamcodec.get_encoding("cl100k_base")  # loaded before the limit: only the check is measured
+data = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmData"))
+limit = data * 1024 + (96 << 20)  # the heap may grow 96 MB: mapped shards are not counted
+resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
+print(check_corpus(sys.argv[1], text=1))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_DATA as Linux has it")
+def test_check_corpus_text_streams_a_large_document(tmp_path: Path) -> None:
+    path = tmp_path / "big.txt"
+    with open(path, "w") as f:
+        for i in range(50):  # 50 MB in one document: it held 1.7 GB
+            f.write(f"block {i} " + "the quick brown fox jumps over the lazy dog " * 23_800)
+    tokenize([path], tmp_path / "out")
+    env = {**os.environ, "PYTHONPATH": str(Path(streamcodec.__file__).parents[1])}
+    check = [sys.executable, "-c", _BOUNDED_CHECK, str(tmp_path / "out")]
+    done = subprocess.run(check, capture_output=True, text=True, env=env, timeout=300)
+    assert os.path.getsize(path) > 50_000_000
+    assert done.returncode == 0 and done.stdout.endswith("tokens\n"), done.stderr[-500:]
+    mtime = os.stat(path).st_mtime_ns
+    with open(path, "r+b") as f:  # the same size and time, one byte other: found
+        f.seek(30_000_000)
+        f.write(b"X")
+    os.utime(path, ns=(mtime, mtime))
+    with pytest.raises(CorpusCheckError, match="does not decode to the text of its input"):
+        check_corpus(tmp_path / "out", text=1)
