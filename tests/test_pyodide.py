@@ -12,28 +12,20 @@ where Node or the Pyodide files are missing.
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.test_no_regex import CHECKS, SHIPPED, check_against_tiktoken, texts
-from tools.browser.build import PYODIDE, wheels
-
-ROOT = Path(__file__).resolve().parents[1]
-RUNNER = ROOT / "tools" / "browser" / "run_in_node.mjs"
+from tools.browser.build import wheels
+from tools.browser.node import missing, run_in_pyodide
 
 
-def node_and_pyodide() -> tuple[str, Path]:
-    """Node and npm's ``pyodide`` package, or a skip that says how to get them."""
-    node = shutil.which("node")
-    if node is None:
-        pytest.skip("node is not installed (Node 18+): the Pyodide tests do not run")
-    if not (PYODIDE / "pyodide.mjs").is_file():
-        pytest.skip(f"no Pyodide in {PYODIDE}: run tools/pyodide_setup.sh (npm and pip, once)")
-    return node, PYODIDE
+def node_and_pyodide() -> None:
+    """Skip, saying how to get them, without Node or npm's ``pyodide`` package."""
+    if reason := missing():
+        pytest.skip(f"{reason}: the Pyodide tests do not run")
 
 
 @pytest.fixture(scope="session")
@@ -43,15 +35,6 @@ def pyodide_wheels(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("wheels")
     wheels(folder)
     return folder
-
-
-def run_in_pyodide(wheel_folder: Path, io: Path, script: Path, *args: str) -> str:
-    """Run ``script`` inside Pyodide (Node) in ``io``, with the wheels installed; its stdout."""
-    node, pyodide = node_and_pyodide()
-    command = [node, str(RUNNER), str(pyodide), str(wheel_folder), str(io), str(script), *args]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=240)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return done.stdout
 
 
 @pytest.fixture(scope="module")

@@ -55,11 +55,12 @@ def wheels(dest: Path) -> list[str]:
     for wheel in setup:
         shutil.copy2(wheel, dest / wheel.name)
     names = [w.name for w in setup] + [pure_wheel(dest).name]
-    return sorted(names, key=lambda name: not name.startswith("micropip-"))
+    return sorted(names, key=_micropip_first)
 
 
-def build(out: Path) -> None:
-    """The page's folder (see the module's docstring)."""
+def build(out: Path, *, wheel_folder: Path | None = None) -> None:
+    """The page's folder (see the module's docstring); the wheels of ``wheel_folder`` (as
+    :func:`wheels` makes them) where given, else built."""
     if not (PYODIDE / "pyodide.mjs").is_file():
         raise FileNotFoundError(f"no Pyodide in {PYODIDE}: run tools/pyodide_setup.sh")
     (out / "pyodide").mkdir(parents=True, exist_ok=True)
@@ -67,8 +68,16 @@ def build(out: Path) -> None:
         shutil.copy2(PYODIDE / name, out / "pyodide" / name)
     for name in PAGE:
         shutil.copy2(HERE / name, out / name)
-    names = wheels(out / "wheels")
+    if wheel_folder is None:
+        names = wheels(out / "wheels")
+    else:
+        shutil.copytree(wheel_folder, out / "wheels")
+        names = sorted((w.name for w in wheel_folder.glob("*.whl")), key=_micropip_first)
     (out / "wheels.json").write_text(json.dumps(names), encoding="utf-8")
+
+
+def _micropip_first(name: str) -> tuple[bool, str]:
+    return not name.startswith("micropip-"), name
 
 
 def main(argv: list[str] | None = None) -> int:
