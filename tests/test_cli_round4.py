@@ -183,3 +183,61 @@ def test_tiktokens_modules_are_attributes_in_a_fresh_process() -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, env=env, timeout=60)
     assert done.returncode == 0, done.stderr.decode()
+
+
+# ---------------------------------------------------------------------- --vocab without a pattern
+
+
+@pytest.fixture
+def gpt2_tiktoken(tmp_path: Path) -> Path:
+    """GPT-2's ranks as a .tiktoken file, which holds no pattern."""
+    import streamcodec
+    from streamcodec.formats import save_vocabulary
+    from streamcodec.vocab import Vocabulary
+
+    path = tmp_path / "gpt2.tiktoken"
+    save_vocabulary(Vocabulary(streamcodec.get_encoding("gpt2").mergeable_ranks), path)
+    return path
+
+
+@pytest.mark.parametrize("command", ["encode", "count", "verify"])
+def test_vocab_without_its_pattern_is_refused_naming_the_flags(
+    gpt2_tiktoken: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    """``--vocab`` of a file without a pattern took cl100k_base's in silence: GPT-2's own
+    files gave other ids than ``-e gpt2``."""
+    src = tmp_path / "in.txt"
+    src.write_text("Hello   world\n\n  123456 it's")
+    assert main([command, str(src), "--vocab", str(gpt2_tiktoken), "-q"]) == 1
+    err = capsys.readouterr().err
+    assert err == (
+        f"streamcodec: error: --vocab {gpt2_tiktoken}: the file does not say its pre-tokenizer "
+        "pattern; pass --pattern (a name such as gpt2, cl100k_base, o200k_base, or a regex), or "
+        "--mode bytes for none\n"
+    )
+
+
+def test_vocab_with_a_pattern_or_bytes_or_its_own_is_accepted(
+    gpt2_tiktoken: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import streamcodec
+
+    src = tmp_path / "in.txt"
+    src.write_text("Hello   world\n\n  123456 it's")
+    assert main(["encode", str(src), "--vocab", str(gpt2_tiktoken), "--pattern", "gpt2"]) == 0
+    ids = [int(i) for i in capsys.readouterr().out.split()]
+    assert ids == streamcodec.get_encoding("gpt2").encode(src.read_text())
+    assert main(["count", str(src), "--vocab", str(gpt2_tiktoken), "--mode", "bytes"]) == 0
+    capsys.readouterr()
+    ids_file = tmp_path / "x.ids"
+    ids_file.write_text("".join(f"{i}\n" for i in ids))
+    assert main(["decode", str(ids_file), "--vocab", str(gpt2_tiktoken)]) == 0  # no pattern needed
+    assert capsys.readouterr().out == src.read_text()
+    json_file = tmp_path / "tokenizer.json"
+    from streamcodec.formats import save_vocabulary
+    from streamcodec.vocab import GPT2_PATTERN, Vocabulary
+
+    ranks = streamcodec.get_encoding("gpt2").mergeable_ranks
+    save_vocabulary(Vocabulary(ranks, {}, GPT2_PATTERN), json_file)
+    assert main(["encode", str(src), "--vocab", str(json_file)]) == 0  # the file says its own
+    assert [int(i) for i in capsys.readouterr().out.split()] == ids

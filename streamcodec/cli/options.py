@@ -76,10 +76,10 @@ def add_input_and_encoding(
         command.add_argument(
             "--pattern",
             help="pre-tokenizer for --vocab: an encoding name or a regex (default: the file's "
-            "own pattern, else cl100k_base's)",
+            "own, as tokenizer.json has; a file without one needs --pattern or --mode bytes)",
         )
-    else:
-        command.set_defaults(pattern=None)
+    # (decoding ids needs no pre-tokenizer: any file will do)
+    command.set_defaults(pattern=None, pattern_needed=pattern)
     command.add_argument("-q", "--quiet", action="store_true", help="no progress bar or summary")
     if not word:
         add_mode(command, bytelevel="the encoding's pre-tokenizer", word=None)
@@ -261,6 +261,12 @@ def build_encoding(args: argparse.Namespace) -> Encoding:
         vocabulary = _vocabulary(args)
         name = Path(args.vocab).stem
         pattern = "bytes" if args.mode == "bytes" else args.pattern or vocabulary.pat_str
+        if pattern is None and args.pattern_needed:  # guessing one gave other ids in silence
+            raise ValueError(
+                f"--vocab {args.vocab}: the file does not say its pre-tokenizer pattern; pass "
+                "--pattern (a name such as gpt2, cl100k_base, o200k_base, or a regex), or "
+                "--mode bytes for none"
+            )
         ranks, specials = vocabulary.mergeable_ranks, vocabulary.special_tokens
     return Encoding(
         name,
