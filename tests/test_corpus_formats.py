@@ -280,18 +280,19 @@ def test_kept_fields_go_into_parquet_rows_or_a_side_file(tmp_path: Path) -> None
     source.write_text("".join(json.dumps(line) + "\n" for line in lines))
     table = pyarrow.table({"text": ["three"], "id": [9], "url": ["u3"]})
     pyarrow.parquet.write_table(table, tmp_path / "in.parquet")
-    inputs = [source, tmp_path / "in.parquet"]
-    want = [{"id": 7, "url": "u1"}, {"id": 8, "url": None}, {"id": 9, "url": "u3"}]
+    (tmp_path / "in.txt").write_text("four")  # plain text: no fields
+    inputs = [source, tmp_path / "in.parquet", tmp_path / "in.txt"]
+    want = [{"id": 7, "url": "u1"}, {"id": 8, "url": None}, {"id": 9, "url": "u3"},
+            {"id": None, "url": None}]  # fmt: skip
     tokenize(inputs, tmp_path / "pq", format="parquet", keep=["id", "url"])
     rows = pyarrow.parquet.read_table(tmp_path / "pq" / "shard_00000.parquet").to_pylist()
     assert [{k: r[k] for k in ("id", "url")} for r in rows] == want
-    assert [r["input_ids"][:-1] for r in rows] == [
-        CL100K.encode(t) for t in ["one", "two", "three"]
-    ]
+    texts = ["one", "two", "three", "four"]
+    assert [r["input_ids"][:-1] for r in rows] == [CL100K.encode(t) for t in texts]
     tokenize(inputs, tmp_path / "megatron", format="megatron", keep=["id", "url"])
     side = (tmp_path / "megatron" / "shard_00000.fields.jsonl").read_text().splitlines()
     assert [json.loads(line) for line in side] == want
-    assert "3 documents" in check_corpus(tmp_path / "megatron", text=3)
+    assert "4 documents" in check_corpus(tmp_path / "megatron", text=4)
 
 
 def test_kept_fields_that_cannot_be_kept_are_named(tmp_path: Path) -> None:

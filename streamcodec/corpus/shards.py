@@ -138,7 +138,7 @@ class TokenShard:
         self.ends.append(end)
         self.documents += 1
         if self.layout.keep:
-            self.fields.append(fields or {})
+            self.fields.append(dict.fromkeys(self.layout.keep) if fields is None else fields)
 
     def _write(self, data: array.array[int]) -> None:
         assert self._out is not None
