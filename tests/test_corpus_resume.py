@@ -193,7 +193,7 @@ def test_defaults_spelled_out_and_a_failed_first_run_block_nothing(
     assert main(["tokenize-corpus", str(inputs[0]), "-o", out, "-q", "--field", "nope"]) == 1
     assert "no field 'nope'" in capsys.readouterr().err
     assert main(["tokenize-corpus", str(inputs[0]), "-o", out, "-q"]) == 0
-    spelled = ["--field", "text", "--column", "text", "--errors", "strict", "--shard-size", "64M"]
+    spelled = ["--field", "text", "--errors", "strict", "--shard-size", "64M", "--jobs", "1"]
     assert main(["tokenize-corpus", str(inputs[0]), "-o", out, "-q", *spelled]) == 0, (
         capsys.readouterr().err
     )
@@ -255,3 +255,71 @@ def test_check_corpus_text_streams_a_large_document(tmp_path: Path) -> None:
     os.utime(path, ns=(mtime, mtime))
     with pytest.raises(CorpusCheckError, match="does not decode to the text of its input"):
         check_corpus(tmp_path / "out", text=1)
+
+
+@pytest.mark.parametrize(
+    ("option", "kinds"),
+    [("--column", "JSON Lines"), ("--separator", "JSON Lines"), ("--field", "Parquet")],
+)
+def test_options_no_input_reads_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], option: str, kinds: str
+) -> None:
+    import pyarrow
+    import pyarrow.parquet
+
+    if kinds == "Parquet":
+        path = tmp_path / "a.parquet"
+        pyarrow.parquet.write_table(pyarrow.table({"text": ["one"]}), path)
+    else:
+        path = tmp_path / "a.jsonl"
+        path.write_text(lines("a", 3))
+    args = ["tokenize-corpus", str(path), "-o", str(tmp_path / "out"), "-q", option, "x"]
+    assert main(args) == 1
+    wanted = {"--column": "Parquet", "--separator": "plain-text", "--field": "JSON Lines"}[option]
+    assert capsys.readouterr().err == (
+        f"streamcodec: error: {option} applies to {wanted} inputs and none is one (the inputs "
+        f"are {kinds}): leave it out\n"
+    )
+
+
+def test_reading_shards_back_without_numpy_names_the_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "a.txt").write_text("hello")
+    tokenize(tmp_path / "a.txt", tmp_path / "out")
+    monkeypatch.setitem(sys.modules, "numpy", None)
+    assert main(["check-corpus", str(tmp_path / "out")]) == 1
+    assert capsys.readouterr().err == (
+        "streamcodec: error: check-corpus reads shards with numpy: pip install "
+        "'streamcodec[corpus]' (or numpy)\n"
+    )
+    with pytest.raises(ImportError, match="read_documents reads shards with numpy"):
+        next(read_documents(tmp_path / "out"))
+
+
+_GENERATOR = """
+import sys
+import datasets
+import streamcodec.corpus
+
+def documents():
+    for ids in streamcodec.corpus.read_documents(sys.argv[1]):
+        yield {"ids": ids.tolist()}
+
+print(datasets.Dataset.from_generator(documents, cache_dir=sys.argv[2])[0]["ids"])
+"""
+
+
+def test_read_documents_in_a_datasets_generator_from_a_source_tree(tmp_path: Path) -> None:
+    """datasets hashes the generator with dill, which pickles a module by value when it is not
+    in site-packages (an editable install, or this source tree): a thread-local and a Struct
+    at module level made that fail."""
+    pytest.importorskip("datasets")
+    (tmp_path / "a.txt").write_text("hello world")
+    tokenize(tmp_path / "a.txt", tmp_path / "out")
+    env = {**os.environ, "PYTHONPATH": str(Path(streamcodec.__file__).parents[1])}
+    script = [sys.executable, "-c", _GENERATOR, str(tmp_path / "out"), str(tmp_path / "cache")]
+    done = subprocess.run(script, capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0 and done.stdout.splitlines()[-1] == "[15339, 1917]", done.stderr[
+        -800:
+    ]

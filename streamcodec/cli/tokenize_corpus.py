@@ -62,7 +62,7 @@ def add(commands: Any) -> None:
     command.add_argument("-o", "--output", required=True, metavar="OUT_DIR", help="the folder")
     add_encoding(command)
     command.add_argument("--field", help="JSON Lines: the field holding the text (default text)")
-    command.add_argument("--column", default="text", help="Parquet: the text column (default text)")
+    command.add_argument("--column", help="Parquet: the text column (default text)")
     command.add_argument(
         "--separator",
         metavar="TEXT",
@@ -158,7 +158,7 @@ def run(args: argparse.Namespace) -> int:
             jobs=args.jobs,
             client=client,
             shard_bytes=args.shard_size,
-            field=args.field or "text",
+            field=args.field,
             column=args.column,
             separator=separator,
             format=args.format,

@@ -20,7 +20,12 @@ from typing import Any
 
 from streamcodec.corpus.files import COMPRESSIONS, InputChangedError
 from streamcodec.corpus.inputs import STDIN, Input, Range, Reading, documents, open_input
-from streamcodec.corpus.manifest import encoding_record, load_manifest, shard_problem
+from streamcodec.corpus.manifest import (
+    encoding_record,
+    load_manifest,
+    need_numpy,
+    shard_problem,
+)
 from streamcodec.corpus.writers import manifest_layout, read_entry
 from streamcodec.registry import get_encoding
 from streamcodec.stream.sources import read_blocks
@@ -38,6 +43,7 @@ class CorpusCheckError(ValueError):
 def check_corpus(manifest_path: str | os.PathLike[str], *, text: int = 0, seed: int = 0) -> str:
     """Check the corpus of ``manifest_path`` (or of the folder holding it); its summary, or
     :class:`CorpusCheckError`."""
+    need_numpy("check-corpus")
     path = os.fspath(manifest_path)
     if os.path.isdir(path):
         path = os.path.join(path, "manifest.json")

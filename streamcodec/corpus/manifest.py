@@ -196,3 +196,14 @@ def shard_problem(out_dir: str, entry: dict[str, Any], *, verify: bool = False) 
         if verify and sha256_file(path) != record["sha256"]:
             return f"{path}: its SHA-256 is not the manifest's: it changed"
     return None
+
+
+def need_numpy(what: str) -> None:
+    """``ImportError`` naming the install that brings numpy, which ``what`` needs to read
+    shards back (tokenizing needs none)."""
+    try:
+        import numpy  # noqa: F401
+    except ImportError:
+        raise ImportError(
+            f"{what} reads shards with numpy: pip install 'streamcodec[corpus]' (or numpy)"
+        ) from None

@@ -31,6 +31,7 @@ from streamcodec.corpus.manifest import (
     encoding_record,
     kept_shards,
     load_manifest,
+    need_numpy,
     save_manifest,
     shard_problem,
 )
@@ -65,8 +66,8 @@ def tokenize(
     jobs: int = 1,
     client: Any = None,
     shard_bytes: int = DEFAULT_SHARD_BYTES,
-    field: str = "text",
-    column: str = "text",
+    field: str | None = None,
+    column: str | None = None,
     separator: str | None = None,
     format: str = "streamcodec",
     bos: str | None = ENCODING_DEFAULT,
@@ -91,7 +92,8 @@ def tokenize(
     fields (JSON Lines) or columns (Parquet) named in ``keep`` are carried with each document:
     into Parquet's rows, or a ``.fields.jsonl`` file beside each shard (null where absent). A
     plain-text file is one document, or documents split at ``separator``; JSON Lines documents
-    are the ``field`` of each line, Parquet ones the ``column`` of each row. Special tokens in
+    are the ``field`` of each line, Parquet ones the ``column`` of each row (both ``"text"`` by
+    default; each option is refused when no input is of its kind). Special tokens in
     a document are refused unless ``special_as_text``; invalid UTF-8 is refused unless
     ``errors="replace"``. A shard is closed once it holds
     ``shard_bytes`` bytes of input. ``client`` (a ``distributed.Client``) makes the shards on
@@ -115,6 +117,8 @@ def tokenize(
     found = find_inputs(inputs, stdin_kind=stdin_kind, skip=out)
     if client is not None and any(inp.path == STDIN for inp in found):
         raise ValueError("standard input cannot be shared with a cluster: name files")
+    _refuse_unused(found, field=field, column=column, separator=separator)
+    field, column = field or "text", column or "text"
     sep_bytes = None if separator is None else separator.encode("utf-8")
     if sep_bytes == b"":
         raise ValueError("the document separator is empty: leave out --separator instead")
@@ -171,6 +175,23 @@ def tokenize(
             finished(make_shard(job, shard, jobs, progress))
     _remove_temporary(out)
     return manifest
+
+
+def _refuse_unused(
+    found: Sequence[Input], *, field: str | None, column: str | None, separator: str | None
+) -> None:
+    """Refuse an option no input reads (``--column`` with no Parquet input, ...), as
+    ``encode`` does: it would be ignored, and the user meant something by it."""
+    kinds = {inp.kind for inp in found}
+    names = {"jsonl": "JSON Lines", "parquet": "Parquet", "text": "plain-text"}
+    for given, option, kind in [(field, "--field", "jsonl"), (column, "--column", "parquet"),
+                                (separator, "--separator", "text")]:  # fmt: skip
+        if given is not None and kind not in kinds:
+            have = ", ".join(sorted(names[k] for k in kinds))
+            raise ValueError(
+                f"{option} applies to {names[kind]} inputs and none is one (the inputs are "
+                f"{have}): leave it out"
+            )
 
 
 def _version() -> str:
@@ -273,6 +294,7 @@ def read_documents(out_dir: str | os.PathLike[str], *, verify: bool = False) -> 
     boundary tokens), in input order, whatever the format. The corpus must be complete, and
     each shard's files of the manifest's sizes (and SHA-256s, with ``verify``): ``ValueError``
     naming the file, never ids read from a file that is not the one listed."""
+    need_numpy("read_documents")
     out = os.fspath(out_dir)
     manifest = load_manifest(out)
     if manifest is None:

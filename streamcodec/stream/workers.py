@@ -67,7 +67,16 @@ def ordered_map(
     return run(work, tasks, jobs, jobs * ahead)
 
 
-_local = threading.local()
+class _ThreadState(threading.local):
+    """Each worker thread's own state. Pickled (dill pickles a module by value when it is not
+    installed in site-packages: an editable install, as in a Hugging Face ``datasets``
+    generator) as a new, empty one: what a thread holds is never another process's."""
+
+    def __reduce__(self) -> tuple[type[_ThreadState], tuple[()]]:
+        return type(self), ()
+
+
+_local = _ThreadState()
 
 
 def cancelled() -> bool:

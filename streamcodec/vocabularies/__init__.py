@@ -61,8 +61,10 @@ class Published(Protocol):
 
 
 _MAGIC = b"streamcodec ranks 1\n"
-_RUN = struct.Struct("<II")  # first rank, how many consecutive ranks follow
-_COUNT = struct.Struct("<I")
+# Formats, not struct.Struct objects: a module pickled by value (dill, for an editable install
+# in a Hugging Face datasets generator) cannot hold a Struct.
+_RUN = "<II"  # first rank, how many consecutive ranks follow
+_COUNT = "<I"
 
 
 def shipped_path(name: str) -> Path:
@@ -94,8 +96,8 @@ def pack_ranks(ranks: Mapping[bytes, int]) -> bytes:
     payload = b"".join(
         [
             _MAGIC,
-            _COUNT.pack(len(runs)),
-            *(_RUN.pack(first, count) for first, count in runs),
+            struct.pack(_COUNT, len(runs)),
+            *(struct.pack(_RUN, first, count) for first, count in runs),
             bytes(len(token) for token, _ in ordered),
             *(token for token, _ in ordered),
         ]
@@ -111,10 +113,11 @@ def unpack_ranks(data: bytes, *, source: str = "<bytes>") -> dict[bytes, int]:
         if not payload.startswith(_MAGIC):
             raise ValueError("not a packed vocabulary")
         at = len(_MAGIC)
-        (n_runs,) = _COUNT.unpack_from(payload, at)
-        at += _COUNT.size
-        runs = [_RUN.unpack_from(payload, at + i * _RUN.size) for i in range(n_runs)]
-        at += n_runs * _RUN.size
+        (n_runs,) = struct.unpack_from(_COUNT, payload, at)
+        at += struct.calcsize(_COUNT)
+        size = struct.calcsize(_RUN)
+        runs = [struct.unpack_from(_RUN, payload, at + i * size) for i in range(n_runs)]
+        at += n_runs * size
     except (zlib.error, struct.error, ValueError) as exc:
         raise ValueError(f"{source}: damaged vocabulary ({exc}); reinstall streamcodec") from None
     total = sum(count for _, count in runs)
