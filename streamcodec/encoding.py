@@ -29,6 +29,7 @@ from streamcodec.batch import BatchMethods
 from streamcodec.compat import TiktokenMethods
 from streamcodec.dropin import PresentsAsTiktoken
 from streamcodec.engine import ordinary as engine
+from streamcodec.engine.batch import CAN_THREAD
 from streamcodec.engine.ordinary import OrdinaryEncoder
 from streamcodec.pieces.token_bytes import TokenBytes, plain_ids
 from streamcodec.stream.methods import StreamMethods
@@ -396,6 +397,8 @@ R = TypeVar("R")
 
 def _thread_map(function: Callable[[T], R], items: Iterable[T], num_threads: int) -> list[R]:
     """``list(map(function, items))`` on ``num_threads`` threads (the ``*_batch`` methods)."""
+    if not CAN_THREAD:
+        return list(map(function, items))
     # Imported here: concurrent.futures pulls in logging, which importing streamcodec need not.
     from concurrent.futures import ThreadPoolExecutor
 

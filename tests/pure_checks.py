@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from pathlib import Path
 
 
 class _NoRegex:
@@ -48,6 +49,16 @@ def main(cases_path: str, out_path: str) -> None:
     windows = list(cl100k.split(first, 200, allowed_special="all"))
     out["windows"] = "".join(w.text for w in windows) == first
     out["page"] = 'data-ids="15339"' in cl100k.explain_html("hello world")
+    # The maps over threads or processes (in turn where there are none: Pyodide).
+    parts = [first[k : k + 700] for k in range(0, len(first), 700)]
+    one_by_one = [cl100k.encode_ordinary(part) for part in parts]
+    batch = cl100k.encode_batch(parts, num_threads=4, disallowed_special=())
+    decoded_batch = cl100k.decode_batch(one_by_one, num_threads=4)
+    with open("count.txt", "w", encoding="utf-8") as f:
+        f.write(first * 40)
+    counted = cl100k.count_tokens(Path("count.txt"), jobs=2, disallowed_special=())
+    whole = len(cl100k.encode(first * 40, disallowed_special=()))
+    out["batch"] = batch == one_by_one and decoded_batch == parts and counted == whole
     out["backend"] = cl100k.backend
     out["regex imported"] = "regex" in sys.modules
     out["compiled"] = sorted(

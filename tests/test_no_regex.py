@@ -55,6 +55,7 @@ def check_against_tiktoken(cases: dict[str, list[str]], out: dict[str, Any]) -> 
             assert streamed == expected, (name, i)
             assert decoded and offsets == twin.decode_with_offsets(expected)[1], (name, i)
     assert out["windows"] and out["page"], "split's windows or the explain page"
+    assert out["batch"], "encode_batch, decode_batch or count_tokens(jobs=2)"
     assert out["backend"] == "python" and out["regex imported"] is False
 
 

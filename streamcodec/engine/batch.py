@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import array
 import os
+import sys
 import threading
 from collections.abc import Iterable, Sequence
 from itertools import accumulate, chain, pairwise
@@ -36,7 +37,11 @@ from streamcodec.text.unicode import InvalidUTF8Error, encode_replacing_surrogat
 if TYPE_CHECKING:
     from streamcodec.engine.ordinary import OrdinaryEncoder
 
-__all__ = ["COUNTS", "IDS", "LISTS", "Texts", "default_threads", "encode_batch"]
+__all__ = ["CAN_THREAD", "COUNTS", "IDS", "LISTS", "Texts", "default_threads", "encode_batch"]
+
+#: Whether this Python can start threads: Pyodide's cannot (emscripten), and every map over
+#: threads or processes (``num_threads``, ``jobs``) then does its work in turn.
+CAN_THREAD: Final = sys.platform != "emscripten"
 
 #: What a batch gives: counts only, one uint32 array of ids (with offsets), or lists of ids.
 COUNTS: Final = 0
@@ -215,7 +220,7 @@ def _thread_map(
 ) -> Iterable[list[list[int]]]:
     """``map(function, slices)`` on one thread per slice, in order. On any exception (a bad
     document, Ctrl-C in the waiting thread) the others stop at their next document."""
-    if len(slices) <= 1:
+    if len(slices) <= 1 or not CAN_THREAD:
         return [function(rows) for rows in slices]
     from concurrent.futures import ThreadPoolExecutor
 

@@ -35,6 +35,7 @@ import threading
 from collections.abc import Callable, Generator, Iterable
 from typing import Any, Generic, NoReturn, TypeVar
 
+from streamcodec.engine.batch import CAN_THREAD
 from streamcodec.interrupts import STOP_SIGNALS
 
 __all__ = ["WorkerDied", "cancelled", "ordered_map"]
@@ -63,6 +64,8 @@ def ordered_map(
     """
     if jobs < 1 or ahead < 1:
         raise ValueError(f"jobs and ahead must be at least 1, not {jobs} and {ahead}")
+    if not CAN_THREAD:  # Pyodide: in turn, here
+        return (work(task) for task in tasks)
     run = _process_map if processes else _thread_map
     return run(work, tasks, jobs, jobs * ahead)
 
