@@ -89,6 +89,14 @@ fused = Extension(
     ],
 )
 
-# The pure wheel: no extension at all, so the wheel is tagged for any Python and platform.
+# The pure wheel: no extension at all, so the wheel is tagged for any Python and platform. It
+# takes only the declared package data (a normal build lists the C sources as package data in
+# the egg-info, which later builds read back) and builds in its own folder (build/lib keeps the
+# files a normal build copied there).
 PURE = os.environ.get("STREAMCODEC_PURE", "") not in ("", "0")
-setup(ext_modules=[] if PURE else [core, scan, fused], cmdclass={"build_ext": OptionalBuildExt})
+ONLY_PURE = {"include_package_data": False, "options": {"build": {"build_base": "build/pure"}}}
+setup(
+    ext_modules=[] if PURE else [core, scan, fused],
+    cmdclass={"build_ext": OptionalBuildExt},
+    **(ONLY_PURE if PURE else {}),
+)

@@ -12,6 +12,7 @@ where Node or the Pyodide files are missing.
 from __future__ import annotations
 
 import json
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -50,8 +51,24 @@ def in_pyodide(
 
 
 def test_the_wheel_is_pure(pyodide_wheels: Path) -> None:
+    """Tagged for any Python and platform, and holding no compiled code nor its sources; its
+    vocabularies and Unicode tables inside; ``regex`` required everywhere but emscripten."""
     (wheel,) = pyodide_wheels.glob("streamcodec-*.whl")
     assert wheel.name.endswith("-py3-none-any.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        (metadata,) = [n for n in names if n.endswith(".dist-info/METADATA")]
+        requires = [
+            line
+            for line in archive.read(metadata).decode().splitlines()
+            if line.startswith("Requires-Dist: regex") and "extra ==" not in line
+        ]
+    assert not [n for n in names if n.endswith((".so", ".pyd", ".c", ".h"))]
+    assert "streamcodec/vocabularies/o200k_base.zlib" in names
+    assert "streamcodec/data/unicode_classes.txt" in names
+    assert all(
+        "python_version < " in line or 'sys_platform != "emscripten"' in line for line in requires
+    )
 
 
 def test_it_runs_in_pyodide_pure_and_without_regex(in_pyodide: Any) -> None:
