@@ -63,7 +63,10 @@ def find_inputs(
             "files are never inputs; name the inputs apart from -o"
         )
     if not found:
-        raise ValueError("no input files: name files, folders, globs or - for standard input")
+        named = ", ".join(os.fspath(n) for n in names)
+        raise ValueError(
+            f"no input files in {named}: name files, folders, globs or - for standard input"
+        )
     return found
 
 

@@ -24,6 +24,7 @@ import struct
 from typing import Any
 
 from streamcodec.atomicfile import atomic_output
+from streamcodec.corpus.files import regular_file
 from streamcodec.corpus.shards import sha256_file
 from streamcodec.encoding import Encoding
 
@@ -62,6 +63,7 @@ def load_manifest(out_dir: str) -> dict[str, Any] | None:
     twice or a file name that is not a plain name), never trusted."""
     path = os.path.join(out_dir, MANIFEST)
     try:
+        regular_file(path)  # a FIFO would block the open
         with open(path, encoding="utf-8") as f:
             manifest = json.load(f)
     except FileNotFoundError:
@@ -82,7 +84,7 @@ class _Count(int):
 
 
 _FILE = {"name": str, "bytes": _Count, "sha256": str}
-_SOURCE = {"input": _Count, "unit": str, "start": _Count, "end": int}
+_SOURCE = {"input": _Count, "path": str, "unit": str, "start": _Count, "end": int}
 _ENCODING = {"name": str, "sha256": str, "n_vocab": _Count}
 _SHAPE: dict[str, Any] = {
     "format": str,
