@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import gzip
 import io
 import json
@@ -47,7 +48,9 @@ from streamcodec.corpus import check_corpus, read_documents, tokenize
 from streamcodec.corpus import job as job_module
 
 Failures = list[str]
-LINES = "".join(json.dumps({"text": f"document {i} " + "word " * (i % 60)}) + "\n" for i in range(4000))
+LINES = "".join(
+    json.dumps({"text": f"document {i} " + "word " * (i % 60)}) + "\n" for i in range(4000)
+)
 
 
 def _zstd(data: bytes) -> bytes:
@@ -56,7 +59,11 @@ def _zstd(data: bytes) -> bytes:
     return zstandard.ZstdCompressor().compress(data)
 
 
-COMPRESS: dict[str, Callable[[bytes], bytes]] = {"gz": gzip.compress, "xz": lzma.compress, "zst": _zstd}
+COMPRESS: dict[str, Callable[[bytes], bytes]] = {
+    "gz": gzip.compress,
+    "xz": lzma.compress,
+    "zst": _zstd,
+}
 
 
 def cli(*args: str) -> tuple[int, str]:
@@ -163,7 +170,7 @@ def changed(folder: Path) -> tuple[int, Failures]:
                 path.write_text(LINES)
             target = inputs[1] if stage == "between two shards" else inputs[0]
             out = work / "out"
-            options = {"shard_bytes": len(LINES) // 2, "special_as_text": True}
+            options: dict[str, Any] = {"shard_bytes": len(LINES) // 2, "special_as_text": True}
             why = None
             try:
                 if stage in ("before a rerun", "before check-corpus --text"):
@@ -174,7 +181,7 @@ def changed(folder: Path) -> tuple[int, Failures]:
                     else:
                         check_corpus(out, text=10_000)
                 else:
-                    with hooked(stage, lambda: change(target)):
+                    with hooked(stage, functools.partial(change, target)):
                         tokenize(inputs, out, **options)
                 why = "no error"
             except ValueError as exc:
@@ -202,7 +209,13 @@ def _shards_of_their_inputs(out: Path) -> str | None:
 def _fields(value: Any, where: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
     if where:
         yield where
-    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    items = (
+        value.items()
+        if isinstance(value, dict)
+        else enumerate(value)
+        if isinstance(value, list)
+        else ()
+    )
     for key, inner in items:
         yield from _fields(inner, (*where, key))
 
@@ -217,14 +230,17 @@ def manifests(folder: Path) -> tuple[int, Failures]:
     for path in _fields(good):
         if not isinstance(path[-1], str) or path[0] == "options" or path == ("format",):
             continue  # list items are checked by their keys; options are compared whole
-        for wrong in ("missing", [], "7", -1, True, None, {}):
+        wrongs: tuple[Any, ...] = ("missing", [], "7", -1, True, None, {})
+        for wrong in wrongs:
             manifest = json.loads(text)
             parent = manifest
             for key in path[:-1]:
                 parent = parent[key]
             if wrong == "missing":
                 del parent[path[-1]]
-            elif type(parent[path[-1]]) is type(wrong) or (wrong == -1 and path[-1] in ("end", "size", "mtime_ns")):
+            elif type(parent[path[-1]]) is type(wrong) or (
+                wrong == -1 and path[-1] in ("end", "size", "mtime_ns")
+            ):
                 continue
             else:
                 parent[path[-1]] = wrong
@@ -305,8 +321,9 @@ def special(folder: Path, deadline: float) -> tuple[int, Failures]:
         trials += 1
         feeder = _feed(fifo) if named == "fed FIFO" else None
         try:
-            done = subprocess.run([sys.executable, "-m", "streamcodec", *args], capture_output=True,
-                                  text=True, timeout=deadline, stdin=subprocess.DEVNULL)  # fmt: skip
+            command = [sys.executable, "-m", "streamcodec", *args]
+            done = subprocess.run(command, capture_output=True, text=True, timeout=deadline,
+                                  stdin=subprocess.DEVNULL)  # fmt: skip
         except subprocess.TimeoutExpired:
             failures.append(f"special {' '.join(args)}: no end within {deadline} s (a hang)")
             _unblock(fifo)
