@@ -8,6 +8,17 @@ quantifiers and Unicode classes: the pre-tokenizer imports it here, on first nee
 error names the pattern and the install line when it is missing. (The specification,
 :mod:`streamcodec.reference`, and the audit import ``regex`` inside the functions that use it.)
 
+Such a pattern is checked when it is compiled, as tiktoken's engine cannot be asked to: one
+that matches the empty string (``\\b``, ``x|``, ``a*``) would drop text without a word (tiktoken
+panics on it), and one that backtracks without bound (``(a|aa)+$`` on 40 ``a`` and a ``b``:
+minutes) would hang on some text. Both are refused, the first also when met on the text itself
+(:func:`refuse_empty`). The backtracking check runs the pattern under a time budget on runs of
+each kind of character (letters, digits, spaces, marks..., and each character the pattern
+names) ended by each other kind, the shape of text that makes nested repetitions explode. It
+is a probe, not a proof (``(?:xy|x|y)+$`` passes it); ``regex``'s ``timeout=`` costs 3-5x on
+every match, so text itself is matched without one, and Ctrl-C still stops a match that runs
+away (``regex`` checks for signals).
+
     >>> compile_regex(r"\\p{L}+").findall("héllo wörld")
     ['héllo', 'wörld']
 """
@@ -19,7 +30,30 @@ from typing import TYPE_CHECKING, NoReturn
 if TYPE_CHECKING:
     import regex
 
-__all__ = ["RegexMissingError", "compile_regex"]
+__all__ = ["PROBE_SECONDS", "RegexMissingError", "compile_regex", "refuse_empty"]
+
+#: The time a probe of the backtracking check may take: a pattern that backtracks without
+#: bound takes seconds to hours there, any other microseconds (a margin for a loaded machine).
+PROBE_SECONDS = 0.25
+_RUN = 40  # characters in a probe's run: (a|aa)+$ takes some 10^8 steps on 40
+_KINDS = [
+    "a",
+    "A",
+    "1",
+    " ",
+    "\n",
+    "\t",
+    ".",
+    "'",
+    "é",
+    "中",
+    "\u0301",
+    "ab",
+    "a ",
+    " a",
+    "a1",
+    "\r\n",
+]
 
 
 class RegexMissingError(ImportError):
@@ -34,15 +68,55 @@ def compile_regex(pattern: str) -> regex.Pattern[str]:
     except ImportError:
         _raise_missing(pattern)
     try:
-        return regex.compile(pattern)
+        compiled = regex.compile(pattern)
     except regex.error as exc:
         raise ValueError(f"invalid pre-tokenizer pattern {pattern!r}: {exc}") from None
+    _check(compiled)
+    return compiled
+
+
+def _check(compiled: regex.Pattern[str]) -> None:
+    """Refuse a pattern that matches the empty string or backtracks without bound on a probe
+    (the module docstring: why and how)."""
+    # runs of each kind, and of each character the pattern names; each ended by another kind
+    named = sorted({char for char in compiled.pattern if char.isalnum() or char in "'\"-_/,:;"})
+    for run in dict.fromkeys([*_KINDS, *named]):
+        for end in ["", *(kind[0] for kind in _KINDS if kind[0] != run[0])]:
+            probe = run * (_RUN // len(run)) + end
+            try:
+                refuse_empty(compiled, compiled.findall(probe, timeout=PROBE_SECONDS), probe)
+            except TimeoutError:
+                raise ValueError(
+                    f"the pre-tokenizer pattern {_shown(compiled.pattern)} backtracks without "
+                    f"bound: matching it on {_shown(probe)} takes more than {PROBE_SECONDS} s; "
+                    "write the nested repetition with a possessive quantifier (++, *+) or an "
+                    "atomic group (?>...)"
+                ) from None
+
+
+def refuse_empty(
+    compiled: regex.Pattern[str], pieces: list[str], text: str, start: int = 0, end: int = -1
+) -> None:
+    """Raise :class:`ValueError` if ``pieces``, the matches of ``compiled`` in
+    ``text[start:end]``, hold an empty one: the text beside it would be dropped in silence."""
+    if "" not in pieces:
+        return
+    end = len(text) if end < 0 else end
+    at = next(m.start() for m in compiled.finditer(text, start, end) if m.start() == m.end())
+    raise ValueError(
+        f"the pre-tokenizer pattern {_shown(compiled.pattern)} matches the empty string (at "
+        f"character {at:,} of {_shown(text[max(start, at - 20) : at + 20])}): a match must take "
+        "a character at least, or text is dropped without a word (tiktoken fails on it too)"
+    )
+
+
+def _shown(text: str) -> str:
+    return repr(text if len(text) <= 80 else text[:77] + "...")
 
 
 def _raise_missing(pattern: str) -> NoReturn:
-    shown = pattern if len(pattern) <= 80 else pattern[:77] + "..."
     raise RegexMissingError(
-        f"the pattern {shown!r} needs the 'regex' module, which is not installed "
+        f"the pattern {_shown(pattern)} needs the 'regex' module, which is not installed "
         "(pip install regex; in Pyodide: await micropip.install('regex')); the named "
         "encodings (gpt2, r50k_base, p50k_base, cl100k_base, o200k_base...) need no regex"
     )
