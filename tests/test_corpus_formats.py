@@ -306,6 +306,11 @@ def test_kept_fields_that_cannot_be_kept_are_named(tmp_path: Path) -> None:
         tokenize([tmp_path / "in.parquet"], tmp_path / "out", keep=["id"])
     with pytest.raises(ValueError, match="--keep names the text's own field"):
         tokenize([tmp_path / "in.parquet"], tmp_path / "out", keep=["text"], restart=True)
+    (tmp_path / "in.txt").write_text("plain")
+    with pytest.raises(
+        ValueError, match=r"--keep applies to JSON Lines and Parquet inputs and none"
+    ):
+        tokenize([tmp_path / "in.txt"], tmp_path / "out", keep=["id"], restart=True)
 
 
 def test_the_command_line_options(tmp_path: Path) -> None:

@@ -124,6 +124,9 @@ def tokenize(
         raise ValueError("the document separator is empty: leave out --separator instead")
     if field in keep or column in keep:
         raise ValueError("--keep names the text's own field or column: the ids are its tokens")
+    if keep and not {inp.kind for inp in found} & {"jsonl", "parquet"}:
+        raise ValueError("--keep applies to JSON Lines and Parquet inputs and none is one (plain "
+                         "text has no fields): leave it out")  # fmt: skip
     reading = Reading(field, column, sep_bytes, errors, stdin_kind, tuple(keep))
     if separator_token != ENCODING_DEFAULT:
         if eos != ENCODING_DEFAULT:
