@@ -19,6 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import streamcodec
+from streamcodec.pieces import LONG_PIECE
 from streamcodec.pieces._core import Core
 
 PIECES = ["hello", " world", "ünïcödé", "日本語", "a" * 600, "\udcff"]
@@ -34,7 +35,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--calls", type=int, default=1_000_000)
     args = parser.parse_args()
-    core = Core(streamcodec.get_encoding("cl100k_base").mergeable_ranks)
+    core = Core(streamcodec.get_encoding("cl100k_base").mergeable_ranks, long_piece=LONG_PIECE)
     tenth = max(1, args.calls // 10)
     baseline = 0.0
     for call in range(args.calls):

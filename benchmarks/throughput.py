@@ -1,17 +1,20 @@
-"""Throughput of streamcodec's two backends beside tiktoken, measured in one process.
+"""Throughput of streamcodec's two backends beside tiktoken and the fastest exact peers.
 
     python benchmarks/throughput.py [--encodings cl100k_base,o200k_base] [--runs 5]
+    python benchmarks/throughput.py --quick             # small texts, cl100k_base, fewer runs
+    python benchmarks/throughput.py --only outputs --who streamcodec,gigatoken
     python benchmarks/throughput.py --count-mb 400      # also count a 400 MB file (slow)
 
-Every ratio is tiktoken's time / ours (above 1: streamcodec is faster), each time the least of
-``--runs`` runs, tiktoken measured in the same run, so that a busy machine shifts both alike.
-Single-thread figures are CPU time of this process; the threads section uses wall time.
+Every ratio is tiktoken's time / ours (above 1: streamcodec is faster), tiktoken measured in the
+same run, so that a busy machine shifts both alike. Single-thread figures are CPU time; the
+threads section uses wall time.
 
 - **outputs**: ``encode_ordinary`` (list), ``encode_to_numpy`` and counting (the engine's
-  ``count``, which builds no ids) of prose, code and multilingual text, a fresh encoder per run
-  and then warm encoders, beside the peers toktok-rs (list, numpy, count) and gigatoken-cachefix
-  (numpy, and its ``.tolist()``) when installed (``benchmarks/contenders.py``). Every ratio is
-  over tiktoken's ``encode_ordinary``.
+  ``count``, which builds no ids) of prose, code and multilingual text, beside the peers
+  toktok-rs, gigatoken-cachefix and snaptokens when installed (``benchmarks/contenders.py``):
+  each cell in a fresh process, cold (its first encode) and warm (the least of three more), its
+  ids checked against tiktoken's (``benchmarks/cells.py``). Every ratio is over tiktoken's
+  ``encode_ordinary``.
 - **memory**: the RSS kept after ten different 12 MB texts of unseen words, in a new process
   for streamcodec and each peer (the word caches must stay bounded: at most +64 MB).
 - **whole text**: ``encode_ordinary`` of prose, Python source and multilingual text
@@ -47,14 +50,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import tiktoken
 
 import streamcodec
-from benchmarks.contenders import (
-    Maker,
-    fresh,
-    peer_outputs,
-    streamcodec_outputs,
-    tiktoken_outputs,
-    twin,
-)
+from benchmarks import cells
+from benchmarks.contenders import fresh, peer_outputs, streamcodec_outputs, twin
 from fuzz.corpus import mixed, samples
 
 BACKENDS = ("native", "python")
@@ -196,51 +193,6 @@ def peers(name: str, runs: int) -> None:
         print(f"| {label} | {size:.2f} | {size / base:.1f} | {' | '.join(cells)} |")
 
 
-def outputs(name: str, runs: int) -> None:
-    """list, numpy and count beside tiktoken and the installed peers: fresh encoders, then warm
-    ones (each encoder has encoded the text once before it is timed)."""
-    contenders = {"tiktoken": tiktoken_outputs(name), "streamcodec": streamcodec_outputs(name)}
-    contenders |= peer_outputs(name)
-    columns = [
-        (who, kind)
-        for who, kinds in contenders.items()
-        for kind in kinds
-        if who != "tiktoken" or kind == "list"
-    ]
-    for warm in (False, True):
-        print(
-            f"\n{name}: outputs, {'warm' if warm else 'fresh'} encoders, ratio to tiktoken's "
-            f"encode_ordinary (CPU time, least of {runs}; gigatoken has no count, and its cache "
-            "is one per process, so its fresh encoders are warm)"
-        )
-        print("| input | tiktoken MB/s | " + " | ".join(f"{w} {k}" for w, k in columns) + " |")
-        print("|---|---:|" + "---:|" * len(columns))
-        for label, text in samples().items():
-            size = len(text.encode("utf-8")) / 1e6
-            expected = twin(name).encode_ordinary(text)
-            base = _least_of(runs, contenders["tiktoken"]["list"], text, warm)
-            cells = []
-            for who, kind in columns:
-                made = contenders[who][kind]
-                got = made()(text)
-                got = got if kind == "count" else list(got)
-                if got != (len(expected) if kind == "count" else expected):
-                    cells.append("differs")
-                    continue
-                cells.append(f"{base / _least_of(runs, made, text, warm):.2f}x")
-            print(f"| {label} | {size / base:.1f} | {' | '.join(cells)} |")
-
-
-def _least_of(runs: int, make: Maker, text: str, warm: bool) -> float:
-    """The least CPU time of ``runs`` calls: each on an encoder made for it (least_fresh), or,
-    warm, all on one encoder that has encoded ``text`` once."""
-    if warm:
-        encode = make()
-        encode(text)
-        return least(runs, lambda: encode(text))
-    return least_fresh(runs, make, lambda encode: encode(text))
-
-
 def memory(name: str) -> None:
     """The RSS kept after ten different texts of unseen words (12 MB each), in a new process."""
     import subprocess
@@ -299,33 +251,42 @@ def count(name: str, megabytes: int, folder: Path) -> None:
 def main() -> None:
     """Print every table."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--encodings", default="cl100k_base,o200k_base")
-    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--encodings", help="default: cl100k_base,o200k_base (quick: cl100k_base)")
+    parser.add_argument("--runs", type=int, help="runs of each timing (default 5; quick: 2)")
+    parser.add_argument("--quick", action="store_true", help="small texts, fewer runs")
+    parser.add_argument("--who", help="outputs: only these contenders (comma-separated)")
     parser.add_argument("--count-mb", type=int, default=0, help="also count a file this large")
     parser.add_argument(
         "--only", default="outputs,whole,streamed,threads,peers,memory", help="sections to run"
     )
-    parser.add_argument("--rss-child", help=argparse.SUPPRESS)
+    for hidden in ("--rss-child", "--cell", "--text", "--expected"):
+        parser.add_argument(hidden, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    encodings = args.encodings or ("cl100k_base" if args.quick else "cl100k_base,o200k_base")
+    runs = args.runs or (2 if args.quick else 5)
+    if args.cell:
+        who, kind = args.cell.split(":")
+        return cells.child(who, kind, encodings, args.text, args.expected)
     if args.rss_child:
-        return _rss_child(args.rss_child, args.encodings)
+        return _rss_child(args.rss_child, encodings)
     if streamcodec.backend() != "native":
         raise SystemExit("the compiled core is not built: pip install -e . with a C compiler")
     versions = f"streamcodec {streamcodec.__version__}, tiktoken {tiktoken.__version__}"
     print(f"{versions}, {os.cpu_count()} CPUs")
     sections = args.only.split(",")
     with tempfile.TemporaryDirectory() as folder:
-        for name in args.encodings.split(","):
+        for name in encodings.split(","):
             if "outputs" in sections:
-                outputs(name, args.runs)
+                who = set(args.who.split(",")) | {"tiktoken"} if args.who else None
+                cells.table(__file__, name, quick=args.quick, who_only=who)
             if "whole" in sections:
-                whole_text(name, args.runs)
+                whole_text(name, runs)
             if "streamed" in sections:
-                streamed(name, max(1, args.runs // 2), Path(folder))
+                streamed(name, max(1, runs // 2), Path(folder))
             if "threads" in sections:
-                threads(name, args.runs)
+                threads(name, runs)
             if "peers" in sections:
-                peers(name, args.runs)
+                peers(name, runs)
             if "memory" in sections:
                 memory(name)
             if args.count_mb:

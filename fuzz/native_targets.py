@@ -18,7 +18,7 @@ from fuzz.strategies import Case, case
 from streamcodec.engine.backend import backend
 from streamcodec.pieces.backtrack import backtrack_piece
 from streamcodec.pieces.merge import merge_piece
-from streamcodec.pieces.piece import PieceEncoder
+from streamcodec.pieces.piece import LONG_PIECE, PieceEncoder
 from streamcodec.reference import rank_merge
 
 __all__: list[str] = []
@@ -71,7 +71,7 @@ def _check_native_core(case: Case) -> Tally:
     from streamcodec.pieces._core import Core
 
     ranks = case.vocab.ranks
-    core, every_length = Core(ranks), Core(ranks, long_piece=1)
+    core, every_length = Core(ranks, long_piece=LONG_PIECE), Core(ranks, long_piece=1)
     twin = PieceEncoder(ranks, long_piece=1)
     checked = prefixes(case.pieces)
     for piece in checked:

@@ -31,9 +31,10 @@ def _core() -> Any:
     if backend() != "native":
         return None
     import streamcodec
+    from streamcodec.pieces import LONG_PIECE
     from streamcodec.pieces._core import Core
 
-    return Core(streamcodec.get_encoding("cl100k_base").mergeable_ranks)
+    return Core(streamcodec.get_encoding("cl100k_base").mergeable_ranks, long_piece=LONG_PIECE)
 
 
 @functools.cache

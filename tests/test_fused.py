@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 import streamcodec
 from fuzz.corpus import samples
 from fuzz.strategies import class_texts
+from streamcodec.pieces import LONG_PIECE
 from streamcodec.text import native
 from streamcodec.vocab import CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN
 from tests.conftest import tiktoken_twin
@@ -41,7 +42,9 @@ pytestmark = pytest.mark.skipif(
 @functools.cache
 def _core() -> object:
     """cl100k_base's ranks in the core (any ranks do: every pattern is checked with them)."""
-    return core_module.Core(streamcodec.get_encoding("cl100k_base").mergeable_ranks)
+    return core_module.Core(
+        streamcodec.get_encoding("cl100k_base").mergeable_ranks, long_piece=LONG_PIECE
+    )
 
 
 # The word cache off, one set (evicting at every turn), and the default.
@@ -134,7 +137,7 @@ def test_pieces_read_in_place_and_at_the_end_of_the_text(text: str) -> None:
 def test_real_text_equals_tiktoken(real_encoding: streamcodec.Encoding) -> None:
     scanner = native.native_scanner(real_encoding.pat_str)
     assert scanner is not None
-    core = core_module.Core(real_encoding.mergeable_ranks)
+    core = core_module.Core(real_encoding.mergeable_ranks, long_piece=LONG_PIECE)
     theirs = tiktoken_twin(real_encoding)
     for size in CACHE_SIZES:
         fused = fused_module.FusedEncoder(core, scanner.number, cache_bytes=size)
@@ -178,7 +181,9 @@ def test_the_array_maps_indices_to_ranks(order: str) -> None:
     mapped = dict(items) if order == "shuffled" else {k: 3 * r + 1 for k, r in ranks.items()}
     scanner = native.native_scanner(CL100K_PATTERN)
     assert scanner is not None
-    fused = fused_module.FusedEncoder(core_module.Core(mapped), scanner.number, cache_bytes=0)
+    fused = fused_module.FusedEncoder(
+        core_module.Core(mapped, long_piece=LONG_PIECE), scanner.number, cache_bytes=0
+    )
     text = "".join(samples().values())[:20_000]
     listed = fused.encode(text, 0, len(text), "strict")
     assert list(memoryview(fused.encode_array(text, 0, len(text), "strict"))) == listed
@@ -209,11 +214,13 @@ def test_threads_encode_at_once() -> None:
 
 def test_bad_arguments_are_refused() -> None:
     with pytest.raises(TypeError, match="Core"):
-        fused_module.FusedEncoder(object(), 1)
+        fused_module.FusedEncoder(object(), 1, cache_bytes=0)
     with pytest.raises(ValueError, match="pattern number"):
-        fused_module.FusedEncoder(_core(), 99)
+        fused_module.FusedEncoder(_core(), 99, cache_bytes=0)
     with pytest.raises(ValueError, match="cache_bytes"):
         fused_module.FusedEncoder(_core(), 1, cache_bytes=-1)
+    with pytest.raises(TypeError, match="cache_bytes"):  # its one home: engine.ordinary
+        fused_module.FusedEncoder(_core(), 1)
     with pytest.raises(ValueError, match="errors must be"):
         _fused(CL100K_PATTERN, 0).encode("text", 0, 4, "replace")
 

@@ -24,7 +24,7 @@ from streamcodec import Encoding
 from streamcodec.engine import backend as native
 from streamcodec.pieces.backtrack import backtrack_piece
 from streamcodec.pieces.merge import merge_piece
-from streamcodec.pieces.piece import PieceEncoder
+from streamcodec.pieces.piece import LONG_PIECE, PieceEncoder
 from streamcodec.reference import rank_merge
 from streamcodec.vocab import PATTERNS
 from tests.test_fast import LONG_PIECES, pieces_strategy, random_vocabulary
@@ -63,7 +63,7 @@ def test_core_equals_python_twins(seed: int, shuffle: bool, gaps: bool, piece: b
     ranks = random_vocabulary(seed, shuffle=shuffle)
     if gaps:
         ranks = with_gaps(ranks)
-    core, twin = Core(ranks), PieceEncoder(ranks)
+    core, twin = Core(ranks, long_piece=LONG_PIECE), PieceEncoder(ranks)
     expected = rank_merge(piece, ranks, whole_piece=False)
     assert core.merge_piece(piece) == merge_piece(piece, ranks) == expected
     assert core.backtrack_piece(piece) == backtrack_piece(piece, twin.order, twin._trie)
@@ -89,7 +89,7 @@ def test_core_takes_unreachable_tokens_only_as_whole_pieces(
 
 def test_long_and_real_pieces_equal_the_python_path(real_encoding: Encoding) -> None:
     ranks = real_encoding.mergeable_ranks
-    core, twin = Core(ranks), PieceEncoder(ranks)
+    core, twin = Core(ranks, long_piece=LONG_PIECE), PieceEncoder(ranks)
     text = "".join(samples().values())
     pieces = sorted({p.encode() for p in real_encoding.ordinary.pretokenizer.pieces(text)}, key=len)
     for piece in pieces[-300:] + pieces[::40] + [t.encode() for t in LONG_PIECES]:
@@ -186,21 +186,23 @@ def test_vocabularies_the_core_cannot_take_stay_exact_in_python() -> None:
     with pytest.raises(ValueError, match="not a token"):
         Encoding("x", pat_str=r"\S+", mergeable_ranks=missing, special_tokens={}).encode("zz")
     with pytest.raises(ValueError, match="single byte"):
-        Core(missing)
+        Core(missing, long_piece=LONG_PIECE)
     with pytest.raises(ValueError, match="2\\*\\*32"):
-        Core(huge)
+        Core(huge, long_piece=LONG_PIECE)
     with pytest.raises(ValueError, match="2\\*\\*32"):
-        Core(bytes_ | {b"ab": -1})
+        Core(bytes_ | {b"ab": -1}, long_piece=LONG_PIECE)
 
 
 def test_bad_arguments_raise_never_crash() -> None:
-    core = Core({bytes([b]): b for b in range(256)})
+    core = Core({bytes([b]): b for b in range(256)}, long_piece=LONG_PIECE)
     with pytest.raises(TypeError):
-        Core({"a": 1})  # type: ignore[dict-item]
+        Core({"a": 1}, long_piece=LONG_PIECE)  # type: ignore[dict-item]
     with pytest.raises(TypeError):
-        Core({b"a": "1"})  # type: ignore[dict-item]
+        Core({b"a": "1"}, long_piece=LONG_PIECE)  # type: ignore[dict-item]
     with pytest.raises(TypeError):
-        Core([])  # type: ignore[arg-type]
+        Core([], long_piece=LONG_PIECE)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="long_piece"):  # its one home: pieces.piece.LONG_PIECE
+        Core({bytes([b]): b for b in range(256)})  # type: ignore[call-arg]
     with pytest.raises(TypeError, match="str"):
         core.encode_pieces(["a", b"b"])  # type: ignore[list-item]
     with pytest.raises(TypeError):
@@ -229,7 +231,7 @@ from streamcodec.pieces._core import Core
 ranks = {bytes([b]): b for b in range(256)}
 for t in [b"ab", b"abab", b"abababab", b"cd", b"cdcd", b"cdcdcdcd"]:
     ranks[t] = len(ranks)
-core = Core(ranks)
+core = Core(ranks, long_piece=512)
 data = bytearray(b"ab" * 20000)
 stop = False
 def write():
@@ -279,7 +281,7 @@ def _rss_bytes() -> int:
 
 @pytest.mark.skipif(not Path("/proc/self/statm").is_file(), reason="needs /proc")
 def test_memory_stays_flat_over_many_calls() -> None:
-    core = Core(streamcodec.get_encoding("cl100k_base").mergeable_ranks)
+    core = Core(streamcodec.get_encoding("cl100k_base").mergeable_ranks, long_piece=LONG_PIECE)
     pieces = ["hello", " world", "ünïcödé", "a" * 600, "\udcff"]
 
     def calls(n: int) -> None:

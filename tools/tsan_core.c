@@ -17,7 +17,8 @@
 
 #define THREADS 4
 #define PIECES 24
-#define PIECE_LEN 700 /* past SC_LONG_PIECE: the backtracking encoder and its facts */
+#define PIECE_LEN 700 /* past LONG_PIECE: the backtracking encoder and its facts */
+#define LONG_PIECE 512 /* pieces this long backtrack (the library's is pieces.piece.LONG_PIECE) */
 #define MERGES 3000
 
 static sc_vocab *vocab;
@@ -79,7 +80,7 @@ int main(void) {
         ranks[n] = (uint32_t)n;
         offsets[++n] = total;
     }
-    vocab = sc_vocab_new(n, data, offsets, ranks, SC_LONG_PIECE);
+    vocab = sc_vocab_new(n, data, offsets, ranks, LONG_PIECE);
     if (!vocab) return 1;
     for (int k = 0; k < PIECES; k++) {
         for (int i = 0; i < PIECE_LEN; i++) pieces[k][i] = (uint8_t)('a' + next_random() % 4);

@@ -2,6 +2,7 @@
  * scanner knows.
  *
  *     FusedEncoder(core, pattern, *, cache_bytes)   core: a streamcodec.pieces._core.Core
+ *                                   (cache_bytes: engine.ordinary.DEFAULT_CACHE_BYTES, its home)
  *     .encode(text, start, end, errors) -> list[int]
  *     .encode_array(text, start, end, errors) -> IdArray   (uint32 through the buffer protocol)
  *     .count(text, start, end, errors, limit) -> int        (stops once past limit; -1: none)
@@ -39,7 +40,6 @@
 
 #define BLOCK (1 << 20)       /* code points between two checks for signals */
 #define NOGIL_LENGTH 4096     /* shorter texts keep the GIL: releasing it costs more */
-#define DEFAULT_CACHE_BYTES ((Py_ssize_t)32 << 20)
 
 enum { FUSED_REFUSED = 1, FUSED_LIMIT = 2, FUSED_SIGNAL = 3 };
 
@@ -182,10 +182,14 @@ static int fused_init(FusedEncoder *self, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {"core", "pattern", "cache_bytes", NULL};
     PyObject *core;
     int pattern;
-    Py_ssize_t cache_bytes = DEFAULT_CACHE_BYTES;
+    Py_ssize_t cache_bytes = PY_SSIZE_T_MIN; /* required: its default is engine.ordinary's alone */
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "Oi|$n:FusedEncoder", kwlist, &core, &pattern,
                                      &cache_bytes))
         return -1;
+    if (cache_bytes == PY_SSIZE_T_MIN) {
+        PyErr_SetString(PyExc_TypeError, "FusedEncoder() needs cache_bytes=");
+        return -1;
+    }
     if (self->core) {
         PyErr_SetString(PyExc_RuntimeError, "FusedEncoder is already initialized");
         return -1;
@@ -267,6 +271,10 @@ static int parse(FusedEncoder *self, PyObject *const *args, Py_ssize_t nargs, Py
         return -1;
     }
     *text = args[0];
+#if PY_VERSION_HEX < 0x030C0000
+    /* Before 3.12 a str made by the legacy C API may not be in its PEP 393 form yet. */
+    if (PyUnicode_READY(*text) < 0) return -1;
+#endif
     Py_ssize_t length = PyUnicode_GET_LENGTH(*text);
     *start = PyLong_AsSsize_t(args[1]);
     *end = *start == -1 && PyErr_Occurred() ? -1 : PyLong_AsSsize_t(args[2]);
@@ -411,7 +419,7 @@ static PyTypeObject FusedEncoderType = {
     .tp_basicsize = sizeof(FusedEncoder),
     .tp_dealloc = (destructor)fused_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "FusedEncoder(core, pattern, *, cache_bytes=32 MiB): ordinary text to ids in one pass.",
+    .tp_doc = "FusedEncoder(core, pattern, *, cache_bytes): ordinary text to ids in one pass.",
     .tp_methods = fused_methods,
     .tp_init = (initproc)fused_init,
     .tp_new = PyType_GenericNew,
@@ -423,7 +431,6 @@ static int fused_exec(PyObject *module) {
     if (PyType_Ready(&FusedEncoderType) < 0 || PyType_Ready(&IdArrayType) < 0) return -1;
     if (PyModule_AddObjectRef(module, "FusedEncoder", (PyObject *)&FusedEncoderType) < 0 ||
         PyModule_AddObjectRef(module, "IdArray", (PyObject *)&IdArrayType) < 0 ||
-        PyModule_AddIntConstant(module, "DEFAULT_CACHE_BYTES", DEFAULT_CACHE_BYTES) < 0 ||
         PyModule_AddIntConstant(module, "MAX_KEY", WC_KEY) < 0 || batch_exec(module) < 0)
         return -1;
     return 0;

@@ -6,8 +6,8 @@
  * around it (docs/performance.md, "The word cache").
  *
  * Shape (measured against the alternatives in docs/performance.md):
- *   - set-associative: 4 ways of 64-byte entries (a cache line each), the key and its ids
- *     inline, so a hit reads one line and allocates nothing; pieces longer than WC_KEY bytes or
+ *   - set-associative: 4 ways of 64-byte entries (a cache line each, the table aligned to
+ *     lines), the key and its ids inline, so a hit reads one line and allocates nothing; pieces longer than WC_KEY bytes or
  *     of more than WC_IDS tokens are not cached (they are rare, and merged as before);
  *   - least-recently-used within a set: a hit moves its entry to the front;
  *   - scan-resistant by admission: once the cache has its full size, a piece that would evict
@@ -33,6 +33,11 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef _WIN32
+#include <malloc.h> /* _aligned_malloc */
+#else
+#include <sys/mman.h> /* madvise */
+#endif
 
 #define WC_KEY 24 /* key bytes an entry holds */
 #define WC_IDS 8  /* token indices an entry holds */
@@ -45,7 +50,8 @@ typedef struct {
     uint16_t unused;
     uint64_t key[WC_KEY / 8]; /* zero-padded, so keys compare as three words */
     uint32_t ids[WC_IDS];
-} wc_entry; /* 64 bytes */
+} wc_entry;
+_Static_assert(sizeof(wc_entry) == 64, "a word cache entry is one cache line");
 
 typedef struct {
     uint64_t word[WC_KEY / 8];
@@ -65,13 +71,42 @@ typedef struct {
 #define WC_FIRST_SETS 256 /* 64 KiB to start with */
 #define WC_SET_BYTES (WC_WAYS * (sizeof(wc_entry) + sizeof(uint32_t)))
 
+#define WC_LINE 64                  /* an entry fills one cache line: aligned, it reads one */
+#define WC_HUGE ((size_t)2 << 20)   /* tables this large are aligned to (and ask for) huge pages */
+
+/* `bytes` zeroed, aligned to a cache line (to a huge page from WC_HUGE on, with MADV_HUGEPAGE
+ * where the OS has it: fewer TLB misses on a table of megabytes); NULL when out of memory.
+ * calloc aligns to 16 bytes only, so 64-byte entries would straddle two lines. */
+static void *wc_aligned_zeroed(size_t bytes) {
+    size_t align = bytes >= WC_HUGE ? WC_HUGE : WC_LINE;
+    void *p;
+#ifdef _WIN32
+    p = _aligned_malloc(bytes, align);
+    if (!p) return NULL;
+#else
+    if (posix_memalign(&p, align, bytes) != 0) return NULL;
+#ifdef MADV_HUGEPAGE
+    if (align == WC_HUGE) madvise(p, bytes, MADV_HUGEPAGE); /* a hint: failure is harmless */
+#endif
+#endif
+    return memset(p, 0, bytes);
+}
+
+static void wc_aligned_free(void *p) {
+#ifdef _WIN32
+    _aligned_free(p);
+#else
+    free(p);
+#endif
+}
+
 /* Allocate `sets` sets (and as many doorkeeper slots as entries): 0, or -1 out of memory. */
 static int wc_alloc(word_cache *c, size_t sets) {
-    wc_entry *entries = calloc(sets * WC_WAYS, sizeof *entries);
-    uint32_t *door = calloc(sets * WC_WAYS, sizeof *door);
+    wc_entry *entries = wc_aligned_zeroed(sets * WC_WAYS * sizeof *entries);
+    uint32_t *door = wc_aligned_zeroed(sets * WC_WAYS * sizeof *door);
     if (!entries || !door) {
-        free(entries);
-        free(door);
+        wc_aligned_free(entries);
+        wc_aligned_free(door);
         return -1;
     }
     c->sets = entries;
@@ -93,8 +128,8 @@ static int wc_init(word_cache *c, size_t bytes) {
 }
 
 static void wc_free(word_cache *c) {
-    free(c->sets);
-    free(c->door);
+    wc_aligned_free(c->sets);
+    wc_aligned_free(c->door);
     memset(c, 0, sizeof *c);
 }
 
@@ -164,8 +199,8 @@ static void wc_grow(word_cache *c) {
         while (set[w].tag) w++;
         set[w] = *e;
     }
-    free(old.sets);
-    free(old.door);
+    wc_aligned_free(old.sets);
+    wc_aligned_free(old.door);
 }
 
 /* Offer k's ids after a miss: stored at the front of its set. When that evicts an entry (the

@@ -44,7 +44,7 @@ from typing import Any
 
 from streamcodec.engine.backend import Backend, compiled_module, resolve_backend
 from streamcodec.engine.cache import DEFAULT_CACHE_SIZE, IdCache, Ids
-from streamcodec.pieces import ByteMode, PieceEncoder
+from streamcodec.pieces import LONG_PIECE, ByteMode, PieceEncoder
 from streamcodec.text.pretokenize import Pretokenizer
 from streamcodec.text.unicode import has_surrogates
 from streamcodec.vocab import BYTE_MODE_PATTERN
@@ -228,6 +228,6 @@ def _compiled_core(ranks: Mapping[bytes, int]) -> Any:
     if not isinstance(ranks, dict):
         return None
     try:
-        return compiled_module("pieces._core").Core(ranks)
+        return compiled_module("pieces._core").Core(ranks, long_piece=LONG_PIECE)
     except (ValueError, TypeError):
         return None

@@ -8,7 +8,7 @@
  *   3. with the GIL: the ids become a list, from int objects made once per vocabulary.
  *
  *     >>> from streamcodec.pieces._core import Core
- *     >>> core = Core({bytes([b]): b for b in range(256)} | {b"ab": 256})
+ *     >>> core = Core({bytes([b]): b for b in range(256)} | {b"ab": 256}, long_piece=512)
  *     >>> core.encode_pieces(["ab", "abc"])
  *     [256, 256, 99]
  */
@@ -99,10 +99,14 @@ static void core_clear_ids(Core *self) {
 static int core_init(Core *self, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {"ranks", "long_piece", NULL};
     PyObject *ranks;
-    Py_ssize_t long_piece = SC_LONG_PIECE;
+    Py_ssize_t long_piece = PY_SSIZE_T_MIN; /* required: pieces.piece.LONG_PIECE is its home */
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!|$n:Core", kwlist, &PyDict_Type, &ranks,
                                      &long_piece))
         return -1;
+    if (long_piece == PY_SSIZE_T_MIN) {
+        PyErr_SetString(PyExc_TypeError, "Core() needs long_piece= (pieces.piece.LONG_PIECE)");
+        return -1;
+    }
     if (self->vocab || self->ids) {
         PyErr_SetString(PyExc_RuntimeError, "Core is already initialized");
         return -1;
@@ -324,7 +328,7 @@ static PyMethodDef core_methods[] = {
 };
 
 PyDoc_STRVAR(core_doc,
-"Core(ranks, *, long_piece=512)\n--\n\n"
+"Core(ranks, *, long_piece)\n--\n\n"
 "A vocabulary (token bytes -> rank) in the compiled core's tables. Raises ValueError when the\n"
 "core cannot take it (a rank outside 0..2**32-2, a single byte missing): the Python path can.\n"
 "Thread-safe: the tables are read-only once built.");
@@ -363,8 +367,7 @@ static int core_exec(PyObject *module) {
     if (PyType_Ready(&CoreType) < 0) return -1;
     PyObject *capsule = PyCapsule_New(&core_api, "streamcodec.pieces._core._C_API", NULL);
     int failed = !capsule || PyModule_AddObjectRef(module, "Core", (PyObject *)&CoreType) < 0 ||
-                 PyModule_AddObjectRef(module, "_C_API", capsule) < 0 ||
-                 PyModule_AddIntConstant(module, "LONG_PIECE", SC_LONG_PIECE) < 0;
+                 PyModule_AddObjectRef(module, "_C_API", capsule) < 0;
     Py_XDECREF(capsule);
     return failed ? -1 : 0;
 }

@@ -21,8 +21,6 @@
 
 #include "_core_lookup.h"
 
-#define SC_LONG_PIECE 512 /* pieces this long take the backtracking encoder (bpe.LONG_PIECE) */
-
 typedef struct sc_vocab sc_vocab;
 
 /* A growable array of token indices. */
