@@ -87,6 +87,21 @@ def test_core_takes_unreachable_tokens_only_as_whole_pieces(
             assert core.encode_piece(piece) == twin(piece) == rank_merge(piece, ranks)
 
 
+@pytest.mark.parametrize("width", [8, 9, 11, 12, 13, 254, 255, 256, 300])
+def test_lookup_tells_tokens_apart_past_the_slots_bytes(width: int) -> None:
+    """A slot holds a key's first 12 bytes and its length up to 255 (255: that or more): tokens
+    that share those (a common start, lengths from 255 on) are told apart by their own bytes."""
+    ranks = {bytes([b]): b for b in range(256)}
+    stem = b"abcdefghijkl"[: min(width, 12)] + b"x" * max(0, width - 12)
+    for token in (stem, stem + b"y", stem + b"yy", stem[:-1] + b"z", stem + b"y" * 300):
+        ranks.setdefault(token, len(ranks))
+    core, twin = Core(ranks, long_piece=LONG_PIECE), PieceEncoder(ranks)
+    for token in ranks:
+        for piece in (token, token[:-1], token + b"y", token[:-1] + b"q"):
+            if piece:
+                assert core.encode_piece(piece) == twin(piece) == rank_merge(piece, ranks)
+
+
 def test_long_and_real_pieces_equal_the_python_path(real_encoding: Encoding) -> None:
     ranks = real_encoding.mergeable_ranks
     core, twin = Core(ranks, long_piece=LONG_PIECE), PieceEncoder(ranks)

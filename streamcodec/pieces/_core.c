@@ -31,6 +31,10 @@ typedef struct {
 static int core_fill(Core *self, PyObject *ranks, Py_ssize_t long_piece) {
     Py_ssize_t n = PyDict_Size(ranks);
     size_t total = 0;
+    if ((size_t)n > SC_MAX_TOKENS) {
+        PyErr_Format(PyExc_ValueError, "the compiled core takes at most %u tokens", SC_MAX_TOKENS);
+        return -1;
+    }
     PyObject *key, *value;
     Py_ssize_t pos = 0;
     int have_byte[256] = {0}, bytes_seen = 0, status = -1;

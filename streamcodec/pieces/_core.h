@@ -32,7 +32,8 @@ typedef struct {
 enum { SC_OK = 0, SC_NOMEM = -1 };
 
 /* Build from `n` tokens: token i has bytes data[offsets[i]:offsets[i+1]] and rank ranks[i]
- * (distinct, at most 2**32 - 2); every single byte must be a token. NULL when out of memory. */
+ * (distinct, at most 2**32 - 2); every single byte must be a token; n at most SC_MAX_TOKENS
+ * (_core_lookup.h). NULL when out of memory (or n is larger). */
 sc_vocab *sc_vocab_new(size_t n, const uint8_t *data, const size_t *offsets,
                        const uint32_t *ranks, size_t long_piece);
 void sc_vocab_free(sc_vocab *v);

@@ -106,6 +106,7 @@ static int index_prefixes(sc_vocab *v) {
 
 sc_vocab *sc_vocab_new(size_t n, const uint8_t *data, const size_t *offsets,
                        const uint32_t *ranks, size_t long_piece) {
+    if (n > SC_MAX_TOKENS) return NULL;
     sc_vocab *v = calloc(1, sizeof *v);
     if (!v) return NULL;
     v->n = n;
@@ -157,8 +158,8 @@ sc_vocab *sc_vocab_new(size_t n, const uint8_t *data, const size_t *offsets,
         uint64_t head = sc_head(p, len), hash = sc_hash(p, len, head), i = hash & v->table.mask;
         uint64_t bit = (hash >> 32) & v->table.filter_mask;
         v->filter[bit >> 6] |= 1ull << (bit & 63);
-        while (v->slots[i].idx1) i = (i + 1) & v->table.mask;
-        v->slots[i] = (sc_slot){head, (uint32_t)len, (uint32_t)t + 1};
+        while (v->slots[i].entry) i = (i + 1) & v->table.mask;
+        v->slots[i] = (sc_slot){head, sc_next4(p, len), sc_entry((uint32_t)t, len)};
     }
     if (index_prefixes(v) != SC_OK) {
         sc_vocab_free(v);
