@@ -16,7 +16,15 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from streamcodec.cli.inputs import shown_name, source, word_blocks
+from streamcodec.cli.inputs import (
+    add_document_options,
+    documents,
+    encoded_documents,
+    shown_name,
+    source,
+    text_only,
+    word_blocks,
+)
 from streamcodec.cli.options import (
     add_input_and_encoding,
     add_text_options,
@@ -35,6 +43,7 @@ def add(commands: Any) -> None:
     """Declare ``count`` and its options."""
     count = commands.add_parser("count", help="print the number of tokens in a file")
     add_input_and_encoding(count)
+    add_document_options(count)
     add_text_options(count, jobs="default 1")
     count.add_argument(
         "--limit",
@@ -48,10 +57,15 @@ def add(commands: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Print the token count (``--mode word``: the segment count); 1 when over ``--limit``."""
     if args.mode == "word":
+        text_only(args, "--mode word reads the input as text")
         bpe = word_bpe(args)
         with progress(args) as update:
             counts = (len(bpe.segment_text(block)) for block in word_blocks(args, update))
             total = _up_to(counts, args.limit)
+    elif (docs := documents(args)) is not None:
+        enc = build_encoding(args)
+        options = {k: v for k, v in policy(args, enc).items() if k != "errors"}
+        total = _up_to(map(len, encoded_documents(enc, docs, options)), args.limit)
     else:
         enc = build_encoding(args)
         src = source(args)

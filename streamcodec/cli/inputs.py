@@ -1,8 +1,14 @@
 """Where a command's input comes from: a path, or ``-`` for standard input.
 
     $ streamcodec encode - < book.txt
+    $ streamcodec count data.jsonl.zst --field text
+    $ streamcodec encode shard.parquet --column text -f jsonl
 
-Every command reads its input through here, so all take the same kinds.
+Every command reads its input through here, so all take the same kinds, and the kinds are the
+corpus tool's (:mod:`streamcodec.corpus.inputs`, one reader): a ``.gz``, ``.xz`` or ``.zst``
+file is read decompressed, to its proper end; with ``--field`` the input is JSON Lines, each
+line's field a document, and a ``.parquet`` (``.pq``) file is one document per row of
+``--column`` (default ``text``). Each document is encoded alone, as ``tokenize-corpus`` does.
 """
 
 from __future__ import annotations
@@ -16,19 +22,28 @@ import stat
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO, cast
 
 from streamcodec.cli.progress import Progress
+from streamcodec.corpus.files import COMPRESSIONS, regular_file
+from streamcodec.corpus.inputs import STDIN, Document, Input, Kind, Range, Reading, open_input
+from streamcodec.corpus.inputs import documents as corpus_documents
+from streamcodec.encoding import Encoding
 from streamcodec.stream.sources import CHUNK_SIZE, line_blocks, read_blocks, text_chunks
+from streamcodec.text.specials import DisallowedSpecialTokenError
 
 __all__ = [
     "Recorder",
+    "add_document_options",
     "binary_input",
     "blocks",
+    "documents",
+    "encoded_documents",
     "find_bytes",
     "is_regular_file",
     "shown_name",
     "source",
+    "text_only",
     "word_blocks",
 ]
 
@@ -43,6 +58,10 @@ def source(args: argparse.Namespace) -> Path | Recorder:
     """
     if args.input != "-" and stat.S_ISDIR(os.stat(args.input).st_mode):
         raise IsADirectoryError(errno.EISDIR, "is a directory, not a file", args.input)
+    compressed = _compressed(args.input)
+    if compressed is not None:  # a stream: one job, as for a pipe
+        args.jobs = 1
+        return Recorder(compressed, args.input)
     if getattr(args, "jobs", 1) > 1 and not is_regular_file(args.input):
         print(
             f"streamcodec: note: --jobs {args.jobs} splits regular files only; "
@@ -141,3 +160,88 @@ def word_blocks(args: argparse.Namespace, progress: Progress | None) -> Iterator
     """The input text in blocks of whole lines (word mode works line by line)."""
     errors = getattr(args, "errors", "strict")
     return line_blocks(text_chunks(source(args), errors=errors, progress=progress))
+
+
+def add_document_options(command: argparse.ArgumentParser) -> None:
+    """``--field`` (the input is JSON Lines) and ``--column`` (a Parquet input's column)."""
+    command.add_argument(
+        "--field",
+        metavar="NAME",
+        help="read the input as JSON Lines (a JSON object a line, compressed or not, or -): "
+        "each line's field NAME is a document, encoded alone (default: the input is one text)",
+    )
+    command.add_argument(
+        "--column",
+        metavar="NAME",
+        help="a Parquet input (.parquet, .pq): each row's column NAME is a document, encoded "
+        "alone (default text)",
+    )
+
+
+def documents(args: argparse.Namespace) -> Iterator[Document] | None:
+    """The input's documents, read as ``tokenize-corpus`` reads them, when it is JSON Lines
+    (``--field``) or Parquet; None for text (read as a stream by :func:`source`). An option
+    the input does not take is refused."""
+    name = args.input
+    parquet = name != "-" and _suffix(name) in (".parquet", ".pq")
+    if args.column is not None and not parquet:
+        raise ValueError(f"--column reads Parquet inputs (.parquet, .pq), not {shown_name(name)}")
+    if args.field is not None and parquet:
+        raise ValueError(f"--field reads JSON Lines, and {name} is Parquet: pass --column")
+    if args.field is None and not parquet:
+        return None
+    if args.errors not in ("strict", "replace"):
+        raise ValueError(
+            f"--errors {args.errors} keeps the bytes of a text stream: documents of JSON Lines "
+            "or Parquet take strict or replace"
+        )
+    if name == "-":
+        inp = Input(STDIN, "jsonl", None, -1, 0)
+    else:
+        info = regular_file(name)
+        compression = COMPRESSIONS.get(os.path.splitext(name)[1].lower())
+        kind: Kind = "parquet" if parquet else "jsonl"
+        inp = Input(os.path.abspath(name), kind, compression, info.st_size, info.st_mtime_ns)
+    reading = Reading(args.field or "text", args.column or "text", None, args.errors, "jsonl")
+    return corpus_documents(inp, Range(0, 0, -1), reading)
+
+
+def text_only(args: argparse.Namespace, why: str) -> None:
+    """Refuse ``--field`` and ``--column`` where the input is read as text (``why``)."""
+    for option in ("field", "column"):
+        if getattr(args, option, None) is not None:
+            raise ValueError(f"--{option} reads documents, and {why}: leave it out")
+
+
+def encoded_documents(
+    enc: Encoding, docs: Iterator[Document], options: dict[str, Any]
+) -> Iterator[list[int]]:
+    """Each document's ids, encoded alone under ``options`` (``Encoding.encode``'s); a special
+    token not allowed is refused with where its document is (file:line, or row)."""
+    for doc in docs:
+        try:
+            yield enc.encode(doc.text, **options)
+        except DisallowedSpecialTokenError as exc:
+            raise ValueError(
+                f"{doc.where}: the document contains the special token {exc.token!r}; pass "
+                f"--allowed-special {exc.token!r} to encode it as that token, or "
+                "--special-as-text to encode it as text"
+            ) from None
+
+
+def _suffix(name: str) -> str:
+    """The kind's suffix of ``name``: ``.jsonl`` for ``a.jsonl.zst``."""
+    stem, suffix = os.path.splitext(name)
+    if suffix.lower() in COMPRESSIONS:
+        suffix = os.path.splitext(stem)[1]
+    return suffix.lower()
+
+
+def _compressed(name: str) -> BinaryIO | None:
+    """A compressed input (by its name) decompressed, to its proper end; else None."""
+    compression = COMPRESSIONS.get(os.path.splitext(name)[1].lower())
+    if name == "-" or compression is None:
+        return None
+    info = regular_file(name)
+    inp = Input(name, "text", compression, info.st_size, info.st_mtime_ns)
+    return cast(BinaryIO, open_input(inp))
