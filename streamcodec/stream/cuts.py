@@ -37,6 +37,7 @@ __all__ = [
     "PROVEN_PATTERNS",
     "ByteModeCuts",
     "Cuts",
+    "LastMatch",
     "PatternCuts",
     "ProvenCuts",
     "cuts_for",
