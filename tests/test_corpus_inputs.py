@@ -217,3 +217,36 @@ def test_invalid_utf8_in_parquet_names_the_row_and_byte_offset(tmp_path: Path) -
     tokenize([tmp_path / "a.parquet"], tmp_path / "out", errors="replace", restart=True)
     got = [ENC.decode(ids.tolist()) for ids in read_documents(tmp_path / "out")]
     assert got == ["fine", "also fine", "bad \ufffd here"]
+
+
+def test_a_special_token_in_a_streamed_document_names_its_byte_offset(tmp_path: Path) -> None:
+    text = "plain words " * 1000 + "<|endoftext|> and more"
+    (tmp_path / "a.txt.gz").write_bytes(gzip.compress(text.encode()))
+    with pytest.raises(ValueError, match=r"a\.txt\.gz at byte offset 12000: the document contains"):
+        tokenize([tmp_path / "a.txt.gz"], tmp_path / "out")
+
+
+def test_standard_input_lines_are_counted_as_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import io
+    import sys
+
+    data = b'{"text": "one"}\n\n{"text": "two"}\n{"nope": 3}\n{"text": "four"}\n'
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+    out = str(tmp_path / "out")
+    assert main(["tokenize-corpus", "-", "-o", out, "-q", "--field", "text"]) == 1
+    assert "<stdin>:4: no field 'text' in this JSON line (it has: nope)" in capsys.readouterr().err
+
+
+def test_a_compressed_inputs_end_is_not_its_size_on_disk(tmp_path: Path) -> None:
+    (tmp_path / "a.jsonl.gz").write_bytes(gzip.compress(LINES.encode()))
+    manifest = tokenize([tmp_path / "a.jsonl.gz"], tmp_path / "out")
+    assert [source["end"] for source in manifest["shards"][0]["sources"]] == [-1]
+    assert check_corpus_text(tmp_path / "out")
+
+
+def check_corpus_text(out: Path) -> bool:
+    from streamcodec.corpus import check_corpus
+
+    return check_corpus(out, text=50).endswith("tokens")

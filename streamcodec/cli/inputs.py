@@ -29,7 +29,13 @@ from streamcodec.corpus.files import COMPRESSIONS, regular_file
 from streamcodec.corpus.inputs import STDIN, Document, Input, Kind, Range, Reading, open_input
 from streamcodec.corpus.inputs import documents as corpus_documents
 from streamcodec.encoding import Encoding
-from streamcodec.stream.sources import CHUNK_SIZE, line_blocks, read_blocks, text_chunks
+from streamcodec.stream.sources import (
+    CHUNK_SIZE,
+    find_in,
+    line_blocks,
+    read_blocks,
+    text_chunks,
+)
 from streamcodec.text.specials import DisallowedSpecialTokenError
 
 __all__ = [
@@ -146,14 +152,7 @@ def shown_name(name: str) -> str:
 def find_bytes(name: str | os.PathLike[str], needle: bytes, size: int = 1 << 20) -> int | None:
     """The byte offset of the first ``needle`` in the file ``name`` (read in blocks)."""
     with open(name, "rb") as f:
-        offset, tail = 0, b""
-        while block := f.read(size):
-            data = tail + block
-            if (found := data.find(needle)) >= 0:
-                return offset - len(tail) + found
-            tail = data[-(len(needle) - 1) :] if len(needle) > 1 else b""
-            offset += len(block)
-    return None
+        return find_in(f, needle, size=size)
 
 
 def word_blocks(args: argparse.Namespace, progress: Progress | None) -> Iterator[str]:

@@ -27,14 +27,15 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import io
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import IO, Any, Literal
 
 from streamcodec.corpus.files import Decompressed, Fingerprinted
-from streamcodec.stream.sources import CHUNK_SIZE, read_blocks
+from streamcodec.stream.sources import CHUNK_SIZE, find_in, read_blocks
 from streamcodec.text.unicode import has_surrogates, replace_lone_surrogates
 
 __all__ = [
@@ -48,6 +49,7 @@ __all__ = [
     "line_number",
     "open_input",
     "parquet_row_groups",
+    "where_in",
 ]
 
 STDIN = "-"
@@ -108,13 +110,13 @@ class Document:
     offset: int
     span: int = 0
     fields: dict[str, Any] | None = None  # those of Reading.keep (None: not kept)
+    line: int = 0  # JSON Lines: its line, when counted as read (0: counted for a message)
 
     @property
     def where(self) -> str:
-        """``file:line`` (JSON Lines: the line is counted now, for a message), ``file at byte
-        offset N`` or ``file at row N``."""
+        """``file:line`` (JSON Lines), ``file at byte offset N`` or ``file at row N``."""
         if self.input.kind == "jsonl":
-            return f"{self.input.shown}:{line_number(self.input, self.offset)}"
+            return _line(self.input, self.offset, self.line)
         unit = "row" if self.input.kind == "parquet" else "byte offset"
         return f"{self.input.shown} at {unit} {self.offset}"
 
@@ -143,6 +145,16 @@ def _reading(inp: Input) -> Iterator[IO[bytes]]:
             layer = layer.source
         if isinstance(layer, Fingerprinted):
             layer.check_unchanged()
+
+
+def where_in(inp: Input, needle: bytes) -> str:
+    """Where the first ``needle`` is in the (decompressed) input, for a message: ``file at
+    byte offset N``; the file alone for standard input, which cannot be read again."""
+    if inp.path == STDIN:
+        return inp.shown
+    with open_input(inp) as f:
+        offset = find_in(f, needle)
+    return inp.shown if offset is None else f"{inp.shown} at byte offset {offset}"
 
 
 def documents(inp: Input, part: Range, reading: Reading) -> Iterator[Document]:
@@ -209,6 +221,7 @@ def _split_text(inp: Input, f: IO[bytes], reading: Reading) -> Iterator[Document
 def _json_lines(inp: Input, f: IO[bytes], part: Range, reading: Reading) -> Iterator[Document]:
     """The lines starting in ``part``'s byte range, each a JSON object with the field."""
     position = part.start
+    number = 0 if position > 0 else 1  # lines counted from the start (standard input's too)
     if position > 0:
         f.seek(position - 1)
         position += len(f.readline()) - 1  # the rest of the line that started before
@@ -218,13 +231,25 @@ def _json_lines(inp: Input, f: IO[bytes], part: Range, reading: Reading) -> Iter
             return
         start, position = position, position + len(line)
         if line.strip():
-            record = _record(inp, _decode(line, inp, start, reading), start, reading.field)
+            where = functools.partial(_line, inp, start, number)
+            record = _record(_decode(line, inp, start, reading), reading.field, where)
             kept = {name: record.get(name) for name in reading.keep} if reading.keep else None
-            text = _no_lone_surrogates(record[reading.field], inp, start, reading)
-            yield Document(text, inp, start, _span(inp, line), kept)
+            text = _no_lone_surrogates(record[reading.field], reading, where)
+            yield Document(text, inp, start, _span(inp, line), kept, number)
+        number += number > 0
 
 
-def _no_lone_surrogates(text: str, inp: Input, offset: int, reading: Reading) -> str:
+def _line(inp: Input, offset: int, number: int) -> str:
+    """``file:line`` of the line at ``offset``: ``number`` when it was counted, else counted
+    now (never for standard input, which cannot be read again)."""
+    if number:
+        return f"{inp.shown}:{number}"
+    if inp.path == STDIN:
+        return f"{inp.shown} at byte offset {offset}"
+    return f"{inp.shown}:{line_number(inp, offset)}"
+
+
+def _no_lone_surrogates(text: str, reading: Reading, where: Callable[[], str]) -> str:
     """A JSON string's text, refused (strict) or replaced as tiktoken does (U+FFFD) when it
     holds a lone surrogate (an escape such as ``"\\ud800"`` with no pair): UTF-8 cannot hold
     one, so it is bad text as invalid UTF-8 is."""
@@ -232,9 +257,8 @@ def _no_lone_surrogates(text: str, inp: Input, offset: int, reading: Reading) ->
         return text
     if reading.errors == "replace":
         return replace_lone_surrogates(text)
-    where = f"{inp.shown}:{line_number(inp, offset)}"
     raise ValueError(
-        f"{where}: the field {reading.field!r} holds a lone surrogate (a JSON escape such as "
+        f"{where()}: the field {reading.field!r} holds a lone surrogate (a JSON escape such as "
         "\\ud800 without its pair), which is not text; pass --errors replace to read it as "
         "U+FFFD"
     )
@@ -251,23 +275,21 @@ def line_number(inp: Input, offset: int) -> int:
     return count + 1
 
 
-def _record(inp: Input, line: str, offset: int, field: str) -> dict[str, Any]:
+def _record(line: str, field: str, where: Callable[[], str]) -> dict[str, Any]:
     """The JSON object of a line, with text in ``field``."""
     try:
         record = json.loads(line)
     except json.JSONDecodeError as exc:
-        where = f"{inp.shown}:{line_number(inp, offset)}"
-        raise ValueError(f"{where}: not a JSON line ({exc.msg} at column {exc.colno})") from None
+        raise ValueError(f"{where()}: not a JSON line ({exc.msg} at column {exc.colno})") from None
     if isinstance(record, dict) and isinstance(record.get(field), str):
         return record
-    where = f"{inp.shown}:{line_number(inp, offset)}"
     if not isinstance(record, dict) or field not in record:
         keys = ", ".join(map(str, record)) if isinstance(record, dict) else type(record).__name__
         raise ValueError(
-            f"{where}: no field {field!r} in this JSON line (it has: {keys or 'nothing'}); "
+            f"{where()}: no field {field!r} in this JSON line (it has: {keys or 'nothing'}); "
             "pass --field NAME"
         )
-    raise ValueError(f"{where}: the field {field!r} is {type(record[field]).__name__}, not text")
+    raise ValueError(f"{where()}: the field {field!r} is {type(record[field]).__name__}, not text")
 
 
 def parquet_row_groups(inp: Input) -> list[int]:

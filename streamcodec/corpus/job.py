@@ -25,6 +25,7 @@ from streamcodec.corpus.inputs import (
     documents,
     invalid_utf8,
     open_input,
+    where_in,
 )
 from streamcodec.corpus.plan import ShardPlan
 from streamcodec.corpus.shards import Layout, file_records
@@ -190,7 +191,7 @@ def _write_streamed(job: Job, inp: Input, writer: Any, jobs: int) -> None:
     except InvalidUTF8Error as exc:
         raise invalid_utf8(inp.shown, exc.offset, exc.reason) from None
     except DisallowedSpecialTokenError as exc:
-        raise ValueError(_special_message(inp.shown, exc.token)) from None
+        raise ValueError(_special_message(where_in(inp, exc.token.encode()), exc.token)) from None
     writer.end_document()
 
 
@@ -211,7 +212,10 @@ def source_records(inputs: tuple[Input, ...], shard: ShardPlan) -> list[dict[str
     for part in shard.ranges:
         inp = inputs[part.input]
         unit = "row_groups" if inp.kind == "parquet" else "bytes"
-        end = inp.size if part.end < 0 and inp.kind != "parquet" else part.end
+        # to the end: its size, but a compressed input's decompressed length is not known
+        # before it is read (its size on disk is not that): -1
+        whole = part.end < 0 and inp.kind != "parquet" and inp.compression is None
+        end = inp.size if whole else part.end
         records.append(
             {"input": part.input, "path": inp.path, "unit": unit, "start": part.start, "end": end}
         )

@@ -25,6 +25,7 @@ __all__ = [
     "Source",
     "SourceChangedError",
     "file_blocks",
+    "find_in",
     "line_blocks",
     "read_blocks",
     "text_chunks",
@@ -51,6 +52,19 @@ def read_blocks(
         if limit is not None:
             limit -= len(block)
         yield block
+
+
+def find_in(f: IO[bytes], needle: bytes, *, size: int = CHUNK_SIZE) -> int | None:
+    """The offset from where ``f`` stands of the first ``needle`` in it, read in blocks (a
+    match may straddle two), or None."""
+    offset, tail = 0, b""
+    for block in read_blocks(f, size=size):
+        data = tail + block
+        if (found := data.find(needle)) >= 0:
+            return offset - len(tail) + found
+        tail = data[-(len(needle) - 1) :] if len(needle) > 1 else b""
+        offset += len(block)
+    return None
 
 
 class SourceChangedError(ValueError):
