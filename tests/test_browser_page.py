@@ -4,9 +4,10 @@ The page's folder is built (tools/browser/build.py: Pyodide's runtime, the pure 
 this tree, micropip's, pygtrie's and tqdm's) and served on 127.0.0.1; Chromium resolves no
 other host. The link carries the text, so the page tokenizes it once Python has started; the
 ids it shows must be tiktoken's, and the explain page in its frame must box them and trace a
-piece as Python's does. Every file the page asked for is one of the folder's; no script was
-refused by a Content-Security-Policy. Skipped, saying why, without Chromium, Node's Pyodide
-files or the setup's wheels.
+piece as Python's does; every file the page asked for is one of the folder's, and no script
+was refused by a Content-Security-Policy. Then, over Chromium's DevTools pipe, as a person
+uses it: text typed, an encoding chosen, Tokenize pressed, a token of the result clicked.
+Skipped, saying why, without Chromium, Node's Pyodide files or the setup's wheels.
 """
 
 from __future__ import annotations
@@ -24,8 +25,16 @@ from typing import Any
 import pytest
 
 import streamcodec
+from tests.chromium_pipe import Chromium
 from tests.conftest import tiktoken_twin
-from tests.test_explain_html import _run_chromium, check_tokens, check_trace, parse, traces
+from tests.test_explain_html import (
+    _chromium,
+    _run_chromium,
+    check_tokens,
+    check_trace,
+    parse,
+    traces,
+)
 from tests.test_pyodide import node_and_pyodide, pyodide_wheels  # noqa: F401 (fixture)
 from tools.browser import page as page_py
 from tools.browser.build import build
@@ -103,6 +112,46 @@ def test_the_page_tokenizes_in_chromium_offline(site: Any, tmp_path: Path) -> No
     assert asked and all(code == 200 for _, code in asked), asked
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "Content Security Policy" not in log.read_text(errors="replace")
+
+
+# Wait until the page's state is ``%s`` (after a submit, any state set before it is stale).
+_STATE = """new Promise((done, fail) => { const start = Date.now(); (function poll() {
+  const state = document.body && document.body.dataset.state;
+  if (state === '%s') return done(state);
+  if (state === 'error' || Date.now() - start > 100000)
+    return fail(new Error(state + ': ' + document.getElementById('status').textContent));
+  setTimeout(poll, 100); })(); })"""
+_TYPE_AND_SUBMIT = """(() => { document.getElementById('text').value = %s;
+  document.getElementById('encoding').value = 'gpt2';
+  document.body.dataset.state = 'typing'; document.getElementById('go').click(); return 1; })()"""
+# In the frame: the trace shown, then a click on a token of another piece, and what then shows.
+_CLICK_A_TOKEN = """new Promise((done) => { (function poll() {
+  if (!document.querySelector('.tok[data-trace]')) return setTimeout(poll, 100);
+  const shown = () => [...document.querySelectorAll('section.trace')]
+    .filter((s) => !s.hidden).map((s) => s.dataset.trace);
+  const before = shown();
+  const token = [...document.querySelectorAll('.tok[data-trace]')]
+    .find((t) => t.dataset.trace !== before[0]);
+  token.click();
+  done({before, after: shown(), clicked: token.dataset.trace,
+        chosen: token.classList.contains('chosen')}); })(); })"""
+
+
+def test_the_page_answers_typing_choosing_and_clicking(site: Any, tmp_path: Path) -> None:
+    """As a person uses it: text typed, gpt2 chosen, Tokenize pressed; then a token of the
+    result clicked shows its piece's merges."""
+    address, _ = site
+    text = "Pasted text: don't  split 12345 words, Ünïcödé 👍🏽\n"
+    blocked = "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"
+    with Chromium(_chromium(), tmp_path / "profile", address, blocked) as page:
+        page.evaluate(_STATE % "ready")
+        page.evaluate(_TYPE_AND_SUBMIT % json.dumps(text))
+        page.evaluate(_STATE % "done")
+        ids = json.loads(page.evaluate("document.getElementById('ids').textContent"))
+        assert ids == tiktoken_twin(streamcodec.get_encoding("gpt2")).encode(text)
+        clicked = page.evaluate(_CLICK_A_TOKEN, frame=True)
+    assert clicked["before"] != [clicked["clicked"]]
+    assert clicked["after"] == [clicked["clicked"]] and clicked["chosen"]
 
 
 def test_the_page_refuses_a_special_token_by_default() -> None:
