@@ -241,3 +241,60 @@ def test_vocab_with_a_pattern_or_bytes_or_its_own_is_accepted(
     save_vocabulary(Vocabulary(ranks, {}, GPT2_PATTERN), json_file)
     assert main(["encode", str(src), "--vocab", str(json_file)]) == 0  # the file says its own
     assert [int(i) for i in capsys.readouterr().out.split()] == ids
+
+
+# ---------------------------------------------------------------------- explain on a big file
+
+
+class _CountingRanks(dict[bytes, int]):
+    """Ranks that count how often they are walked whole."""
+
+    walks = 0
+
+    def items(self):  # type: ignore[no-untyped-def, override]
+        type(self).walks += 1
+        return super().items()
+
+
+def test_explain_walks_the_vocabulary_once_not_once_a_piece(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``explain`` on a 5 MB file printed for hours: every piece built the whole id-to-token
+    table again (100,000 entries a piece)."""
+    import streamcodec
+    import streamcodec.cli.explain as explain
+
+    enc = streamcodec.Encoding("counted", pat_str=streamcodec.get_encoding("gpt2").pat_str,
+                               mergeable_ranks=streamcodec.get_encoding("gpt2").mergeable_ranks,
+                               special_tokens={})  # fmt: skip
+    enc._mergeable_ranks = _CountingRanks(enc.mergeable_ranks)
+    monkeypatch.setattr(explain, "build_encoding", lambda args: enc)
+    src = tmp_path / "many.txt"
+    src.write_text("the quick brown fox jumps over the lazy dog\n" * 200)  # 2,000 pieces
+    assert main(["explain", str(src)]) == 0
+    assert capsys.readouterr().out.count("piece '") == 2000
+    assert _CountingRanks.walks <= 2
+
+
+def test_explain_shows_a_long_piece_without_every_merge(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A piece of 200,000 bytes printed 200,000 steps of up to 200,000 parts each."""
+    src = tmp_path / "long.txt"
+    src.write_text("=" * 200_000 + " x")
+    assert main(["explain", str(src)]) == 0
+    out = capsys.readouterr().out
+    assert "(200,000 bytes): too long to show every merge (at most 96 bytes)" in out
+    assert len(out) < 10_000 and "piece '␣x': merges in rank order" in out
+
+
+def test_explain_html_refuses_a_page_no_browser_shows(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = tmp_path / "big.txt"
+    src.write_text("word " * 250_000)  # 1,250,000 bytes
+    assert main(["explain", str(src), "--html", str(tmp_path / "page.html")]) == 1
+    err = capsys.readouterr().err
+    assert f"explain --html: {src} holds 1,250,000 bytes of text" in err
+    assert "head -c 100000 FILE | streamcodec explain - --html OUT.html" in err
+    assert not (tmp_path / "page.html").exists()

@@ -14,20 +14,24 @@ atomically.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from streamcodec.atomicfile import atomic_output
 from streamcodec.cli.inputs import source
 from streamcodec.cli.options import add_encoding, build_encoding, pretokenizer_note
 from streamcodec.encoding import Encoding
+from streamcodec.explain.html import MAX_TRACE_BYTES
 from streamcodec.explain.trace import Explanation, explain_piece
 from streamcodec.stream.sources import text_chunks
 from streamcodec.vocab import GPT2_PATTERN
 
 __all__ = ["add"]
+
+MAX_PAGE_TEXT = 1 << 20  # bytes of text an --html page shows at most
 
 
 def add(commands: Any) -> None:
@@ -81,12 +85,42 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("--piece chooses the piece of an --html page: add --html OUT.html")
     print(pretokenizer_note(enc), file=sys.stderr)
     ranks = enc.mergeable_ranks
+    decoder = {rank: token for token, rank in ranks.items()}  # once: it was once a piece
     longest = max(map(len, ranks))
-    for piece in enc.ordinary.pretokenizer.pieces(args.text):
-        explanation = explain_piece(piece.encode("utf-8"), ranks, longest=longest)
-        for line in _lines(explanation, ranks):
-            print(line)
+    pieces = enc.ordinary.pretokenizer.pieces(args.text)
+    with _counting(len(pieces)) as update:
+        for piece in pieces:
+            data = piece.encode("utf-8")
+            if len(data) > MAX_TRACE_BYTES:  # every merge of it: quadratic lines
+                print(_untraced(data, enc._encode_single_piece(data), decoder))
+            else:
+                explanation = explain_piece(data, ranks, longest=longest)
+                print("\n".join(_lines(explanation, decoder)))
+            update()
     return 0
+
+
+@contextlib.contextmanager
+def _counting(total: int) -> Iterator[Callable[[], object]]:
+    """A bar of pieces explained on stderr, when it is a terminal and stdout is not (there,
+    the lines themselves show the progress)."""
+    if not sys.stderr.isatty() or sys.stdout.isatty() or total < 1000:
+        yield lambda: None
+        return
+    from tqdm import tqdm
+
+    with tqdm(total=total, unit=" pieces", file=sys.stderr, leave=False) as bar:
+        yield bar.update
+
+
+def _untraced(piece: bytes, ids: list[int], decoder: dict[int, bytes]) -> str:
+    """A piece too long to show every merge: its result alone."""
+    shown = _show([piece[:40]]) + ("..." if len(piece) > 40 else "")
+    return (
+        f"piece '{shown}' ({len(piece):,} bytes): too long to show every merge (at most "
+        f"{MAX_TRACE_BYTES} bytes)\n  BPE (rank order): {len(ids):,} tokens "
+        f"{_show([decoder[t] for t in ids[:20]])}{'...' if len(ids) > 20 else ''}"
+    )
 
 
 def _text(args: argparse.Namespace) -> str:
@@ -103,7 +137,15 @@ def _text(args: argparse.Namespace) -> str:
 
 
 def _write_page(enc: Encoding, args: argparse.Namespace) -> int:
-    """``--html``: the page, written atomically; special-token text is ordinary text here."""
+    """``--html``: the page, written atomically; special-token text is ordinary text here.
+    Past ``MAX_PAGE_TEXT`` the page (some 45 bytes of HTML a byte of text) is refused."""
+    size = len(args.text.encode("utf-8", "surrogateescape"))
+    if size > MAX_PAGE_TEXT:
+        raise ValueError(
+            f"explain --html: {args.input or '--text'} holds {size:,} bytes of text; a page of "
+            f"more than {MAX_PAGE_TEXT:,} (some 45 MB of HTML) is more than a browser shows: "
+            f"explain a part (head -c 100000 FILE | streamcodec explain - --html OUT.html)"
+        )
     page = enc.explain_html(args.text, piece=args.piece, disallowed_special=())
     with atomic_output(args.html) as f:
         f.write(page.encode("utf-8"))
@@ -127,9 +169,8 @@ def _show(parts: Sequence[bytes]) -> str:
     return shown
 
 
-def _lines(e: Explanation, ranks: dict[bytes, int]) -> list[str]:
+def _lines(e: Explanation, decoder: dict[int, bytes]) -> list[str]:
     """The merge steps of one piece, then BPE's and longest-match's results side by side."""
-    decoder = {rank: token for token, rank in ranks.items()}
     steps = [_show(step.parts) for step in e.steps]
     bpe, greedy = _show([decoder[t] for t in e.bpe]), _show([decoder[t] for t in e.longest])
     width = max(map(len, [*steps, bpe, greedy])) + 2
