@@ -1,6 +1,7 @@
 """Scaling over cores: MB/s of each batch encoder at 1, 2, 4, ... threads, up to every core.
 
     python benchmarks/scaling.py [--docs 10000] [--threads 1,2] [--runs 2] [--json out.json]
+                                 [--corpus docs.pickle] [--only "sc batch numpy,sc count batch"]
 
 The documents: ``--docs`` real texts of 200 B to 20 KB (sizes log-uniform), cut from this
 machine's Python sources, the standard library's docstrings and multilingual text
@@ -153,7 +154,8 @@ def child(name: str, threads: int, folder: Path, runs: int) -> None:
 
 
 def measure(name: str, threads: int, folder: Path, runs: int) -> dict[str, Any] | None:
-    env = {**os.environ, "RAYON_NUM_THREADS": str(threads), "PYTHONPATH": str(ROOT)}
+    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    env = {**os.environ, "RAYON_NUM_THREADS": str(threads), "PYTHONPATH": path}
     done = subprocess.run(
         [sys.executable, __file__, "--child", name, str(threads), str(folder), str(runs)],
         env=env, capture_output=True, text=True, check=False,
@@ -219,6 +221,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=1, help="passes over every contender")
     parser.add_argument("--only", help="contenders, comma-separated (default: all installed)")
     parser.add_argument("--json", help="also write the results here")
+    parser.add_argument("--corpus", help="the documents pickled here (built and saved if missing)")
     parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -232,10 +235,16 @@ def main() -> None:
     names = args.only.split(",") if args.only else installed(IDS + COUNTS)
     with tempfile.TemporaryDirectory(prefix="streamcodec-scaling-") as name:
         folder = Path(name)
-        docs = documents(args.docs)
+        kept = Path(args.corpus) if args.corpus else None
+        if kept is not None and kept.exists():
+            with open(kept, "rb") as f:
+                docs = pickle.load(f)
+        else:
+            docs = documents(args.docs)
         size = sum(len(d.encode("utf-8", "surrogatepass")) for d in docs) / 1e6
-        with open(folder / "docs.pickle", "wb") as f:
-            pickle.dump(docs, f)
+        for path in filter(None, [folder / "docs.pickle", kept]):
+            with open(path, "wb") as f:
+                pickle.dump(docs, f)
         if "snaptokens flat" in names:
             _tokenizer_json(folder)
         print(f"{len(docs)} documents, {size:.1f} MB; {cores} cores ({platform.processor() or platform.machine()}); "  # noqa: E501

@@ -55,10 +55,14 @@ typedef struct {
 
 typedef struct batch_shared batch_shared;
 
-/* One thread's state. */
+/* One thread's state. Its word cache is a copy of a pooled one's header, written back at the
+ * end: the pool's headers lie side by side, and their hit counters, bumped at every piece,
+ * would share cache lines between threads. The padding keeps neighbours' fields apart too. */
 typedef struct {
     batch_shared *s;
     fused_pass p;
+    word_cache cache;
+    word_cache *pooled;
     void *text; /* a decoded document */
     size_t text_cap;
     Py_ssize_t *runs; /* the first document of each run this thread took, in order */
@@ -69,6 +73,7 @@ typedef struct {
 #ifndef _WIN32
     pthread_t thread;
 #endif
+    char apart[128];
 } batch_worker;
 
 struct batch_shared {
@@ -78,6 +83,7 @@ struct batch_shared {
     uint32_t *out;    /* the ids, in document order (BATCH_IDS, the copy) */
     const uint32_t *rank;
     int errors; /* for bytes: 0 strict, 1 replace, 2 surrogateescape */
+    char apart[64]; /* the counter, written at every run, away from what is only read */
     atomic_llong next;      /* the next document no thread took */
     atomic_int cancel;      /* a signal: stop */
     atomic_llong first_bad; /* the first document with invalid UTF-8 (n: none) */
@@ -485,7 +491,14 @@ static PyObject *fused_encode_batch(FusedEncoder *self, PyObject *const *args, P
         p->pattern = self->pattern;
         p->counting = mode == BATCH_COUNTS;
         p->limit = UINT64_MAX;
-        if (!(p->cache = take_cache(self))) goto done;
+        if (!(w[t].pooled = take_cache(self))) goto done;
+        w[t].cache = *w[t].pooled;
+        p->cache = &w[t].cache;
+        /* About the ids this thread will write (3 bytes of text an id): no regrowth. */
+        if (mode != BATCH_COUNTS && self->api->ids_reserve(&p->out, bytes / 3 / (size_t)threads) != SC_OK) {
+            PyErr_NoMemory();
+            goto done;
+        }
     }
     int failed = 0;
 #ifndef _WIN32
@@ -527,7 +540,10 @@ static PyObject *fused_encode_batch(FusedEncoder *self, PyObject *const *args, P
 #endif
 done:
     for (int t = 0; w && t < threads; t++) {
-        if (w[t].p.cache) give_back(self, w[t].p.cache);
+        if (w[t].pooled) {
+            *w[t].pooled = w[t].cache;
+            give_back(self, w[t].pooled);
+        }
         self->api->ids_free(&w[t].p.out);
         free(w[t].p.buf);
         free(w[t].text);
