@@ -323,3 +323,19 @@ def test_read_documents_in_a_datasets_generator_from_a_source_tree(tmp_path: Pat
     assert done.returncode == 0 and done.stdout.splitlines()[-1] == "[15339, 1917]", done.stderr[
         -800:
     ]
+
+
+@pytest.mark.parametrize("name", ["nanogpt", "llmc", "megatron", "datatrove", "parquet"])
+def test_every_format_resumes_appended_and_damaged_byte_identical(
+    tmp_path: Path, inputs: list[Path], name: str
+) -> None:
+    options: dict[str, Any] = {"encoding": "r50k_base", "format": name}
+    _run(inputs, tmp_path / "clean", **options)
+    _run(inputs[:2], tmp_path / "out", **options)
+    _run(inputs, tmp_path / "out", **options)
+    assert corpus_files(tmp_path / "out") == corpus_files(tmp_path / "clean")
+    short = min(p for p in (tmp_path / "out").iterdir() if p.name.startswith("shard_00001"))
+    short.write_bytes(short.read_bytes()[:-3])
+    max(p for p in (tmp_path / "out").iterdir() if p.name.startswith("shard_00002")).unlink()
+    assert _run(inputs, tmp_path / "out", **options)["complete"]
+    assert corpus_files(tmp_path / "out") == corpus_files(tmp_path / "clean")
