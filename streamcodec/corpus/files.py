@@ -5,9 +5,9 @@ Three checks stand between a corpus file and its documents:
 - **a regular file**: a FIFO, a device or a folder where a file is expected is refused before it
   is opened (a FIFO would block, a device never ends, and neither can be read again to resume);
 - **the file it was**: :class:`Fingerprinted` compares the file's size and modification time with
-  those recorded when the run planned it, when it is opened and again when it has been read, and
-  hashes what it read (SHA-256), so a file appended to, truncated or rewritten during the run fails
-  the shard that reads it (:class:`InputChangedError`) instead of giving ids of neither version;
+  those recorded when the run planned it, when it is opened and again when it has been read, so
+  a file appended to, truncated or rewritten during the run fails the shard that reads it
+  (:class:`InputChangedError`) instead of giving ids of neither version;
 - **compressed to its proper end**: ``.gz``, ``.xz`` and ``.zst`` streams are decompressed here
   (:class:`Decompressed`, every member or frame, in bounded memory) and must end with their own
   end-of-stream marker: a truncated file is an error with its name and byte offset, never a
@@ -29,7 +29,6 @@ compress it again, or leave it out
 from __future__ import annotations
 
 import errno
-import hashlib
 import io
 import lzma
 import os
@@ -97,7 +96,7 @@ def _version(info: os.stat_result) -> tuple[int, int]:
 class Fingerprinted(io.RawIOBase):
     """The file at ``path`` opened for reading, checked to be the one planned: its size and
     modification time are ``expected`` when opened and still when :meth:`check_unchanged` is
-    called (at the end of a read); :attr:`sha256` hashes every byte read, in order."""
+    called (at the end of a read)."""
 
     def __init__(self, path: str, expected: tuple[int, int]) -> None:
         super().__init__()
@@ -105,19 +104,12 @@ class Fingerprinted(io.RawIOBase):
         self.name = path
         self._file = open(path, "rb", buffering=0)  # noqa: SIM115  (closed with this)
         self._expected = expected
-        self._hash = hashlib.sha256()
-        self.bytes_read = 0
         self.check_unchanged("before it was read")
 
     def check_unchanged(self, when: str = "while it was read") -> None:
         """:class:`InputChangedError` when the file's size or time is not the planned one."""
         if _version(os.fstat(self._file.fileno())) != self._expected:
             raise InputChangedError(self.name, when)
-
-    @property
-    def sha256(self) -> str:
-        """The SHA-256 of the bytes read so far."""
-        return self._hash.hexdigest()
 
     def readable(self) -> bool:
         return True
@@ -136,10 +128,7 @@ class Fingerprinted(io.RawIOBase):
 
     def readinto(self, buffer: Any) -> int:
         count = self._file.readinto(buffer)
-        if count:
-            self._hash.update(memoryview(buffer)[:count])
-            self.bytes_read += count
-        elif count == 0:  # the end: what was read is whole only if the file did not change
+        if count == 0:  # the end: what was read is whole only if the file did not change
             self.check_unchanged()
         return count or 0
 
