@@ -29,6 +29,7 @@ from streamcodec.batch import BatchMethods
 from streamcodec.compat import TiktokenMethods
 from streamcodec.dropin import PresentsAsTiktoken
 from streamcodec.engine import ordinary as engine
+from streamcodec.engine.backend import Backend
 from streamcodec.engine.batch import CAN_THREAD
 from streamcodec.engine.ordinary import OrdinaryEncoder
 from streamcodec.pieces.token_bytes import TokenBytes, plain_ids
@@ -62,6 +63,17 @@ class Encoding(StreamMethods, TiktokenMethods, BatchMethods, metaclass=PresentsA
     attributes: ``backend``, ``native_pattern``); streaming: ``StreamMethods``; many texts on
     every core: ``BatchMethods`` (:mod:`streamcodec.batch`).
     """
+
+    name: str
+    """The encoding's name (``"cl100k_base"``), as given to the constructor."""
+    max_token_value: int
+    """The largest id, of a mergeable or a special token (tiktoken's attribute)."""
+    backend: Backend
+    """``"native"`` (the compiled core) or ``"python"`` (byte mode, or ranks the core refuses)."""
+    native_pattern: str | None
+    """The known pattern the native scanner cuts ``pat_str`` as (docs/patterns.md), or None."""
+    recipe: Recipe | None
+    """The call a registered encoding is pickled as (``get_encoding, ("cl100k_base",)``)."""
 
     def __init__(
         self,

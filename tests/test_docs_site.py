@@ -35,3 +35,7 @@ def test_the_reference_shows_every_public_member_of_encoding(tmp_path: Path) -> 
     for name in ("iter_encode_chunks", "count_tokens", "split", "encode_to_numpy", "iter_encode"):
         assert f'id="streamcodec.Encoding.{name}"' in html
     assert 'id="streamcodec.backend"' in html
+    # issue 31: the attributes __init__ sets, and Window at its public path
+    for name in ("name", "max_token_value", "backend", "native_pattern", "recipe"):
+        assert f'id="streamcodec.Encoding.{name}"' in html
+    assert 'id="streamcodec.Window"' in html
