@@ -83,6 +83,9 @@ def test_empty_batches_and_empty_texts(real_encoding: Encoding) -> None:
     assert real_encoding.count_tokens_batch(pa.array([], pa.string())).tolist() == []
     ids, offsets = real_encoding.encode_ordinary_batch_to_numpy(["", b"", ""])
     assert ids.tolist() == [] and offsets.tolist() == [0, 0, 0, 0]
+    for kind in (pa.string(), pa.large_binary()):  # no data buffer, or an empty one
+        counts = real_encoding.count_tokens_batch(pa.array(["", ""], kind)[1:])
+        assert counts.tolist() == [0]
 
 
 @pytest.mark.parametrize("threads", range(1, 9))
@@ -189,6 +192,8 @@ def test_nulls_and_wrong_types_are_refused(real_encoding: Encoding) -> None:
         real_encoding.count_tokens_batch(["a", 3])
     with pytest.raises(TypeError, match="int64"):
         real_encoding.count_tokens_batch(pa.array([1, 2]))
+    with pytest.raises(TypeError, match=r"^texts is one str: a batch is a sequence of texts"):
+        real_encoding.encode_ordinary_batch_to_numpy("hello")
     with pytest.raises(ValueError, match="num_threads=0"):
         real_encoding.count_tokens_batch(["a"], num_threads=0)
     with pytest.raises(ValueError, match="errors='ignore'"):

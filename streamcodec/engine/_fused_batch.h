@@ -360,7 +360,8 @@ static Py_ssize_t batch_collect(PyObject *texts, PyObject *arrow, PyObject **kee
         if (!*docs) return PyErr_NoMemory(), -1;
         const int32_t *o32 = (const int32_t *)(uintptr_t)offsets_at + first;
         const int64_t *o64 = (const int64_t *)(uintptr_t)offsets_at + first;
-        const uint8_t *data = (const uint8_t *)(uintptr_t)data_at;
+        /* An array of empty strings may have no data buffer: no offset is added to NULL. */
+        const uint8_t *data = data_at ? (const uint8_t *)(uintptr_t)data_at : (const uint8_t *)"";
         for (Py_ssize_t i = 0; i < rows; i++) {
             int64_t start = wide ? o64[i] : o32[i], end = wide ? o64[i + 1] : o32[i + 1];
             (*docs)[i] = (batch_doc){data + start, (Py_ssize_t)(end - start), 0, 0};

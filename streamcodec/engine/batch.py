@@ -83,6 +83,10 @@ def encode_batch(
         raise ValueError(
             f"errors={errors!r}: a batch takes errors='strict', 'replace' or 'surrogateescape'"
         )
+    if isinstance(texts, (str, bytes)) and mode != LISTS:  # tiktoken's lists take one text's chars
+        raise TypeError(
+            f"texts is one {type(texts).__name__}: a batch is a sequence of texts ([text] for one)"
+        )
     arrow = None
     if type(texts).__module__.startswith("pyarrow"):
         texts, arrow = _arrow_buffers(texts)  # the array read is kept alive by `texts`
