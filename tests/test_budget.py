@@ -273,8 +273,12 @@ def test_split_a_file_with_long_pieces(real_encoding: Encoding, tmp_path: Path) 
 
 
 def test_split_options_are_checked(real_encoding: Encoding) -> None:
-    for max_tokens, overlap in [(0, 0), (3, 3), (3, -1)]:
-        with pytest.raises(ValueError, match="0 <= overlap < max_tokens"):
+    for max_tokens, overlap, said in [
+        (0, 0, "max_tokens=0: expected a whole number of at least 1"),
+        (3, 3, "overlap=3: expected below max_tokens=3"),
+        (3, -1, "overlap=-1: expected a whole number of at least 0"),
+    ]:
+        with pytest.raises(ValueError, match=said):
             list(real_encoding.split("x", max_tokens, overlap=overlap))
     with pytest.raises(ValueError, match="errors must be 'strict' or 'replace'"):
         list(real_encoding.split(b"x", 3, errors="surrogateescape"))

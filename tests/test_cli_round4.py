@@ -298,3 +298,68 @@ def test_explain_html_refuses_a_page_no_browser_shows(
     assert f"explain --html: {src} holds 1,250,000 bytes of text" in err
     assert "head -c 100000 FILE | streamcodec explain - --html OUT.html" in err
     assert not (tmp_path / "page.html").exists()
+
+
+# ---------------------------------------------------------------------- the API's counts
+
+
+def _api_calls() -> dict[str, object]:
+    import streamcodec
+
+    enc = streamcodec.get_encoding("cl100k_base")
+    ranks, specials = enc.mergeable_ranks, enc.special_tokens
+
+    def make(**options: object) -> object:
+        return streamcodec.Encoding("x", pat_str=enc.pat_str, mergeable_ranks=ranks,
+                                    special_tokens=specials, **options)  # type: ignore[arg-type]  # fmt: skip
+
+    return {
+        "cache_bytes": lambda value: make(cache_bytes=value),
+        "cache_size": lambda value: make(cache_size=value),
+        "jobs": lambda value: list(enc.iter_encode_chunks(io.StringIO("hi"), jobs=value)),
+        "limit": lambda value: enc.count_tokens("hello world", limit=value),
+        "max_tokens": lambda value: list(enc.split("hello world", value)),
+        "overlap": lambda value: list(enc.split("hello world", 5, overlap=value)),
+    }
+
+
+@pytest.mark.parametrize("name", ["cache_bytes", "cache_size", "jobs", "limit", "max_tokens",
+                                  "overlap"])  # fmt: skip
+@pytest.mark.parametrize("value", ["32", 1.5, True, None])
+def test_a_count_of_the_wrong_type_is_a_type_error_naming_it(name: str, value: object) -> None:
+    """``cache_bytes='32'`` failed with "'<' not supported between instances of 'str' and
+    'int'"; ``jobs=1.5`` asked for a file path."""
+    if value is None and name == "limit":
+        return  # limit=None: no limit
+    call = _api_calls()[name]
+    with pytest.raises(TypeError, match=f"^{name}={value!r}: expected a whole number"):
+        call(value)  # type: ignore[operator]
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "least"),
+    [("cache_bytes", -1, 0), ("cache_size", -1, 0), ("jobs", 0, 1), ("jobs", -1, 1),
+     ("limit", -1, 0), ("max_tokens", 0, 1), ("overlap", -1, 0)],
+)  # fmt: skip
+def test_a_count_below_its_least_is_a_value_error_naming_it(
+    name: str, value: int, least: int
+) -> None:
+    """``jobs=0`` and ``jobs=-1`` ran as one job; ``limit=-1`` returned None."""
+    with pytest.raises(ValueError, match=f"^{name}={value}: expected a whole number of at least "):
+        _api_calls()[name](value)  # type: ignore[operator]
+
+
+def test_numpy_integers_are_whole_numbers() -> None:
+    np = pytest.importorskip("numpy")
+    calls = _api_calls()
+    assert calls["limit"](np.int64(100)) == 2  # type: ignore[operator]
+    assert calls["jobs"](np.int32(1)) == [[], [6151]]  # type: ignore[operator]
+
+
+def test_arguments_doctests() -> None:
+    import doctest
+
+    import streamcodec.arguments
+
+    result = doctest.testmod(streamcodec.arguments)
+    assert result.attempted > 0 and result.failed == 0

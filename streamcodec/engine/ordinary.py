@@ -42,6 +42,7 @@ from collections.abc import Mapping
 from itertools import accumulate, chain
 from typing import Any
 
+from streamcodec.arguments import whole_number
 from streamcodec.engine.backend import Backend, compiled_module, resolve_backend
 from streamcodec.engine.cache import DEFAULT_CACHE_SIZE, IdCache, Ids
 from streamcodec.pieces import LONG_PIECE, ByteMode, PieceEncoder
@@ -71,8 +72,8 @@ class OrdinaryEncoder:
         cache_bytes: int = DEFAULT_CACHE_BYTES,
         backend: str | None = None,
     ) -> None:
-        if cache_bytes < 0:
-            raise ValueError(f"cache_bytes={cache_bytes}: it is 0 (no word cache) or more")
+        cache_bytes = whole_number("cache_bytes", cache_bytes)  # 0: no word cache
+        cache_size = whole_number("cache_size", cache_size)
         self.pattern = pattern
         chosen = resolve_backend(backend)
         self.pretokenizer = Pretokenizer(pattern, native=chosen == "native")

@@ -16,6 +16,7 @@ import pathlib
 from collections.abc import Callable, Iterator
 from typing import Protocol
 
+from streamcodec.arguments import whole_number
 from streamcodec.stream.decoder import DecodesBytes, StreamDecoder
 from streamcodec.stream.encoder import Policy, StreamEncoder, count_source, encode_source
 from streamcodec.stream.parallel import count_file_parts, encode_file_parts, splits
@@ -117,6 +118,8 @@ class StreamMethods:
         :meth:`iter_encode_chunks`.
         """
         policy = _policy(self, allowed_special, disallowed_special, errors)
+        if limit is not None:
+            whole_number("limit", limit)
         if splits(source, self, jobs):
             return count_file_parts(self, source, policy, jobs=jobs, limit=limit, progress=progress)
         return count_source(self, source, policy, limit=limit, progress=progress)

@@ -25,6 +25,7 @@ from array import array
 from collections.abc import Callable, Generator, Iterator
 from typing import Any, BinaryIO, TypeGuard
 
+from streamcodec.arguments import whole_number
 from streamcodec.stream.cuts import PROVEN_PATTERNS, may_cut, safe_cut
 from streamcodec.stream.encoder import Encodes, Policy, count_text_chunks, encode_text_chunks
 from streamcodec.stream.sources import Source, SourceChangedError, file_blocks, version
@@ -43,7 +44,7 @@ Task = tuple[str, int, int, Policy]  # path, start and end offsets, policy
 def splits(source: Source, encoding: Encodes, jobs: int) -> TypeGuard[os.PathLike[str]]:
     """Whether to split ``source`` across ``jobs`` workers: only a file, and only with a pattern
     whose safe cuts are proven (any other pattern is encoded in one process)."""
-    if jobs <= 1:
+    if whole_number("jobs", jobs, least=1) == 1:
         return False
     if not isinstance(source, os.PathLike):
         raise ValueError(f"jobs={jobs} needs a file path (os.PathLike) to split the work")

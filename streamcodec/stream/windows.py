@@ -28,6 +28,7 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from typing import NamedTuple, Protocol
 
+from streamcodec.arguments import whole_number
 from streamcodec.stream.cuts import PROVEN_PATTERNS, LastMatch, last_safe_cut, safe_cuts
 from streamcodec.stream.encoder import Encodes, Policy
 from streamcodec.text.offsets import OffsetCounter, starts_inside_character
@@ -61,10 +62,9 @@ def split(
     policy: Policy,
 ) -> Iterator[Window]:
     """Windows of the text ``chunks`` (``Encoding.split``), read under ``policy``."""
-    if max_tokens < 1 or not 0 <= overlap < max_tokens:
-        raise ValueError(
-            f"need max_tokens >= 1 and 0 <= overlap < max_tokens (got {max_tokens}, {overlap})"
-        )
+    whole_number("max_tokens", max_tokens, least=1)
+    if whole_number("overlap", overlap) >= max_tokens:
+        raise ValueError(f"overlap={overlap}: expected below max_tokens={max_tokens}")
     windows = _Windows(enc, max_tokens, overlap, policy)
     stream = policy.stream_encoder(enc)
     # The named patterns' safe cuts are found in the text by their rules: feed large slices.
