@@ -16,7 +16,7 @@
   must end within its deadline (no hang) with exit 0 (a stream read as one: a fed FIFO,
   ``/dev/null``) or exit 1 and one line naming the path, never a traceback.
 
-    python -m tools.corpus_probe                 # every family (about a minute on 2 cores)
+    python -m tools.corpus_probe                 # every family (a minute or two on 2 cores)
     python -m tools.corpus_probe --cuts 40       # more random cuts per compressed file
     python -m tools.corpus_probe --family special
 
@@ -30,6 +30,7 @@ import contextlib
 import functools
 import gzip
 import io
+import itertools
 import json
 import lzma
 import os
@@ -161,36 +162,44 @@ def changed(folder: Path) -> tuple[int, Failures]:
     trials, failures = 0, []
     stages = ["after the plan, before any read", "after a shard's first document",
               "between two shards", "before a rerun", "before check-corpus --text"]  # fmt: skip
-    for stage in stages:
-        for name, change in CHANGES.items():
-            trials += 1
-            work = Path(tempfile.mkdtemp(dir=folder))
-            inputs = [work / "a.jsonl", work / "b.jsonl"]
-            for path in inputs:
-                path.write_text(LINES)
-            target = inputs[1] if stage == "between two shards" else inputs[0]
-            out = work / "out"
-            options: dict[str, Any] = {"shard_bytes": len(LINES) // 2, "special_as_text": True}
-            why = None
-            try:
-                if stage in ("before a rerun", "before check-corpus --text"):
+    kinds = {
+        ".jsonl": LINES.encode(),
+        ".txt": LINES.encode(),
+        ".txt.gz": gzip.compress(LINES.encode()),
+    }
+    for stage, (name, change), (suffix, data) in itertools.product(
+        stages, CHANGES.items(), kinds.items()
+    ):
+        if stage == "after a shard's first document" and suffix != ".jsonl":
+            continue  # a whole file is one document: read whole before any change
+        trials += 1
+        work = Path(tempfile.mkdtemp(dir=folder))
+        inputs = [work / f"a{suffix}", work / f"b{suffix}"]
+        for path in inputs:
+            path.write_bytes(data)
+        target = inputs[1] if stage == "between two shards" else inputs[0]
+        out = work / "out"
+        options: dict[str, Any] = {"shard_bytes": len(data) // 2, "special_as_text": True}
+        why = None
+        try:
+            if stage in ("before a rerun", "before check-corpus --text"):
+                tokenize(inputs, out, **options)
+                change(target)
+                if stage == "before a rerun":
                     tokenize(inputs, out, **options)
-                    change(target)
-                    if stage == "before a rerun":
-                        tokenize(inputs, out, **options)
-                    else:
-                        check_corpus(out, text=10_000)
                 else:
-                    with hooked(stage, functools.partial(change, target)):
-                        tokenize(inputs, out, **options)
-                why = "no error"
-            except ValueError as exc:
-                if target.name not in str(exc) or "changed" not in str(exc):
-                    why = f"the error does not name the changed input: {exc}"
-            if why is None:
-                why = _shards_of_their_inputs(out)
-            if why:
-                failures.append(f"changed ({name}) {stage}: {why}")
+                    check_corpus(out, text=10_000)
+            else:
+                with hooked(stage, functools.partial(change, target)):
+                    tokenize(inputs, out, **options)
+            why = "no error"
+        except ValueError as exc:
+            if target.name not in str(exc) or "changed" not in str(exc):
+                why = f"the error does not name the changed input: {exc}"
+        if why is None:
+            why = _shards_of_their_inputs(out)
+        if why:
+            failures.append(f"changed ({name}, {suffix}) {stage}: {why}")
     return trials, failures
 
 
