@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
     from streamcodec.encoding import DisallowedSpecialTokenError, Encoding
     from streamcodec.engine.backend import backend
+    from streamcodec.formats.open_model import load_encoding
     from streamcodec.model import encoding_for_model, encoding_name_for_model
     from streamcodec.registry import get_encoding, list_all_encoding_names, list_encoding_names
     from streamcodec.stream import InvalidUTF8Error, StreamDecoder, StreamEncoder, Window
@@ -38,6 +39,7 @@ _HOMES = {
     "get_encoding": "registry",
     "list_all_encoding_names": "registry",
     "list_encoding_names": "registry",
+    "load_encoding": "formats.open_model",
     "InvalidUTF8Error": "stream",
     "StreamDecoder": "stream",
     "StreamEncoder": "stream",
@@ -60,6 +62,7 @@ __all__ = [
     "get_encoding",
     "list_all_encoding_names",
     "list_encoding_names",
+    "load_encoding",
     "train",
 ]
 __version__ = "0.1.0"

@@ -85,6 +85,9 @@ class Compatible(Protocol):
     def decode_single_token_bytes(self, token: int) -> bytes:
         """The bytes of one token."""
 
+    def decode_tokens_bytes(self, tokens: Sequence[int]) -> list[bytes]:
+        """The bytes of each token."""
+
     def is_special_token(self, token: int) -> bool:
         """Whether ``token`` is a special token's id."""
 
@@ -93,7 +96,7 @@ class Compatible(Protocol):
 
 
 class TiktokenMethods:
-    """``encode_to_numpy``, ``encode_with_unstable``, ``_encode_bytes``,
+    """``encode_to_numpy``, ``decode_with_offsets``, ``encode_with_unstable``, ``_encode_bytes``,
     ``_encode_single_piece`` and ``_encode_only_native_bpe``, as tiktoken's."""
 
     def encode_to_numpy(
@@ -120,6 +123,21 @@ class TiktokenMethods:
             lambda whole, start, end: self.ordinary.encode_uint32(whole, start=start, end=end), text
         )
         return numpy.frombuffer(view, dtype=numpy.uint32)
+
+    def decode_with_offsets(self: Compatible, tokens: Sequence[int]) -> tuple[str, list[int]]:
+        """Decode to text and the character offset at which each token starts.
+
+        A token that starts inside a character gets that character's offset. Raises
+        ``UnicodeDecodeError`` if the bytes are not valid UTF-8, as tiktoken does.
+        """
+        token_bytes = self.decode_tokens_bytes(tokens)
+        text_len = 0
+        offsets = []
+        for token in token_bytes:
+            # Continuation bytes (0b10xxxxxx) do not start a character.
+            offsets.append(max(0, text_len - (0x80 <= token[0] < 0xC0)))
+            text_len += sum(1 for byte in token if not 0x80 <= byte < 0xC0)
+        return b"".join(token_bytes).decode("utf-8", errors="strict"), offsets
 
     def encode_with_unstable(
         self: Compatible,

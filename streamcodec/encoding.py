@@ -31,6 +31,7 @@ from streamcodec.dropin import PresentsAsTiktoken
 from streamcodec.engine import ordinary as engine
 from streamcodec.engine.backend import Backend
 from streamcodec.engine.batch import CAN_THREAD
+from streamcodec.engine.model import model_encoder
 from streamcodec.engine.ordinary import OrdinaryEncoder
 from streamcodec.pieces.token_bytes import TokenBytes, plain_ids
 from streamcodec.stream.methods import StreamMethods
@@ -46,6 +47,7 @@ from streamcodec.text.specials import (
     special_token_regex,
 )
 from streamcodec.text.unicode import encode_replacing_surrogates
+from streamcodec.vocab import ModelRules
 
 __all__ = ["DisallowedSpecialTokenError", "Encoding", "Source"]
 
@@ -86,15 +88,17 @@ class Encoding(StreamMethods, TiktokenMethods, BatchMethods, metaclass=PresentsA
         cache_size: int = engine.DEFAULT_CACHE_SIZE,
         cache_bytes: int = engine.DEFAULT_CACHE_BYTES,
         backend: str | None = None,
+        rules: ModelRules | None = None,
     ) -> None:
         self.name = name
         self._pat_str = pat_str
         self._mergeable_ranks = mergeable_ranks = plain_ids(mergeable_ranks)
         self._special_tokens = special_tokens = plain_ids(special_tokens)
-        self.max_token_value = max(
-            max(mergeable_ranks.values(), default=0), max(special_tokens.values(), default=0)
-        )
-        n_tokens = len(mergeable_ranks) + len(special_tokens)
+        self.rules = rules = rules or ModelRules()  # an open model's: engine/model.py
+        rules.check(special_tokens, name)
+        both = special_tokens | plain_ids(rules.added_tokens)  # added tokens decode as specials
+        self.max_token_value = max(max(mergeable_ranks.values(), default=0), *both.values(), 0)
+        n_tokens = len(mergeable_ranks) + len(both)
         if explicit_n_vocab and (
             n_tokens != explicit_n_vocab or self.max_token_value != explicit_n_vocab - 1
         ):
@@ -103,20 +107,26 @@ class Encoding(StreamMethods, TiktokenMethods, BatchMethods, metaclass=PresentsA
                 f"{n_tokens} tokens and its largest id is {self.max_token_value}"
             )
         try:
-            self._bytes = TokenBytes(mergeable_ranks, special_tokens)
+            self._bytes = TokenBytes(mergeable_ranks, both)
         except ValueError as exc:
             raise ValueError(f"encoding {name!r}: {exc}") from None
         self._special_token_values = frozenset(special_tokens.values())
         # The keyword options, pickled with the encoding (the backend as the caller asked).
         self._options: dict[str, Any] = dict(cache_size=cache_size, cache_bytes=cache_bytes)
         self._options["backend"] = backend
-        ordinary = OrdinaryEncoder(pat_str, mergeable_ranks, **self._options)
+        ordinary = model_encoder(rules, pat_str, mergeable_ranks, **self._options)
+        self._options["rules"] = rules
         self._ordinary, self.backend = ordinary, ordinary.backend
         self.native_pattern = ordinary.native_pattern  # the known pattern cut in C, or None
         self.recipe: Recipe | None = None  # set by the registry: pickled as the call returning it
 
     def __repr__(self) -> str:
         return f"<Encoding {self.name!r}>"
+
+    def with_special_tokens(self, ids: list[int]) -> list[int]:
+        """``ids`` with the BOS and EOS the model adds (``rules``: Hugging Face's
+        ``add_special_tokens=True``)."""
+        return self.rules.wrap(ids, self._special_tokens)
 
     # ------------------------------------------------------------------ properties
 
@@ -335,21 +345,6 @@ class Encoding(StreamMethods, TiktokenMethods, BatchMethods, metaclass=PresentsA
         """The bytes of each token, for showing a tokenization (and for offsets)."""
         return self._bytes.each(tokens)
 
-    def decode_with_offsets(self, tokens: Sequence[int]) -> tuple[str, list[int]]:
-        """Decode to text and the character offset at which each token starts.
-
-        A token that starts inside a character gets that character's offset. Raises
-        ``UnicodeDecodeError`` if the bytes are not valid UTF-8, as tiktoken does.
-        """
-        token_bytes = self.decode_tokens_bytes(tokens)
-        text_len = 0
-        offsets = []
-        for token in token_bytes:
-            # Continuation bytes (0b10xxxxxx) do not start a character.
-            offsets.append(max(0, text_len - (0x80 <= token[0] < 0xC0)))
-            text_len += sum(1 for byte in token if not 0x80 <= byte < 0xC0)
-        return b"".join(token_bytes).decode("utf-8", errors="strict"), offsets
-
     def decode_batch(
         self, batch: Sequence[Sequence[int]], *, errors: str = "replace", num_threads: int = 8
     ) -> list[str]:
@@ -400,7 +395,8 @@ class Encoding(StreamMethods, TiktokenMethods, BatchMethods, metaclass=PresentsA
 
     @functools.cached_property
     def _special_token_bytes(self) -> dict[bytes, int]:
-        return {text.encode("utf-8"): i for text, i in self._special_tokens.items()}
+        both = self._special_tokens | self.rules.added_tokens
+        return {text.encode("utf-8"): i for text, i in both.items()}
 
 
 T = TypeVar("T")

@@ -24,6 +24,7 @@ __all__ = [
     "MAX_RANK",
     "O200K_PATTERN",
     "PATTERNS",
+    "ModelRules",
     "Vocabulary",
     "VocabularyError",
     "check_vocabulary",
@@ -70,6 +71,40 @@ class VocabularyError(ValueError):
 
 
 @dataclasses.dataclass(frozen=True)
+class ModelRules:
+    """An open model's rules beyond tiktoken's, an :class:`~streamcodec.Encoding`'s ``rules``:
+    its ordinary-text ``added_tokens`` and ``normalizer`` (:mod:`streamcodec.engine.model`),
+    its BOS and EOS special tokens (text, or None) and whether its post-processor puts each
+    around a text (a ``tokenizer.json``'s ``TemplateProcessing``, a GGUF's
+    ``add_bos_token``): what Hugging Face's ``add_special_tokens=True`` adds (:meth:`wrap`),
+    and what the corpus tool's ``--bos``/``--eos`` may take."""
+
+    added_tokens: dict[str, int] = dataclasses.field(default_factory=dict)
+    normalizer: str | None = None
+    bos_token: str | None = None
+    eos_token: str | None = None
+    add_bos: bool = False
+    add_eos: bool = False
+
+    def check(self, special_tokens: Mapping[str, int], name: str) -> None:
+        """``ValueError`` unless each token named is a special token, and each added one named."""
+        for flag, token in (("bos_token", self.bos_token), ("eos_token", self.eos_token)):
+            if token is not None and token not in special_tokens:
+                raise ValueError(f"encoding {name!r}: {flag} {token!r} is no special token")
+        if (self.add_bos and self.bos_token is None) or (self.add_eos and self.eos_token is None):
+            raise ValueError(f"encoding {name!r}: add_bos/add_eos need bos_token/eos_token")
+        clash = next((text for text in self.added_tokens if text in special_tokens), None)
+        if clash is not None:
+            raise ValueError(f"encoding {name!r}: {clash!r} is both special and an added token")
+
+    def wrap(self, ids: list[int], special_tokens: Mapping[str, int]) -> list[int]:
+        """``ids`` with BOS before and EOS after, where they are added."""
+        bos = [special_tokens[self.bos_token]] if self.add_bos and self.bos_token else []
+        eos = [special_tokens[self.eos_token]] if self.add_eos and self.eos_token else []
+        return bos + ids + eos
+
+
+@dataclasses.dataclass(frozen=True)
 class Vocabulary:
     """What a vocabulary file holds: ranks, special tokens, and the pattern if the file has one.
 
@@ -83,6 +118,8 @@ class Vocabulary:
     mergeable_ranks: dict[bytes, int]
     special_tokens: dict[str, int] = dataclasses.field(default_factory=dict)
     pat_str: str | None = None
+    #: An open model's tokenizer beyond tiktoken's (``tokenizer.json``, GGUF).
+    rules: ModelRules = dataclasses.field(default_factory=lambda: ModelRules())
 
 
 def resolve_pattern(name_or_pattern: str) -> str:
@@ -109,12 +146,15 @@ def check_vocabulary(
     special_tokens: Mapping[str, int] | None = None,
     *,
     source: str = "vocabulary",
+    all_bytes: bool = True,
 ) -> None:
     """Raise :class:`VocabularyError` unless the vocabulary is usable for byte-level BPE.
 
-    Checks: every single byte is a token, ranks are distinct non-negative integers, and no special
-    token shares an id with a mergeable token. Duplicate token bytes cannot occur in a mapping;
-    the file readers in :mod:`streamcodec.formats` catch them with the line they are on.
+    Checks: every single byte is a token (unless ``all_bytes`` is false: an open model's
+    vocabulary may lack bytes, and text that needs one is refused when encoded), ranks are
+    distinct non-negative integers, and no special token shares an id with a mergeable token.
+    Duplicate token bytes cannot occur in a mapping; the file readers in
+    :mod:`streamcodec.formats` catch them with the line they are on.
     """
     seen: dict[int, bytes] = {}
     for token, rank in mergeable_ranks.items():
@@ -128,7 +168,7 @@ def check_vocabulary(
             )
         seen[rank] = token
     missing = [b for b in range(256) if bytes([b]) not in mergeable_ranks]
-    if missing:
+    if missing and all_bytes:
         shown = ", ".join(f"0x{b:02x}" for b in missing[:8])
         more = f" and {len(missing) - 8} more" if len(missing) > 8 else ""
         raise VocabularyError(

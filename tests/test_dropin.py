@@ -368,31 +368,41 @@ def test_registered_encodings_pickle_by_name() -> None:
         assert len(data) < 200 and pickle.loads(data) is enc
 
 
-def test_an_nfc_normalizer_is_refused_unless_the_caller_opts_in() -> None:
+def test_an_nfc_normalizer_is_applied_by_the_encoding() -> None:
     import json
-    import unicodedata
 
     from tokenizers import Tokenizer
 
     from streamcodec.formats.huggingface import huggingface_json, parse_huggingface
+    from streamcodec.formats.open_model import encoding_from_vocabulary
 
     ranks = {bytes([b]): b for b in range(256)} | {"é".encode(): 256}
     doc = huggingface_json(Vocabulary(ranks, {}, r"\S+|\s+"))
     doc["normalizer"] = {"type": "NFC"}
-    data = json.dumps(doc).encode()
-    with pytest.raises(ValueError, match=r"normalizer: .*allow_nfc=True"):
-        parse_huggingface(data, source="tokenizer.json")
-    vocabulary = parse_huggingface(data, allow_nfc=True)
-    enc = streamcodec.Encoding(
-        "nfc", pat_str=r"\S+|\s+", mergeable_ranks=vocabulary.mergeable_ranks, special_tokens={}
-    )
+    vocabulary = parse_huggingface(json.dumps(doc).encode(), source="tokenizer.json")
+    assert vocabulary.rules.normalizer == "NFC"
     hugging_face = Tokenizer.from_str(json.dumps(doc))
     text = "cafe\u0301 et caf\u00e9"  # the first é decomposed
-    assert enc.encode(text) != hugging_face.encode(text).ids  # the difference the opt-in accepts
-    assert enc.encode(unicodedata.normalize("NFC", text)) == hugging_face.encode(text).ids
+    for backend in ("native", "python"):
+        enc = encoding_from_vocabulary(vocabulary, name="nfc", backend=backend)
+        assert (
+            enc.encode(text)
+            == hugging_face.encode(text).ids
+            == [99, 97, 102, 256] * 1
+            + [
+                32,
+                101,
+                116,
+                32,
+                99,
+                97,
+                102,
+                256,
+            ]
+        )
     doc["normalizer"] = {"type": "Lowercase"}
-    with pytest.raises(ValueError, match="normalizer: a normalizer changes the text"):
-        parse_huggingface(json.dumps(doc).encode(), allow_nfc=True)
+    with pytest.raises(ValueError, match="normalizer: Lowercase changes the text"):
+        parse_huggingface(json.dumps(doc).encode())
 
 
 SWAPPED_CLASS = """

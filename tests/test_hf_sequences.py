@@ -87,19 +87,3 @@ def test_a_deepseek_tokenizer_json_encodes_as_hugging_face(
     hugging_face = tokenizers.Tokenizer.from_str(json.dumps(doc))
     for line in PROSE.splitlines(keepends=True):
         assert hugging_face.encode(line).ids == enc.encode_ordinary(line), line
-
-
-def test_an_unknown_sequence_of_splits_is_refused(tmp_path: Path) -> None:
-    from streamcodec.formats import read_huggingface
-    from streamcodec.formats.huggingface import huggingface_json
-    from streamcodec.vocab import GPT2_PATTERN, Vocabulary, VocabularyError
-
-    doc = huggingface_json(Vocabulary({bytes([b]): b for b in range(256)}, {}, GPT2_PATTERN))
-    doc["pre_tokenizer"] = {
-        "type": "Sequence",
-        "pretokenizers": [*_splits(False)[:2], {"type": "ByteLevel", "use_regex": False}],
-    }
-    path = tmp_path / "tokenizer.json"
-    path.write_text(json.dumps(doc), encoding="utf-8")
-    with pytest.raises(VocabularyError, match="Sequence that is not supported"):
-        read_huggingface(path)

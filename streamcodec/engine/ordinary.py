@@ -120,6 +120,8 @@ class OrdinaryEncoder:
         if self._fused is not None:
             ids: list[int] = self._fused.encode(text, start, end, errors)
             return ids
+        if self.pretokenizer.steps is not None:
+            return self._encode_steps(text, errors, start, end)
         if self.byte_mode is not None and not whole_piece:
             data = text[start:end].encode("utf-8", errors)
             return self.byte_mode.encode(data, whole_piece=False) if data else []
@@ -164,6 +166,17 @@ class OrdinaryEncoder:
         """The fused pass's word caches (idle ones): ``hits``, ``misses``, ``bytes``, ``caches``
         made (one per thread that encoded at once) and ``bytes_each``; empty on other paths."""
         return dict(self._fused.cache_info()) if self._fused is not None else {}
+
+    def _encode_steps(self, text: str, errors: str, start: int, end: int) -> list[int]:
+        """A Sequence of pre-tokenizer steps: its pieces are bytes, a cut may split a character
+        (:mod:`streamcodec.text.sequence`)."""
+        assert self.pretokenizer.steps is not None
+        pieces = self.pretokenizer.steps.byte_pieces(text, start, end, errors)
+        if self._core is not None:
+            escaped = [piece.decode("utf-8", "surrogateescape") for piece in pieces]
+            ids: list[int] = self._core.encode_pieces(escaped, errors="surrogateescape")
+            return ids
+        return [token for piece in pieces for token in self.encode_piece(piece)]
 
     def _encode_cached(self, text: str, errors: str, start: int, end: int) -> list[int]:
         """The pure path: words, then pieces, through the cache (the module docstring)."""

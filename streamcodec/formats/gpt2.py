@@ -15,13 +15,18 @@ Its other entries (GPT-2 has one, ``<|endoftext|>``) are special tokens.
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 
 from streamcodec.atomicfile import atomic_output
 from streamcodec.formats.jsondoc import check_unique, is_id, parse_json
 from streamcodec.formats.merges import merge_pairs
+from streamcodec.text.byte_alphabet import (
+    BYTE_TO_UNICODE,
+    token_to_unicode,
+    unicode_to_token,
+    unicode_to_tokens,
+)
 from streamcodec.vocab import Vocabulary, VocabularyError, check_vocabulary
 
 __all__ = [
@@ -34,41 +39,7 @@ __all__ = [
     "write_gpt2",
 ]
 
-_PRINTABLE = [b for b in range(256) if chr(b).isprintable() and chr(b) != " "]
-_OTHERS = [b for b in range(256) if b not in _PRINTABLE]
-BYTE_TO_UNICODE: dict[int, str] = {b: chr(b) for b in _PRINTABLE} | {
-    b: chr(256 + i) for i, b in enumerate(_OTHERS)
-}
-# Through latin-1, where character i is byte i. Characters outside the alphabet that latin-1
-# could still encode go to a lone surrogate, which it cannot, so they fail like the rest.
-_TO_UNICODE = str.maketrans({chr(b): c for b, c in BYTE_TO_UNICODE.items()})
-_FROM_UNICODE = str.maketrans(
-    {chr(i): "\ud800" for i in _OTHERS} | {c: chr(b) for b, c in BYTE_TO_UNICODE.items()}
-)
 _VERSION = "#version: 0.2"
-
-
-def token_to_unicode(token: bytes) -> str:
-    """Token bytes written in GPT-2's byte alphabet."""
-    return token.decode("latin-1").translate(_TO_UNICODE)
-
-
-def unicode_to_token(text: str) -> bytes:
-    """The bytes of a token written in GPT-2's byte alphabet; ``ValueError`` names a bad char."""
-    try:
-        return text.translate(_FROM_UNICODE).encode("latin-1")
-    except UnicodeEncodeError as exc:
-        bad = text[exc.start]
-        raise ValueError(
-            f"character {bad!r} (U+{ord(bad):04X}) is not in the byte-level alphabet"
-        ) from None
-
-
-def unicode_to_tokens(texts: list[str]) -> list[bytes]:
-    """:func:`unicode_to_token` for many tokens at once (one translation, then slicing)."""
-    data = unicode_to_token("".join(texts))
-    ends = list(itertools.accumulate(map(len, texts)))
-    return [data[end - len(text) : end] for text, end in zip(texts, ends, strict=True)]
 
 
 def read_gpt2(

@@ -1,12 +1,16 @@
-"""The parts of a Hugging Face ``tokenizer.json`` around its model: added tokens, normalizer.
+"""The parts of a Hugging Face ``tokenizer.json`` around its model: added tokens, normalizer,
+post-processor, and the call options it refuses.
 
-Both can change the ids in ways tiktoken's special tokens and plain text never do, so each is
-read here with what streamcodec refuses and why (:mod:`.huggingface` reads the model).
+Each can change the ids in ways tiktoken's special tokens and plain text never do, so each is
+read here with what streamcodec follows, what it refuses and why (:mod:`.huggingface` reads
+the model).
 
     >>> reader = Reader("tokenizer.json")
-    >>> added_tokens(reader, [{"content": "<|end|>", "id": 5}])
-    {'<|end|>': 5}
-    >>> check_normalizer(reader, {"type": "NFC"}, allow_nfc=True)  # accepted: see its docstring
+    >>> added_tokens(reader, [{"content": "<|end|>", "id": 5}, {"content": "  ", "id": 6,
+    ...                                                            "special": False}])
+    ({'<|end|>': 5}, {'  ': 6})
+    >>> check_normalizer(reader, {"type": "NFC"})  # the encoding applies it
+    'NFC'
 """
 
 from __future__ import annotations
@@ -17,7 +21,14 @@ from typing import Any
 from streamcodec.formats.jsondoc import check_unique, is_id
 from streamcodec.vocab import VocabularyError
 
-__all__ = ["Reader", "added_tokens", "check_normalizer", "shown"]
+__all__ = [
+    "Reader",
+    "added_tokens",
+    "check_normalizer",
+    "post_processor",
+    "refuse_call_options",
+    "shown",
+]
 
 
 class Reader:
@@ -44,10 +55,12 @@ def shown(value: object) -> str:
     return "nothing" if value is None else repr(value)[:60]
 
 
-def added_tokens(reader: Reader, added: object) -> dict[str, int]:
+def added_tokens(reader: Reader, added: object) -> tuple[dict[str, int], dict[str, int]]:
+    """The special added tokens, and the others (found in ordinary text, as Hugging Face does)."""
     if not isinstance(added, list):
         raise reader.fail("added_tokens", f"expected a JSON array, got {shown(added)}")
     specials: dict[str, int] = {}
+    ordinary: dict[str, int] = {}
     for index, entry in enumerate(added):
         path = f"added_tokens[{index}]"
         if not isinstance(entry, dict):
@@ -56,8 +69,8 @@ def added_tokens(reader: Reader, added: object) -> dict[str, int]:
         token_id = entry.get("id")
         if not is_id(token_id):
             raise reader.fail(f"{path}.id", f"expected an id (an int >= 0), got {shown(token_id)}")
-        if content in specials:
-            raise reader.fail(path, f"special token {content!r} appears twice")
+        if content in specials or content in ordinary:
+            raise reader.fail(path, f"added token {content!r} appears twice")
         for flag in ("lstrip", "rstrip", "single_word"):
             if entry.get(flag):
                 raise reader.fail(
@@ -66,30 +79,87 @@ def added_tokens(reader: Reader, added: object) -> dict[str, int]:
                     "(Hugging Face's added-token flags), which tiktoken's special tokens never "
                     "do; unsupported, as the ids would differ",
                 )
-        specials[content] = token_id
-    return specials
+        (specials if entry.get("special", True) else ordinary)[content] = token_id
+    return specials, ordinary
 
 
-def check_normalizer(reader: Reader, normalizer: object, *, allow_nfc: bool) -> None:
-    """Refuse a normalizer, but NFC when the caller opts in.
+# Normalizers that change no text (DeepSeek writes an empty Sequence).
+_NO_OP = ({"type": "Sequence", "normalizers": []},)
 
-    streamcodec encodes the text it is given: with ``allow_nfc`` the ids equal Hugging Face's
-    only for text in NFC already, e.g. after ``unicodedata.normalize("NFC", text)``. Even then
-    the two NFCs may differ on characters assigned after Python's Unicode version
-    (``unicodedata.unidata_version``: 14.0 on Python 3.11), which tokenizers may know: the
-    difference the opt-in accepts.
+
+def check_normalizer(reader: Reader, normalizer: object) -> str | None:
+    """The normalizer the encoding applies (``"NFC"``) or None; any other is refused.
+
+    NFC is applied by the encoding with Python's ``unicodedata`` (Unicode 14.0 on Python 3.11,
+    15.0 on 3.12+): on characters assigned later, Hugging Face's NFC may compose what Python's
+    leaves as it is (docs/formats.md).
     """
-    if normalizer is None:
-        return
-    nfc = isinstance(normalizer, dict) and normalizer.get("type") == "NFC"
-    if nfc and allow_nfc:
-        return
-    hint = (
-        "; streamcodec leaves NFC to you: pass allow_nfc=True and normalize the text first "
-        "(unicodedata.normalize('NFC', text))"
-        if nfc
-        else ""
+    if normalizer is None or normalizer in _NO_OP:
+        return None
+    steps = (
+        normalizer.get("normalizers")
+        if isinstance(normalizer, dict) and normalizer.get("type") == "Sequence"
+        else [normalizer]
     )
+    kinds = [step.get("type") if isinstance(step, dict) else None for step in steps or [None]]
+    if kinds == ["NFC"]:
+        return "NFC"
     raise reader.fail(
-        "normalizer", f"a normalizer changes the text before encoding; unsupported{hint}"
+        "normalizer",
+        f"{' then '.join(map(str, kinds))} changes the text before encoding; streamcodec applies "
+        "only NFC (or no normalizer)",
     )
+
+
+def refuse_call_options(reader: Reader, doc: Mapping[str, Any]) -> None:
+    """``truncation`` and ``padding`` shape a call's output, which an encoding never does."""
+    for key in ("truncation", "padding"):
+        if doc.get(key) is not None:
+            raise reader.fail(
+                key, "is set; streamcodec encodes all of the text, unpadded: set it to null"
+            )
+
+
+def post_processor(
+    reader: Reader, processor: object, specials: Mapping[str, int]
+) -> dict[str, Any]:
+    """The BOS and EOS a ``TemplateProcessing`` post-processor puts around one text (Llama 3's
+    ``<|begin_of_text|>`` ...): ``bos_token``, ``eos_token``, ``add_bos``, ``add_eos``."""
+    found: dict[str, Any] = {}
+    steps = (
+        processor.get("processors")
+        if isinstance(processor, dict) and processor.get("type") == "Sequence"
+        else [processor]
+    )
+    for step in steps or []:
+        kind = step.get("type") if isinstance(step, dict) else None
+        if step is None or kind == "ByteLevel":
+            continue  # offsets only
+        if kind != "TemplateProcessing" or not isinstance(step, dict):
+            raise reader.fail("post_processor", f"{kind!r} is unsupported (TemplateProcessing is)")
+        found = _template(reader, step.get("single"), specials)
+    return found
+
+
+def _template(reader: Reader, single: object, specials: Mapping[str, int]) -> dict[str, Any]:
+    items = single if isinstance(single, list) else []
+    names = [
+        ("A" if "Sequence" in item else item["SpecialToken"].get("id"))
+        if isinstance(item, dict) and ("Sequence" in item or "SpecialToken" in item)
+        else None
+        for item in items
+    ]
+    if names.count("A") != 1 or len(names) > 3 or None in names:
+        raise reader.fail("post_processor.single", f"unsupported template {shown(single)}")
+    at = names.index("A")
+    before, after = names[:at], names[at + 1 :]
+    if len(before) > 1 or len(after) > 1 or any(n not in specials for n in before + after):
+        raise reader.fail(
+            "post_processor.single", f"{shown(single)}: one special token before and after, at most"
+        )
+    return {
+        "bos_token": before[0] if before else None,
+        "eos_token": after[0] if after else None,
+        "add_bos": bool(before),
+        "add_eos": bool(after),
+    }

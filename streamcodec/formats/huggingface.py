@@ -36,7 +36,6 @@ is a token, at that token's priority, as tiktoken does.
 from __future__ import annotations
 
 import contextlib
-import functools
 import itertools
 import json
 import os
@@ -45,34 +44,34 @@ from typing import Any
 
 from streamcodec.atomicfile import atomic_output
 from streamcodec.formats.gpt2 import token_to_unicode, unicode_to_token, unicode_to_tokens
-from streamcodec.formats.hf_parts import Reader, added_tokens, check_normalizer, shown
-from streamcodec.formats.hf_sequences import sequence_pattern
+from streamcodec.formats.hf_parts import (
+    Reader,
+    added_tokens,
+    check_normalizer,
+    post_processor,
+    refuse_call_options,
+    shown,
+)
+from streamcodec.formats.hf_pre import pre_tokenizer_pattern
 from streamcodec.formats.jsondoc import is_id, parse_json
 from streamcodec.formats.merges import splits, unreachable_tokens
-from streamcodec.formats.oniguruma import from_oniguruma, to_oniguruma
-from streamcodec.formats.split_gaps import with_gaps
-from streamcodec.text.known_patterns import DIGITS_GPT2_PATTERN
+from streamcodec.formats.oniguruma import to_oniguruma
 from streamcodec.vocab import (
-    GPT2_PATTERN,
-    PATTERNS,
+    ModelRules,
     Vocabulary,
     VocabularyError,
     check_vocabulary,
 )
 
 __all__ = [
+    "added_token",
+    "bpe_model",
     "huggingface_json",
     "parse_huggingface",
     "read_huggingface",
+    "vocabulary_from_document",
     "write_huggingface",
 ]
-
-
-@functools.cache
-def _named_oniguruma() -> dict[str, str]:
-    """Named patterns as the writer stores them, so that reading gives back the very same
-    string (built on first use: importing the package should not translate patterns)."""
-    return {to_oniguruma(pattern): pattern for pattern in PATTERNS.values()}
 
 
 def parse_huggingface(
@@ -80,29 +79,35 @@ def parse_huggingface(
     *,
     source: str = "<bytes>",
     allow_unreachable: bool = False,
-    allow_nfc: bool = False,
 ) -> Vocabulary:
-    """Parse ``tokenizer.json`` content; errors name ``source`` and the JSON path.
+    """Parse ``tokenizer.json`` content; errors name ``source`` and the JSON path."""
+    return vocabulary_from_document(
+        parse_json(data, source=source), source=source, allow_unreachable=allow_unreachable
+    )
 
-    ``allow_nfc`` accepts a file whose normalizer is NFC (Qwen2, GPT-NeoX) and leaves the
-    normalizing to the caller: see :func:`_check_normalizer`.
-    """
+
+def vocabulary_from_document(
+    doc: object, *, source: str, allow_unreachable: bool = False
+) -> Vocabulary:
+    """:func:`parse_huggingface` of the parsed JSON document ``doc``."""
     reader = Reader(source)
-    doc = parse_json(data, source=source)
     if not isinstance(doc, dict):
         raise reader.fail("(top level)", "expected a JSON object")
     model = reader.get(doc, "model", dict, "model")
     _check_model_options(reader, model)
-    check_normalizer(reader, doc.get("normalizer"), allow_nfc=allow_nfc)
-    pattern = _pattern(reader, doc.get("pre_tokenizer"), "pre_tokenizer")
-    specials = added_tokens(reader, doc.get("added_tokens") or [])
+    refuse_call_options(reader, doc)
+    normalizer = check_normalizer(reader, doc.get("normalizer"))
+    pattern = pre_tokenizer_pattern(reader, doc.get("pre_tokenizer"), "pre_tokenizer")
+    specials, added = added_tokens(reader, doc.get("added_tokens") or [])
     vocab = reader.get(model, "vocab", dict, "model.vocab")
-    ranks = _ranks(reader, vocab, specials)
+    ranks = _ranks(reader, vocab, specials | added)
     built = _check_merge_order(reader, model.get("merges") or [], vocab)
-    check_vocabulary(ranks, specials, source=f"{source}: model.vocab")
+    check_vocabulary(ranks, specials | added, source=f"{source}: model.vocab", all_bytes=False)
     if not allow_unreachable:
         _refuse_differences(reader, ranks, built, ignore_merges=model.get("ignore_merges", False))
-    return Vocabulary(ranks, specials, pattern)
+    ends = post_processor(reader, doc.get("post_processor"), specials)
+    rules = ModelRules(added_tokens=added, normalizer=normalizer, **ends)
+    return Vocabulary(ranks, specials, pattern, rules=rules)
 
 
 def _check_model_options(reader: Reader, model: Mapping[str, Any]) -> None:
@@ -124,7 +129,7 @@ def _ranks(
     # The common case, well-formed, in bulk; anything odd is diagnosed entry by entry.
     if all(type(i) is int and i >= 0 for i in ids) and len(set(ids)) == len(ids):
         plain = [key for key, i in vocab.items() if i not in special_ids]
-        with contextlib.suppress(ValueError):
+        with contextlib.suppress(ValueError):  # a key outside the byte alphabet: one by one
             tokens = unicode_to_tokens(plain)
             for key, i in vocab.items():
                 if i in special_ids:
@@ -149,12 +154,9 @@ def _diagnose_ranks(
             _check_special_entry(reader, path, key, token_id, special_ids[token_id])
             continue
         try:
-            token = unicode_to_token(key)
-        except ValueError as exc:
-            raise reader.fail(
-                path, f"{exc}; only byte-level BPE vocabularies can be read"
-            ) from None
-        ranks[token] = token_id
+            ranks[unicode_to_token(key)] = token_id
+        except ValueError:
+            continue  # outside the byte alphabet: no text's bytes are written so (as in HF)
     return ranks
 
 
@@ -249,73 +251,13 @@ def _some_tokens(tokens: list[bytes]) -> str:
     return f"{len(tokens)} token(s) ({shown}{', ...' if len(tokens) > 3 else ''})"
 
 
-def _pattern(reader: Reader, pre: object, path: str) -> str | None:
-    """The pre-tokenizer as one pattern; ``None`` if it does not split the text."""
-    if pre is None:
-        raise reader.fail(path, "no ByteLevel step, so this is not a byte-level BPE tokenizer")
-    if not isinstance(pre, dict):
-        raise reader.fail(path, f"expected a JSON object, got {shown(pre)}")
-    steps = pre.get("pretokenizers") if pre.get("type") == "Sequence" else [pre]
-    if not isinstance(steps, list):
-        raise reader.fail(f"{path}.pretokenizers", "expected a JSON array")
-    inner = f"{path}.pretokenizers" if pre.get("type") == "Sequence" else None
-    patterns: list[str] = []
-    byte_level = digits = False
-    for index, step in enumerate(steps):
-        where = f"{inner}[{index}]" if inner else path
-        kind = step.get("type") if isinstance(step, dict) else None
-        if kind == "ByteLevel":
-            if step.get("add_prefix_space"):
-                raise reader.fail(
-                    f"{where}.add_prefix_space", "a leading space added to the text is unsupported"
-                )
-            byte_level = True
-            if step.get("use_regex", True):
-                patterns.append(GPT2_PATTERN)
-        elif kind == "Split":
-            patterns.append(_split_pattern(reader, step, where))
-        elif kind == "Digits" and step.get("individual_digits") and index == 0:
-            digits = True  # StarCoder 2, SmolLM: each digit alone first
-        else:
-            raise reader.fail(f"{where}.type", f"pre-tokenizer {kind!r} is unsupported")
-    if not byte_level:
-        raise reader.fail(path, "no ByteLevel step, so this is not a byte-level BPE tokenizer")
-    if len(patterns) > 1:  # each Split cuts the pieces of the one before: known Sequences only
-        known = sequence_pattern(patterns)
-        if known is None:
-            raise reader.fail(path, "splits the text twice, in a Sequence that is not supported")
-        return known
-    if digits and patterns != [GPT2_PATTERN]:
-        raise reader.fail(path, "Digits is supported only before ByteLevel's own regex")
-    return DIGITS_GPT2_PATTERN if digits else with_gaps(patterns[0]) if patterns else None
-
-
-def _split_pattern(reader: Reader, step: Mapping[str, Any], where: str) -> str:
-    if step.get("behavior") != "Isolated" or step.get("invert"):
-        raise reader.fail(where, "only Split with behavior Isolated and invert false is supported")
-    pattern = step.get("pattern")
-    if isinstance(pattern, dict) and isinstance(pattern.get("String"), str):
-        import regex  # off the import path: the named encodings load without it (Pyodide)
-
-        return str(regex.escape(pattern["String"]))
-    if not (isinstance(pattern, dict) and isinstance(pattern.get("Regex"), str)):
-        raise reader.fail(f"{where}.pattern", f'expected {{"Regex": ...}}, got {shown(pattern)}')
-    text: str = pattern["Regex"]
-    # The file may write CR and LF as characters: as escapes, the pattern is the same.
-    text = text.replace("\r", r"\r").replace("\n", r"\n")
-    return _named_oniguruma().get(text) or from_oniguruma(text)
-
-
 def read_huggingface(
-    path: str | os.PathLike[str], *, allow_unreachable: bool = False, allow_nfc: bool = False
+    path: str | os.PathLike[str], *, allow_unreachable: bool = False
 ) -> Vocabulary:
     """Read a byte-level BPE ``tokenizer.json`` (see the module docstring for what is refused)."""
     with open(path, "rb") as f:
         return parse_huggingface(
-            f.read(),
-            source=os.fspath(path),
-            allow_unreachable=allow_unreachable,
-            allow_nfc=allow_nfc,
+            f.read(), source=os.fspath(path), allow_unreachable=allow_unreachable
         )
 
 
@@ -346,37 +288,49 @@ def huggingface_json(vocabulary: Vocabulary) -> dict[str, Any]:
         "truncation": None,
         "padding": None,
         "added_tokens": [
-            {
-                "id": token_id,
-                "content": text,
-                "single_word": False,
-                "lstrip": False,
-                "rstrip": False,
-                "normalized": False,
-                "special": True,
-            }
+            added_token(token_id, text, special=True)
             for text, token_id in sorted(specials.items(), key=lambda item: item[1])
         ],
         "normalizer": None,
         "pre_tokenizer": pre_tokenizer,
         "post_processor": None,
         "decoder": byte_level | {"use_regex": True},
-        "model": {
-            "type": "BPE",
-            "dropout": None,
-            "unk_token": None,
-            "continuing_subword_prefix": None,
-            "end_of_word_suffix": None,
-            "fuse_unk": False,
-            "byte_fallback": False,
-            "ignore_merges": True,
+        "model": bpe_model(
             # Specials are in the vocab too: Hugging Face renumbers added tokens it cannot find
             # there, which would lose ids after a gap (cl100k_base has none at 100256).
-            "vocab": {written[token]: rank for token, rank in ordered} | specials,
-            "merges": [
-                f"{written[left]} {written[right]}" for left, right in _all_splits(ordered, ranks)
-            ],
-        },
+            {written[token]: rank for token, rank in ordered} | specials,
+            [f"{written[left]} {written[right]}" for left, right in _all_splits(ordered, ranks)],
+            ignore_merges=True,
+        ),
+    }
+
+
+def added_token(token_id: int, content: str, *, special: bool) -> dict[str, Any]:
+    """An ``added_tokens`` entry as Hugging Face writes it (a special one is not normalized)."""
+    return {
+        "id": token_id,
+        "content": content,
+        "single_word": False,
+        "lstrip": False,
+        "rstrip": False,
+        "normalized": not special,
+        "special": special,
+    }
+
+
+def bpe_model(vocab: dict[str, int], merges: list[str], *, ignore_merges: bool) -> dict[str, Any]:
+    """A byte-level ``BPE`` model section as Hugging Face writes it."""
+    return {
+        "type": "BPE",
+        "dropout": None,
+        "unk_token": None,
+        "continuing_subword_prefix": None,
+        "end_of_word_suffix": None,
+        "fuse_unk": False,
+        "byte_fallback": False,
+        "ignore_merges": ignore_merges,
+        "vocab": vocab,
+        "merges": merges,
     }
 
 

@@ -13,13 +13,12 @@ encoding read from the file encodes as Hugging Face does:
 from __future__ import annotations
 
 from streamcodec.text.known_patterns import DEEPSEEK_V3_PATTERN, shape_of
+from streamcodec.text.sequence import GAPS
 from streamcodec.vocab import PATTERNS
 
 __all__ = ["with_gaps"]
 
-# A match of the pattern, else the longest run of characters at none of which it matches
-# (``[\s\S]``, not ``(?s:.)``: Oniguruma, Hugging Face's engine, has no ``s`` flag).
-_GAPS = r"(?:{0})|(?:(?!(?:{0}))[\s\S])+"
+_GAPS = GAPS
 
 
 def with_gaps(pattern: str) -> str:

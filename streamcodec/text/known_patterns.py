@@ -34,8 +34,11 @@ __all__ = [
     "CJK",
     "DEEPSEEK_V3_PATTERN",
     "DIGITS_GPT2_PATTERN",
+    "HF_BYTE_LEVEL_PATTERN",
+    "KNOWN",
     "KNOWN_PATTERNS",
     "NATIVE_SHAPES",
+    "QWEN35_PATTERN",
     "KnownPattern",
     "Shape",
     "native_name",
@@ -89,7 +92,10 @@ _O200K_LETTERS = (
     rf"[^\r\n\p{{L}}\p{{N}}]?{_O200K_UPPER}*{_O200K_LOWER}+SUFFIX"
     rf"|[^\r\n\p{{L}}\p{{N}}]?{_O200K_UPPER}+{_O200K_LOWER}*SUFFIX"
 )
-_HF_BYTE_LEVEL = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
+#: GPT-2's pattern as Hugging Face's ``ByteLevel(use_regex=True)`` writes it.
+HF_BYTE_LEVEL_PATTERN = (
+    r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
+)
 #: Hugging Face's ``Digits(individual_digits=True)`` then ``ByteLevel(use_regex=True)`` as one
 #: pattern: each digit alone, and GPT-2's pattern on the text between digits, where a digit is
 #: the end of the text: `` ?\p{N}+`` never matches there, and ``(?!\S)`` holds before a digit.
@@ -123,6 +129,13 @@ DEEPSEEK_V3_PATTERN = (
 )
 #: (streamcodec.formats.hf_sequences reads it from the tokenizer.json's three Splits; the native
 #: scanner knows it by this exact string, _scan_deepseek.h.)
+
+#: Qwen 3.5's pattern: Qwen 2's with marks joined to letters (``[\p{L}\p{M}]+``), not a shape of
+#: the grammar (``regex`` cuts it; ggml-org/llama.cpp src/llama-vocab.cpp, QWEN35).
+QWEN35_PATTERN = (
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}"
+    r"| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+)
 
 #: The patterns found in public sources (the sources are quoted, not copied: each string is the
 #: pattern itself). ``streamcodec.vocab`` holds tiktoken's own three.
@@ -160,7 +173,7 @@ KNOWN_PATTERNS: tuple[KnownPattern, ...] = (
     KnownPattern(
         "gpt2 (Hugging Face ByteLevel, whisper)",
         "GPT-2 as tokenizers' ByteLevel(use_regex=True) and openai/whisper write it",
-        _HF_BYTE_LEVEL,
+        HF_BYTE_LEVEL_PATTERN,
         "huggingface/tokenizers tokenizers/src/pre_tokenizers/byte_level.rs; openai/whisper "
         "whisper/tokenizer.py (pat_str)",
     ),
@@ -195,6 +208,11 @@ KNOWN_PATTERNS: tuple[KnownPattern, ...] = (
         "openai/tiktoken tiktoken_ext/openai_public.py (cl100k_base), quantifiers made greedy",
     ),
 )
+
+#: Each known pattern by its name (the first of a name where two share it).
+KNOWN: dict[str, str] = {}
+for _known in KNOWN_PATTERNS:
+    KNOWN.setdefault(_known.name, _known.pattern)
 
 _T = TypeVar("_T")
 

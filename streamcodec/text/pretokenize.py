@@ -36,6 +36,7 @@ import sys
 
 from streamcodec.text.native import NativeScanner, native_scanner
 from streamcodec.text.regex_patterns import compile_regex, refuse_empty
+from streamcodec.text.sequence import STEPS_PREFIX, Steps
 from streamcodec.text.unicode_classes import class_ranges
 from streamcodec.vocab import CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN
 
@@ -81,12 +82,14 @@ class Pretokenizer:
 
     def __init__(self, pattern: str, *, native: bool = True) -> None:
         self.pattern = pattern
+        #: A Sequence of Hugging Face steps (:mod:`streamcodec.text.sequence`), or None.
+        self.steps = Steps(pattern) if pattern.startswith(STEPS_PREFIX) else None
         self._known = pattern in _TEMPLATES
         self._fast_known = self._known and sys.version_info >= (3, 11)
         # The C scanner, for the named patterns (unless the pure path is asked for).
         self._native = native_scanner(pattern) if native else None
         # ``regex`` only for a pattern nothing else cuts (compiled now: a bad one fails here).
-        covered = self._fast_known or self._native is not None
+        covered = self._fast_known or self._native is not None or self.steps is not None
         self._regex = None if covered else compile_regex(pattern)
 
     @property
@@ -98,6 +101,8 @@ class Pretokenizer:
         """The pieces of ``text[start:end]``; the slice ends the text for ``$`` and lookaheads."""
         if end is None:
             end = len(text)
+        if self.steps is not None:
+            return self.steps.pieces(text, start, end)
         if self._native is not None:
             return self._native.pieces(text, start, end)
         if self._fast_known:

@@ -1,0 +1,159 @@
+"""What an open model's tokenizer does to ordinary text beyond tiktoken: NFC, its added tokens,
+and single bytes it has no token for.
+
+:class:`ModelEncoder` is an :class:`~streamcodec.engine.ordinary.OrdinaryEncoder` with three
+rules a ``tokenizer.json`` or a GGUF may carry, in Hugging Face's order:
+
+- ``normalizer="NFC"``: the text is put in Unicode's NFC first (Qwen 2, Command-R, GPT-NeoX,
+  MPT), by Python's ``unicodedata``;
+- ``added_tokens``: Hugging Face's added tokens that are not special (GPT-NeoX's runs of
+  spaces, DeepSeek's single characters) are found in ordinary text, leftmost and then longest,
+  as Hugging Face's added vocabulary finds them, and the text between them is encoded as usual;
+- single bytes that are no token (a vocabulary without 0xC0, 0xC1 and 0xF5-0xFF, which UTF-8
+  never uses; Falcon's without control characters): the merge runs on the vocabulary with a
+  stand-in for each, above every id, so pieces without such a byte merge exactly as before,
+  and text that needs one is refused with a line naming it, where Hugging Face drops it.
+
+    >>> ranks = {bytes([b]): b for b in range(256) if b != 7} | {b"ab": 256}
+    >>> engine = ModelEncoder(r"\\w+|\\s+|.", ranks, added_tokens={"  ": 300}, normalizer="NFC")
+    >>> engine.encode("ab  ab")
+    [256, 300, 256]
+    >>> engine.encode("a\\x07")
+    Traceback (most recent call last):
+    ValueError: character 1 ('\\x07') needs byte 0x07, which is not a token of this vocabulary
+"""
+
+from __future__ import annotations
+
+import array
+import functools
+import re
+import unicodedata
+from collections.abc import Mapping
+from typing import Any
+
+from streamcodec.engine.ordinary import OrdinaryEncoder
+from streamcodec.vocab import ModelRules
+
+__all__ = ["NORMALIZERS", "ModelEncoder", "model_encoder"]
+
+#: The normalizers an encoding may apply itself.
+NORMALIZERS = ("NFC",)
+
+
+class ModelEncoder(OrdinaryEncoder):
+    """An :class:`OrdinaryEncoder` with a model's NFC, added tokens and missing bytes (see the
+    module docstring); equal to Hugging Face's ``tokenizers`` on the same ``tokenizer.json``."""
+
+    def __init__(
+        self,
+        pattern: str,
+        ranks: Mapping[bytes, int],
+        *,
+        added_tokens: Mapping[str, int] | None = None,
+        normalizer: str | None = None,
+        **options: Any,
+    ) -> None:
+        if normalizer is not None and normalizer not in NORMALIZERS:
+            raise ValueError(f"normalizer={normalizer!r}: only {', '.join(NORMALIZERS)} is applied")
+        self.normalizer = normalizer
+        self.added_tokens = dict(added_tokens or {})
+        missing = [b for b in range(256) if bytes([b]) not in ranks]
+        top = max([*ranks.values(), *self.added_tokens.values()], default=-1) + 1
+        stand_ins = {bytes([b]): top + i for i, b in enumerate(missing)}
+        self._stand_ins = frozenset(stand_ins.values())
+        self._missing = frozenset(missing)
+        super().__init__(pattern, dict(ranks) | stand_ins if stand_ins else ranks, **options)
+        self._added = _added_finder(tuple(self.added_tokens))
+
+    def encode(
+        self,
+        text: str,
+        errors: str = "strict",
+        *,
+        start: int = 0,
+        end: int | None = None,
+        whole_piece: bool = True,
+    ) -> list[int]:
+        """As :meth:`OrdinaryEncoder.encode`, with the model's rules."""
+        if end is None:
+            end = len(text)
+        if self.normalizer is not None:
+            text, start, end = self._normal(text, start, end)
+        ids: list[int] = []
+        plain = super().encode
+        at = start
+        if self._added is not None:
+            for match in self._added.finditer(text, start, end):
+                if match.start() > at:
+                    ids += plain(text, errors, start=at, end=match.start(), whole_piece=whole_piece)
+                ids.append(self.added_tokens[match.group()])
+                at = match.end()
+        if at < end or not ids:
+            ids += plain(text, errors, start=at, end=end, whole_piece=whole_piece)
+        if self._stand_ins and not self._stand_ins.isdisjoint(ids):
+            raise _missing_byte(text[start:end], self._missing, errors)
+        return ids
+
+    def encode_uint32(
+        self, text: str, errors: str = "strict", *, start: int = 0, end: int | None = None
+    ) -> memoryview:
+        """:meth:`encode` as uint32s."""
+        return memoryview(array.array("I", self.encode(text, errors, start=start, end=end)))
+
+    def count(
+        self,
+        text: str,
+        errors: str = "strict",
+        *,
+        start: int = 0,
+        end: int | None = None,
+        whole_piece: bool = True,
+        limit: int | None = None,
+    ) -> int:
+        """``len(self.encode(...))`` (exact, whatever ``limit``)."""
+        return len(self.encode(text, errors, start=start, end=end, whole_piece=whole_piece))
+
+    def _normal(self, text: str, start: int, end: int) -> tuple[str, int, int]:
+        part = text[start:end]
+        if part.isascii():  # ASCII is NFC already
+            return text, start, end
+        normal = unicodedata.normalize("NFC", part)
+        return normal, 0, len(normal)
+
+
+@functools.cache
+def _added_finder(texts: tuple[str, ...]) -> re.Pattern[str] | None:
+    """Leftmost, then longest, of ``texts`` (an alternation tries the longest first)."""
+    if not texts:
+        return None
+    return re.compile("|".join(map(re.escape, sorted(texts, key=len, reverse=True))))
+
+
+def _missing_byte(text: str, missing: frozenset[int], errors: str) -> ValueError:
+    """The error for the first character of ``text`` whose bytes include a stand-in's."""
+    escape = "surrogateescape" if errors != "strict" else "replace"
+    index, char, byte = next(
+        (
+            (index, char, byte)
+            for index, char in enumerate(text)
+            for byte in char.encode("utf-8", escape)
+            if byte in missing
+        ),
+        (0, text[:1], min(missing)),
+    )
+    return ValueError(
+        f"character {index} ({char!r}) needs byte 0x{byte:02x}, which is not a token of this "
+        "vocabulary"
+    )
+
+
+def model_encoder(
+    rules: ModelRules, pattern: str, ranks: Mapping[bytes, int], **options: Any
+) -> OrdinaryEncoder:
+    """The engine for ordinary text under ``rules``: a :class:`ModelEncoder` where one applies."""
+    if rules.added_tokens or rules.normalizer or any(bytes([b]) not in ranks for b in range(256)):
+        return ModelEncoder(
+            pattern, ranks, added_tokens=rules.added_tokens, normalizer=rules.normalizer, **options
+        )
+    return OrdinaryEncoder(pattern, ranks, **options)
