@@ -69,6 +69,8 @@ def test_a_gguf_encodes_as_hugging_face(tmp_path: Path, pre: str, backend: str) 
     for text in TEXTS:
         expected = hugging_face.encode(text, add_special_tokens=False).ids
         assert enc.encode(text, allowed_special="all") == expected, text
+    ids = [enc.encode_ordinary(text) for text in TEXTS]
+    assert enc.encode_ordinary_batch(TEXTS) == ids  # the batch keeps the rules (NFC, added)
     assert enc.rules.normalizer == PRE[pre].normalizer_name
     assert enc.rules.added_tokens == {"   ": len(TOKENS) + 1}  # user-defined: ordinary text
     assert enc.special_tokens == {"<|end|>": len(TOKENS)}  # control: special; no [PAD] filler

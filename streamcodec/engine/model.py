@@ -65,6 +65,9 @@ class ModelEncoder(OrdinaryEncoder):
         self._missing = frozenset(missing)
         super().__init__(pattern, dict(ranks) | stand_ins if stand_ins else ranks, **options)
         self._added = _added_finder(tuple(self.added_tokens))
+        # The fused pass cuts the text between the rules' steps; hidden from callers that take
+        # ``_fused`` to encode whole texts themselves (engine/batch.py), which would skip them.
+        self._fused_plain, self._fused = self._fused, None
 
     def encode(
         self,
@@ -81,7 +84,7 @@ class ModelEncoder(OrdinaryEncoder):
         if self.normalizer is not None:
             text, start, end = self._normal(text, start, end)
         ids: list[int] = []
-        plain = super().encode
+        plain = self._plain
         at = start
         if self._added is not None:
             for match in self._added.finditer(text, start, end):
@@ -113,6 +116,14 @@ class ModelEncoder(OrdinaryEncoder):
     ) -> int:
         """``len(self.encode(...))`` (exact, whatever ``limit``)."""
         return len(self.encode(text, errors, start=start, end=end, whole_piece=whole_piece))
+
+    def _plain(
+        self, text: str, errors: str, *, start: int, end: int, whole_piece: bool
+    ) -> list[int]:
+        if self._fused_plain is not None:
+            ids: list[int] = self._fused_plain.encode(text, start, end, errors)
+            return ids
+        return super().encode(text, errors, start=start, end=end, whole_piece=whole_piece)
 
     def _normal(self, text: str, start: int, end: int) -> tuple[str, int, int]:
         part = text[start:end]
