@@ -103,3 +103,10 @@ def test_options_the_input_does_not_take_and_special_tokens_in_documents(
     assert int(special.stdout) == sum(
         len(ENC.encode_ordinary(t)) for t in [*TEXTS, "a <|endoftext|> b"]
     )
+
+
+def test_jobs_on_a_compressed_input_says_it_reads_with_one(tmp_path: Path) -> None:
+    (tmp_path / "a.txt.xz").write_bytes(lzma.compress(b"hello world"))
+    done = run("count", str(tmp_path / "a.txt.xz"), "--jobs", "2")
+    assert done.stdout == b"2\n"
+    assert b"--jobs 2 splits uncompressed regular files only" in done.stderr

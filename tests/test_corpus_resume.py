@@ -339,3 +339,13 @@ def test_every_format_resumes_appended_and_damaged_byte_identical(
     max(p for p in (tmp_path / "out").iterdir() if p.name.startswith("shard_00002")).unlink()
     assert _run(inputs, tmp_path / "out", **options)["complete"]
     assert corpus_files(tmp_path / "out") == corpus_files(tmp_path / "clean")
+
+
+def test_a_lone_surrogate_in_a_kept_field_is_bad_text_too(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl"
+    path.write_text('{"text": "ok", "id": ["x\\ud800y"]}\n')
+    with pytest.raises(ValueError, match=r"a\.jsonl:1: the field 'id' holds a lone surrogate"):
+        tokenize([path], tmp_path / "out", keep=["id"])
+    tokenize([path], tmp_path / "out", keep=["id"], errors="replace")
+    kept = (tmp_path / "out" / "shard_00000.fields.jsonl").read_text(encoding="utf-8")
+    assert json.loads(kept) == {"id": ["x\ufffdy"]}

@@ -59,22 +59,23 @@ def source(args: argparse.Namespace) -> Path | Recorder:
 
     Anything readable is read as a stream: a FIFO, ``<(zcat f)``, ``/dev/stdin``; ``/dev/null``
     is empty. A folder or a missing path fails here, before any work (and before workers start).
-    ``--jobs`` needs a regular file to split: with anything else it falls back to one job, and
+    A compressed file is read decompressed (:mod:`streamcodec.corpus.files`). ``--jobs`` needs
+    an uncompressed regular file to split: with anything else it falls back to one job, and
     says so.
     """
     if args.input != "-" and stat.S_ISDIR(os.stat(args.input).st_mode):
         raise IsADirectoryError(errno.EISDIR, "is a directory, not a file", args.input)
-    compressed = _compressed(args.input)
-    if compressed is not None:  # a stream: one job, as for a pipe
-        args.jobs = 1
-        return Recorder(compressed, args.input)
-    if getattr(args, "jobs", 1) > 1 and not is_regular_file(args.input):
+    compressed = _compressed(args.input)  # a stream, as a pipe is
+    if getattr(args, "jobs", 1) > 1 and (compressed or not is_regular_file(args.input)):
+        kind = "uncompressed " if compressed else ""
         print(
-            f"streamcodec: note: --jobs {args.jobs} splits regular files only; "
+            f"streamcodec: note: --jobs {args.jobs} splits {kind}regular files only; "
             f"reading {shown_name(args.input)} with one job",
             file=sys.stderr,
         )
         args.jobs = 1
+    if compressed is not None:
+        return Recorder(compressed, args.input)
     if is_regular_file(args.input):
         return Path(args.input)
     if args.input == "-":

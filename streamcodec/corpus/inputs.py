@@ -233,8 +233,12 @@ def _json_lines(inp: Input, f: IO[bytes], part: Range, reading: Reading) -> Iter
         if line.strip():
             where = functools.partial(_line, inp, start, number)
             record = _record(_decode(line, inp, start, reading), reading.field, where)
-            kept = {name: record.get(name) for name in reading.keep} if reading.keep else None
-            text = _no_lone_surrogates(record[reading.field], reading, where)
+            kept = None
+            if reading.keep:
+                kept = {
+                    k: _no_lone_surrogates(record.get(k), k, reading, where) for k in reading.keep
+                }
+            text = _no_lone_surrogates(record[reading.field], reading.field, reading, where)
             yield Document(text, inp, start, _span(inp, line), kept, number)
         number += number > 0
 
@@ -249,16 +253,21 @@ def _line(inp: Input, offset: int, number: int) -> str:
     return f"{inp.shown}:{line_number(inp, offset)}"
 
 
-def _no_lone_surrogates(text: str, reading: Reading, where: Callable[[], str]) -> str:
-    """A JSON string's text, refused (strict) or replaced as tiktoken does (U+FFFD) when it
-    holds a lone surrogate (an escape such as ``"\\ud800"`` with no pair): UTF-8 cannot hold
-    one, so it is bad text as invalid UTF-8 is."""
-    if text.isascii() or not has_surrogates(text):
-        return text
+def _no_lone_surrogates(value: Any, field: str, reading: Reading, where: Callable[[], str]) -> Any:
+    """A JSON value of ``field`` (text, or a kept field of any shape) with each string refused
+    (strict) or replaced as tiktoken does (U+FFFD) when it holds a lone surrogate (an escape
+    such as ``"\\ud800"`` with no pair): UTF-8 cannot hold one, so it is bad text as invalid
+    UTF-8 is."""
+    if isinstance(value, list):
+        return [_no_lone_surrogates(item, field, reading, where) for item in value]
+    if isinstance(value, dict):
+        return {k: _no_lone_surrogates(v, field, reading, where) for k, v in value.items()}
+    if not isinstance(value, str) or value.isascii() or not has_surrogates(value):
+        return value
     if reading.errors == "replace":
-        return replace_lone_surrogates(text)
+        return replace_lone_surrogates(value)
     raise ValueError(
-        f"{where()}: the field {reading.field!r} holds a lone surrogate (a JSON escape such as "
+        f"{where()}: the field {field!r} holds a lone surrogate (a JSON escape such as "
         "\\ud800 without its pair), which is not text; pass --errors replace to read it as "
         "U+FFFD"
     )
