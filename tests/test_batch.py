@@ -88,6 +88,15 @@ def test_empty_batches_and_empty_texts(real_encoding: Encoding) -> None:
         assert counts.tolist() == [0]
 
 
+def test_a_thread_with_only_empty_documents(real_encoding: Encoding) -> None:
+    # Regression (found by UBSan, tools/sanitize.sh): a thread that encoded only empty
+    # documents has no id buffer, and copying its zero ids passed memcpy a null pointer.
+    for batch in (["", ""], [FILLER, *[""] * 400]):
+        for threads in (1, 2, 8):
+            ids, offsets = real_encoding.encode_ordinary_batch_to_numpy(batch, num_threads=threads)
+            assert split(ids, offsets) == [real_encoding.encode_ordinary(t) for t in batch]
+
+
 @pytest.mark.parametrize("threads", range(1, 9))
 def test_any_number_of_threads(real_pair: Any, docs: list[str], threads: int) -> None:
     enc, ref = real_pair

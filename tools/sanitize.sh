@@ -37,7 +37,8 @@ export PYTHONPATH="$work" STREAMCODEC_BACKEND=native
 "$python" -c 'import streamcodec.pieces._core as c; print("sanitized core:", c.__file__)'
 # Resident memory is not checked here: ASan keeps freed memory in quarantine (it grows up to
 # 256 MB by design); benchmarks/native_memory.py checks it on a normal build.
-"$python" -m pytest -q -p no:cacheprovider tests/test_native.py tests/test_scan.py \
+# -s: a sanitizer's report is written to fd 2, which pytest would capture and lose at the abort.
+"$python" -m pytest -q -s -p no:cacheprovider tests/test_native.py tests/test_scan.py \
     tests/test_fused.py tests/test_known_patterns.py tests/test_fuzz.py \
     tests/test_hostile_vocab.py tests/test_batch.py \
     -k "native or backends or tiktoken or stream or reference or cache or scan or pretokenize or pattern" \

@@ -262,8 +262,9 @@ static void batch_copy_runs(batch_worker *w) {
     for (size_t r = 0; r < w->nruns; r++) {
         Py_ssize_t last = w->runs[r] + s->run < s->n ? w->runs[r] + s->run : s->n;
         for (Py_ssize_t i = w->runs[r]; i < last; i++) {
-            uint32_t *to = s->out + s->lengths[i];
             size_t n = (size_t)(s->lengths[i + 1] - s->lengths[i]);
+            if (!n) continue; /* a thread with only empty documents has no buffer */
+            uint32_t *to = s->out + s->lengths[i];
             if (s->rank)
                 for (size_t k = 0; k < n; k++) to[k] = s->rank[from[k]];
             else
@@ -410,7 +411,7 @@ static PyObject *batch_lists(FusedEncoder *self, batch_shared *s, batch_worker *
                 }
                 for (Py_ssize_t k = 0; k < n; k++) PyList_SET_ITEM(list, k, Py_NewRef(objects[from[k]]));
                 PyList_SET_ITEM(lists, i, list);
-                from += n;
+                if (n) from += n;
             }
         }
     }
