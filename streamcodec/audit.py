@@ -157,7 +157,8 @@ def audit_source(
     ``every``. ``progress`` is called with each count of bytes read."""
     auditor = _Auditor(enc)
     engine = enc.ordinary
-    settled = SettledText(cuts_for(engine.pretokenizer, engine.byte_mode))
+    rules = getattr(engine, "cut_allowed", None)  # an open model's (engine/model.py)
+    settled = SettledText(cuts_for(engine.pretokenizer, engine.byte_mode, allowed=rules))
 
     def check(segment: Any) -> None:
         compare = auditor.offset < whole or auditor.counts["windows"] % every == 0

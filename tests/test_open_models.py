@@ -13,6 +13,7 @@ import pytest
 import streamcodec
 from streamcodec.formats.gguf import gguf_bytes
 from streamcodec.formats.gguf_pre import PRE, huggingface_document
+from streamcodec.formats.huggingface import added_token
 from streamcodec.text.byte_alphabet import token_to_unicode
 
 tokenizers = pytest.importorskip("tokenizers")
@@ -138,3 +139,28 @@ def test_a_tiktoken_file_needs_its_pattern(tmp_path: Path) -> None:
         streamcodec.load_encoding(path)
     enc = streamcodec.load_encoding(path, pat_str="cl100k_base")
     assert (enc.name, enc.encode("ab ab")) == ("toy", [256, 32, 256])
+
+
+@pytest.mark.parametrize("backend", ["native", "python"])
+def test_streams_and_splits_keep_the_rules(tmp_path: Path, backend: str) -> None:
+    """A stream cut inside an added token (or between two characters NFC composes) would
+    change the ids: the model's rules vet every cut (one character per chunk here)."""
+    from streamcodec.formats.gguf import read_gguf_metadata
+
+    document = huggingface_document(read_gguf_metadata(_gguf(tmp_path, "mpt")), source="x")
+    # (the next free id: Hugging Face renumbers an added token to it)
+    document["added_tokens"].append(added_token(len(TOKENS) + 2, "b a", special=False))
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    enc = streamcodec.load_encoding(path, backend=backend)  # NFC, "   " and "b a" added
+    hugging_face = tokenizers.Tokenizer.from_file(str(path))
+    texts = ["ab ab   ab \u0301x", "e\u0301e\u0301 ab    a", "x  \t   y\n\n   z e\u0301 b ab a"]
+    for text in texts:
+        whole = enc.encode(text)
+        assert whole == hugging_face.encode(text).ids, text
+        stream = enc.stream_encoder()
+        fed = [i for char in text for i in stream.feed(char)] + stream.close()
+        assert fed == whole, text
+        windows = list(enc.split(text, max_tokens=3))
+        assert [i for w in windows for i in w.ids] == whole, text
+        assert all(enc.encode(w.text) == w.ids for w in windows), text

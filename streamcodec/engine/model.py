@@ -65,6 +65,7 @@ class ModelEncoder(OrdinaryEncoder):
         self._missing = frozenset(missing)
         super().__init__(pattern, dict(ranks) | stand_ins if stand_ins else ranks, **options)
         self._added = _added_finder(tuple(self.added_tokens))
+        self._spanning = [token for token in self.added_tokens if len(token) > 1]
         # The fused pass cuts the text between the rules' steps; hidden from callers that take
         # ``_fused`` to encode whole texts themselves (engine/batch.py), which would skip them.
         self._fused_plain, self._fused = self._fused, None
@@ -116,6 +117,24 @@ class ModelEncoder(OrdinaryEncoder):
     ) -> int:
         """``len(self.encode(...))`` (exact, whatever ``limit``)."""
         return len(self.encode(text, errors, start=start, end=end, whole_piece=whole_piece))
+
+    def cut_allowed(self, text: str, cut: int) -> bool:
+        """Whether a stream may cut ``text`` (all of it seen so far) before ``text[cut]`` as far
+        as the rules go, the pattern's safe cut aside: NFC leaves the two sides apart (an ASCII
+        character after the cut: none composes with what comes before it), and no added token
+        can cover the cut, in the text seen or once more comes."""
+        if cut <= 0 or cut >= len(text):
+            return False
+        if self.normalizer is not None and not text[cut].isascii():
+            return False
+        for token in self._spanning:
+            for k in range(1, len(token)):
+                rest = token[k:]
+                if text.startswith(token[:k], cut - k) and rest.startswith(
+                    text[cut : cut + len(rest)]
+                ):
+                    return False
+        return True
 
     def _plain(
         self, text: str, errors: str, *, start: int, end: int, whole_piece: bool

@@ -37,6 +37,7 @@ __all__ = [
     "PROVEN_PATTERNS",
     "ByteModeCuts",
     "Cuts",
+    "GuardedCuts",
     "LastMatch",
     "PatternCuts",
     "ProvenCuts",
@@ -248,9 +249,39 @@ class PatternCuts:
         return ends[count] - start
 
 
-def cuts_for(pretokenizer: Pretokenizer, byte_mode: ByteMode | None = None) -> Cuts:
+class GuardedCuts:
+    """Another strategy's cuts, only where ``allowed(text, cut)`` also says so (an open model's
+    NFC and added tokens, ``streamcodec.engine.model.ModelEncoder.cut_allowed``); a cut it
+    refuses delays the ids, never changes them."""
+
+    def __init__(self, inner: Cuts, allowed: Callable[[str, int], bool]) -> None:
+        self._inner, self._allowed = inner, allowed
+        self.context = inner.context
+
+    def settled(self, text: str, end: int) -> None:
+        """As the inner strategy."""
+        self._inner.settled(text, end)
+        self.context = self._inner.context
+
+    def find(self, held: list[str], size: int, text: str) -> int | None:
+        """The inner strategy's cut, if allowed."""
+        cut = self._inner.find(held, size, text)
+        if cut is None or not self._allowed("".join([*held, text]), cut):
+            return None
+        return cut
+
+
+def cuts_for(
+    pretokenizer: Pretokenizer,
+    byte_mode: ByteMode | None = None,
+    *,
+    allowed: Callable[[str, int], bool] | None = None,
+) -> Cuts:
     """The strategy for ``pretokenizer``'s pattern; the compiled search of the safe cuts where
-    it has a compiled scanner (the backend chosen for it)."""
+    it has a compiled scanner (the backend chosen for it); ``allowed`` (an open model's rules)
+    vets each cut."""
+    if allowed is not None:
+        return GuardedCuts(cuts_for(pretokenizer, byte_mode), allowed)
     if byte_mode is not None:
         return ByteModeCuts(byte_mode)
     if pretokenizer.pattern in PROVEN_PATTERNS:

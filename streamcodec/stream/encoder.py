@@ -194,7 +194,9 @@ class StreamEncoder:
     ) -> None:
         engine = encoding.ordinary
         self._engine = engine
-        cuts = cuts_for(engine.pretokenizer, engine.byte_mode)
+        # An open model's rules vet the cuts too (streamcodec.engine.model).
+        rules = getattr(engine, "cut_allowed", None)
+        cuts = cuts_for(engine.pretokenizer, engine.byte_mode, allowed=rules)
         self._stream = SettledStream(
             encoding.special_tokens, cuts, allowed=allowed, disallowed=disallowed
         )

@@ -43,12 +43,15 @@ Task = tuple[str, int, int, Policy]  # path, start and end offsets, policy
 
 def splits(source: Source, encoding: Encodes, jobs: int) -> TypeGuard[os.PathLike[str]]:
     """Whether to split ``source`` across ``jobs`` workers: only a file, and only with a pattern
-    whose safe cuts are proven (any other pattern is encoded in one process)."""
+    whose safe cuts are proven (any other pattern, or an open model's rules, is encoded in one
+    process)."""
     if whole_number("jobs", jobs, least=1) == 1:
         return False
     if not isinstance(source, os.PathLike):
         raise ValueError(f"jobs={jobs} needs a file path (os.PathLike) to split the work")
-    return encoding.ordinary.pattern in PROVEN_PATTERNS
+    # An open model's rules (NFC, added tokens: engine/model.py) are not in the proven cuts.
+    ruled = getattr(encoding.ordinary, "cut_allowed", None) is not None
+    return encoding.ordinary.pattern in PROVEN_PATTERNS and not ruled
 
 
 def encode_file_parts(

@@ -87,7 +87,9 @@ class _Windows:
         self._overlap = overlap
         # Windows are checked as encode would read them alone: allowed specials, none refused.
         self._policy = Policy(policy.allowed, frozenset(), policy.errors)
-        self.rules = _rules(enc.ordinary.pattern)  # (first, last) safe-cut searches
+        # (first, last) safe-cut searches; none under an open model's rules (engine/model.py)
+        ruled = getattr(enc.ordinary, "cut_allowed", None) is not None
+        self.rules = None if ruled else _rules(enc.ordinary.pattern)
         self._ids: list[int] = []
         self._data: list[bytes] = []
         self._starts: list[int] = []  # each token's character offset in the input
