@@ -342,27 +342,92 @@ def test_the_command_line_options(tmp_path: Path) -> None:
 
 
 def test_the_default_boundaries_are_the_models_own(tmp_path: Path) -> None:
-    """A model's post-processor (``Encoding.rules``, issue 29) decides; else end-of-text after."""
-    from types import SimpleNamespace
-
+    """A model's post-processor (``Encoding.rules``, issue 29) decides; else end-of-sequence
+    after each document."""
     from streamcodec.corpus.tokenize import boundaries
+    from streamcodec.vocab import ModelRules
 
     specials = {"<|begin_of_text|>": 50257, "<|end_of_text|>": 50258}
-    ranks = R50K.mergeable_ranks
-    enc = streamcodec.Encoding("llama-like", pat_str=R50K.pat_str, mergeable_ranks=ranks,
-                               special_tokens=specials)  # fmt: skip
-    assert boundaries(enc) == (None, None)  # no end-of-text token of tiktoken's name
-    llama = {"bos_token": "<|begin_of_text|>", "eos_token": "<|end_of_text|>", "add_eos": False}
-    enc.rules = SimpleNamespace(**llama, add_bos=True)  # type: ignore[attr-defined]
+
+    def llama_like(**rules: Any) -> Any:
+        return streamcodec.Encoding("llama-like", pat_str=R50K.pat_str, special_tokens=specials,
+                                    mergeable_ranks=R50K.mergeable_ranks,
+                                    rules=ModelRules(**rules))  # fmt: skip
+
+    assert boundaries(llama_like()) == (None, None)  # no end-of-text token of tiktoken's name
+    llama = {"bos_token": "<|begin_of_text|>", "eos_token": "<|end_of_text|>"}
+    enc = llama_like(**llama, add_bos=True)
     assert boundaries(enc) == ("<|begin_of_text|>", None)
     source = json_lines(tmp_path, ["one", "two"])
     tokenize([source], tmp_path / "out", encoding=enc, format="megatron")
     ids = (tmp_path / "out" / "shard_00000.bin").read_bytes()
     assert np.frombuffer(ids, np.uint16).tolist() == [50257, *R50K.encode("one"), 50257,
                                                        *R50K.encode("two")]  # fmt: skip
-    enc.rules = SimpleNamespace(**llama, add_bos=False)  # type: ignore[attr-defined]
-    assert boundaries(enc) == (None, "<|end_of_text|>")  # its end of sequence, after each
+    assert boundaries(llama_like(**llama)) == (None, "<|end_of_text|>")  # its end, after each
     assert boundaries(R50K) == (None, "<|endoftext|>")
+
+
+def test_a_models_tokenizer_json_as_hugging_face_encodes_each_document(tmp_path: Path) -> None:
+    """``-e tokenizer.json`` (issue 30 item 6): its post-processor's BOS first, by default;
+    every document as Hugging Face's ``encode(text).ids`` with its special tokens."""
+    import subprocess
+    import sys
+
+    tokenizers = pytest.importorskip("tokenizers")
+    from streamcodec.formats.huggingface import huggingface_json
+    from streamcodec.vocab import Vocabulary
+
+    specials = {"<|begin_of_text|>": 50257, "<|end_of_text|>": 50258}
+    document = huggingface_json(Vocabulary(R50K.mergeable_ranks, specials, R50K.pat_str))
+    single = [{"SpecialToken": {"id": "<|begin_of_text|>", "type_id": 0}},
+              {"Sequence": {"id": "A", "type_id": 0}}]  # fmt: skip
+    bos = {"id": "<|begin_of_text|>", "ids": [50257], "tokens": ["<|begin_of_text|>"]}
+    processor = {"type": "TemplateProcessing", "single": single, "pair": single}
+    document["post_processor"] = processor | {"special_tokens": {"<|begin_of_text|>": bos}}
+    model = tmp_path / "model" / "tokenizer.json"
+    model.parent.mkdir()
+    model.write_text(json.dumps(document), encoding="utf-8")
+    texts = stdlib_texts(4, seed=9)
+    source = json_lines(tmp_path, texts)
+    command = [sys.executable, "-m", "streamcodec", "tokenize-corpus", str(source), "-o",
+               str(tmp_path / "out"), "-e", str(model.parent), "--format", "llmc",
+               "--special-as-text"]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    hugging_face = tokenizers.Tokenizer.from_file(str(model))
+    header = 256 * 4
+    ids = np.frombuffer((tmp_path / "out" / "shard_00000.bin").read_bytes()[header:], np.uint16)
+    assert ids.tolist() == [i for text in texts for i in hugging_face.encode(text).ids]
+    assert hugging_face.encode("x").ids[0] == 50257
+    wrong = subprocess.run([*command[:-1], "--eos", "<|endoftext|>", "--restart"],
+                           capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert wrong.returncode == 1 and wrong.stderr == (
+        "streamcodec: error: model has no special token '<|endoftext|>' for --eos (it has: "
+        "<|begin_of_text|>, <|end_of_text|>); name one with --eos, or none\n"
+    )
+
+
+def test_a_tiktoken_file_with_its_pattern(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from streamcodec.formats import save_vocabulary
+    from streamcodec.vocab import Vocabulary
+
+    path = tmp_path / "gpt2.tiktoken"
+    save_vocabulary(Vocabulary(R50K.mergeable_ranks), path)
+    source = json_lines(tmp_path, ["hello world"])
+    command = [sys.executable, "-m", "streamcodec", "tokenize-corpus", str(source), "-o",
+               str(tmp_path / "out"), "-e", str(path), "--format", "nanogpt"]  # fmt: skip
+    missing = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert missing.returncode == 1 and missing.stderr == (
+        f"streamcodec: error: {path}: a .tiktoken file holds no pre-tokenizer pattern; pass "
+        "--pattern (an encoding's name such as cl100k_base, or a regex)\n"
+    )
+    done = subprocess.run([*command, "--pattern", "r50k_base"], capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    ids = np.memmap(tmp_path / "out" / "shard_00000.bin", dtype=np.uint16, mode="r")
+    assert ids.tolist() == R50K.encode("hello world")  # no special token: no boundary
 
 
 # ------------------------------------------------------------------ properties

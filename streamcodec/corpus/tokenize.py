@@ -215,11 +215,12 @@ def boundaries(enc: Encoding) -> tuple[str | None, str | None]:
         >>> boundaries(get_encoding("cl100k_base"))
         (None, '<|endoftext|>')
     """
-    rules = getattr(enc, "rules", None)  # an open model's (issue 29)
-    bos, eos = getattr(rules, "bos_token", None), getattr(rules, "eos_token", None)
-    add_bos, add_eos = getattr(rules, "add_bos", False), getattr(rules, "add_eos", False)
-    if add_bos or add_eos:
-        return (bos if add_bos else None), (eos if add_eos else None)
+    rules = enc.rules
+    if rules.add_bos or rules.add_eos:
+        return (rules.bos_token if rules.add_bos else None), (
+            rules.eos_token if rules.add_eos else None
+        )
+    eos = rules.eos_token
     return None, eos if eos is not None else EOT if EOT in enc.special_tokens else None
 
 
