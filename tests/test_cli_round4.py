@@ -363,3 +363,70 @@ def test_arguments_doctests() -> None:
 
     result = doctest.testmod(streamcodec.arguments)
     assert result.attempted > 0 and result.failed == 0
+
+
+# ---------------------------------------------------------------------- no file where one is due
+
+
+@pytest.fixture
+def specials(tmp_path: Path) -> dict[str, str]:
+    """A folder, a socket and a character device, by what they are."""
+    import socket
+
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    sock = socket.socket(socket.AF_UNIX)
+    path = tmp_path / "sock"
+    sock.bind(str(path))
+    sock.close()
+    return {"a folder": str(folder), "a socket": str(path), "a character device": "/dev/zero"}
+
+
+@pytest.mark.parametrize("flag", ["--vocab", "--codes"])
+@pytest.mark.parametrize("kind", ["a socket", "a character device", "a folder"])
+def test_a_vocabulary_or_codes_file_that_is_no_file_is_refused(
+    specials: dict[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str], flag: str,
+    kind: str,
+) -> None:  # fmt: skip
+    """``--codes /dev/zero`` read until memory ran out (killed); a socket said "No such device
+    or address". A folder is GPT-2's two files to --vocab, so only --codes refuses it."""
+    if flag == "--vocab" and kind == "a folder":
+        return
+    src = tmp_path / "in.txt"
+    src.write_text("hello")
+    extra = ["--pattern", "gpt2"] if flag == "--vocab" else ["--mode", "word"]
+    assert main(["encode", str(src), flag, specials[kind], *extra]) == 1
+    assert capsys.readouterr().err == (
+        f"streamcodec: error: {flag} {specials[kind]}: {kind}, not a file\n"
+    )
+
+
+@pytest.mark.parametrize("command", ["encode", "count", "decode", "verify", "explain", "train",
+                                     "split"])  # fmt: skip
+@pytest.mark.parametrize("kind", ["a socket", "a folder"])
+def test_every_command_refuses_an_input_that_is_no_file(
+    specials: dict[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str,
+    kind: str,
+) -> None:  # fmt: skip
+    """What cannot be read as a stream is refused in one line naming it, before any work (a
+    FIFO is read: tests/test_cli_reliability.py)."""
+    extra = {"train": ["--vocab-size", "300", "-o", str(tmp_path / "v.tiktoken")],
+             "split": ["--max-tokens", "5", "-o", str(tmp_path / "windows")]}  # fmt: skip
+    assert main([command, specials[kind], *extra.get(command, [])]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"streamcodec: error: {specials[kind]}: ") and err.count("\n") == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["folder", "sock"]
+
+
+def test_explain_refuses_an_input_without_end(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``explain /dev/zero`` held it whole until memory ran out."""
+    import streamcodec.cli.explain as explain
+
+    monkeypatch.setattr(explain, "MAX_TEXT", 1 << 20)
+    assert main(["explain", "/dev/zero"]) == 1
+    assert capsys.readouterr().err == (
+        "streamcodec: error: explain reads its input whole: /dev/zero holds more than 1 MiB of "
+        "text; explain a part (head -c 1000000 FILE | streamcodec explain -)\n"
+    )

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from streamcodec.atomicfile import atomic_output
-from streamcodec.cli.inputs import source
+from streamcodec.cli.inputs import shown_name, source
 from streamcodec.cli.options import add_encoding, build_encoding, pretokenizer_note
 from streamcodec.encoding import Encoding
 from streamcodec.explain.html import MAX_TRACE_BYTES
@@ -32,6 +32,7 @@ from streamcodec.vocab import GPT2_PATTERN
 __all__ = ["add"]
 
 MAX_PAGE_TEXT = 1 << 20  # bytes of text an --html page shows at most
+MAX_TEXT = 64 << 20  # characters explain reads (it holds them whole)
 
 
 def add(commands: Any) -> None:
@@ -133,7 +134,17 @@ def _text(args: argparse.Namespace) -> str:
         raise ValueError(
             f"{args.input}: no such file; to explain the text itself, pass --text {args.input!r}"
         )
-    return "".join(text_chunks(source(args)))
+    parts, size = [], 0
+    for chunk in text_chunks(source(args)):  # whole, but not without end (/dev/zero)
+        parts.append(chunk)
+        size += len(chunk)
+        if size > MAX_TEXT:
+            raise ValueError(
+                f"explain reads its input whole: {shown_name(args.input)} holds more than "
+                f"{MAX_TEXT >> 20} MiB of text; explain a part "
+                "(head -c 1000000 FILE | streamcodec explain -)"
+            )
+    return "".join(parts)
 
 
 def _write_page(enc: Encoding, args: argparse.Namespace) -> int:

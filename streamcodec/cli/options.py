@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -30,6 +32,7 @@ __all__ = [
     "add_text_options",
     "build_encoding",
     "encoded_chunks",
+    "expect_file",
     "policy",
     "positive_int",
     "refuse_ignored",
@@ -278,6 +281,7 @@ def build_encoding(args: argparse.Namespace) -> Encoding:
 
 def _vocabulary(args: argparse.Namespace) -> Vocabulary:
     """The ``--vocab`` file; a refusal names the flag that accepts it, not the keyword."""
+    expect_file("--vocab", args.vocab, folder=True)  # GPT-2's two files, in their folder
     try:
         if args.allow_unreachable:
             if detect_format(args.vocab) != "huggingface":
@@ -294,6 +298,7 @@ def word_bpe(args: argparse.Namespace) -> WordBPE:
     refuse_ignored(args)
     if args.codes is None:
         raise ValueError("--mode word needs --codes FILE (a subword-nmt codes file)")
+    expect_file("--codes", args.codes)
     return WordBPE.from_codes(read_codes(args.codes), separator=args.separator or "@@")
 
 
@@ -314,3 +319,23 @@ def policy(args: argparse.Namespace, enc: Encoding) -> dict[str, Any]:
         "disallowed_special": () if args.special_as_text else "all",
         "errors": args.errors,
     }
+
+
+def expect_file(flag: str, path: str, *, folder: bool = False) -> None:
+    """Refuse what ``flag`` cannot read as its file: a device (``--codes /dev/zero`` was read
+    until memory ran out), a socket, a folder (unless ``folder``). A FIFO is read as a file
+    (``--codes <(zcat codes.gz)``); a missing path is left to the reader, which names it."""
+    try:
+        kind = _NOT_FILES.get(stat.S_IFMT(os.stat(path).st_mode))
+    except OSError:
+        return
+    if kind is not None and not (folder and kind == "a folder"):
+        raise ValueError(f"{flag} {path}: {kind}, not a file")
+
+
+_NOT_FILES = {
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFDIR: "a folder",
+}
