@@ -399,6 +399,14 @@ def test_a_models_tokenizer_json_as_hugging_face_encodes_each_document(tmp_path:
     ids = np.frombuffer((tmp_path / "out" / "shard_00000.bin").read_bytes()[header:], np.uint16)
     assert ids.tolist() == [i for text in texts for i in hugging_face.encode(text).ids]
     assert hugging_face.encode("x").ids[0] == 50257
+    check = [sys.executable, "-m", "streamcodec", "check-corpus", str(tmp_path / "out"), "--text"]
+    alone = subprocess.run(check, capture_output=True, text=True, timeout=120)
+    assert alone.returncode == 1 and alone.stderr == (
+        "streamcodec: error: the corpus was made with 'model', no registered encoding (a "
+        "model's own file?): pass -e with its file (encoding=) to check its text\n"
+    )
+    named = subprocess.run([*check, "-e", str(model)], capture_output=True, text=True, timeout=120)
+    assert named.returncode == 0 and "4 documents" in named.stdout, named.stderr
     wrong = subprocess.run([*command[:-1], "--eos", "<|endoftext|>", "--restart"],
                            capture_output=True, text=True, timeout=120)  # fmt: skip
     assert wrong.returncode == 1 and wrong.stderr == (

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from streamcodec.cli.options import whole_number
+from streamcodec.cli.options import add_encoding, add_model_pattern, encoding_or_model, whole_number
 
 __all__ = ["add"]
 
@@ -32,6 +32,8 @@ def add(commands: Any) -> None:
         "the inputs",
     )
     command.add_argument("--seed", type=whole_number, default=0, help="the draw (default 0)")
+    add_encoding(command)  # for --text: the corpus's own, unless a model's file is named
+    add_model_pattern(command)
     command.set_defaults(run=run)
 
 
@@ -39,5 +41,8 @@ def run(args: argparse.Namespace) -> int:
     """Print the summary; a mismatch is an error (exit 1)."""
     from streamcodec.corpus import check_corpus
 
-    print(check_corpus(args.manifest, text=args.text, seed=args.seed))
+    encoding = None
+    if args.encoding is not None:
+        encoding = encoding_or_model(args.encoding, args.pattern)
+    print(check_corpus(args.manifest, text=args.text, seed=args.seed, encoding=encoding))
     return 0

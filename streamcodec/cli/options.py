@@ -105,6 +105,35 @@ def add_encoding(command: argparse.ArgumentParser) -> None:
     )
 
 
+def add_model_pattern(command: argparse.ArgumentParser) -> None:
+    """``--pattern`` for a corpus command whose ``-e`` names a ``.tiktoken`` file."""
+    command.add_argument(
+        "--pattern",
+        metavar="NAME_OR_REGEX",
+        help="with -e FILE.tiktoken: its pre-tokenizer pattern (an encoding's name such as "
+        "cl100k_base, or a regex); -e also takes a model's tokenizer.json (or its folder), "
+        ".gguf or GPT-2 files",
+    )
+
+
+def encoding_or_model(name: str, pattern: str | None) -> str | Encoding:
+    """``-e`` of the corpus commands: an encoding's name, else a model's own file or folder
+    (``load_encoding``: its special tokens, its post-processor's BOS/EOS)."""
+    from streamcodec.formats.open_model import load_encoding
+    from streamcodec.registry import list_encoding_names
+
+    if name in list_encoding_names() or not Path(name).exists():
+        if pattern is not None:
+            raise ValueError("--pattern is for -e FILE.tiktoken, which holds no pattern")
+        return name
+    if pattern is None and name.endswith(".tiktoken"):
+        raise ValueError(
+            f"{name}: a .tiktoken file holds no pre-tokenizer pattern; pass --pattern (an "
+            "encoding's name such as cl100k_base, or a regex)"
+        )
+    return load_encoding(name, pat_str=pattern)
+
+
 def refuse_ignored(args: argparse.Namespace) -> None:
     """Refuse an option the command line would otherwise ignore (each is named)."""
     if args.mode == "word":

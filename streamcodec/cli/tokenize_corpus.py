@@ -17,7 +17,13 @@ import sys
 import time
 from typing import Any
 
-from streamcodec.cli.options import DEFAULT_ENCODING, add_encoding, positive_int
+from streamcodec.cli.options import (
+    DEFAULT_ENCODING,
+    add_encoding,
+    add_model_pattern,
+    encoding_or_model,
+    positive_int,
+)
 from streamcodec.cli.progress import corpus_progress
 
 __all__ = ["add", "byte_size", "unescape"]
@@ -62,13 +68,7 @@ def add(commands: Any) -> None:
     command.add_argument("inputs", nargs="+", metavar="INPUT", help="files, folders, globs, -")
     command.add_argument("-o", "--output", required=True, metavar="OUT_DIR", help="the folder")
     add_encoding(command)
-    command.add_argument(
-        "--pattern",
-        metavar="NAME_OR_REGEX",
-        help="with -e FILE.tiktoken: its pre-tokenizer pattern (an encoding's name such as "
-        "cl100k_base, or a regex); -e also takes a model's tokenizer.json (or its folder), "
-        ".gguf or GPT-2 files",
-    )
+    add_model_pattern(command)
     command.add_argument("--field", help="JSON Lines: the field holding the text (default text)")
     command.add_argument("--column", help="Parquet: the text column (default text)")
     command.add_argument(
@@ -144,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
     """Tokenize the inputs into ``--output``; a summary on stderr."""
     from streamcodec.corpus import tokenize
 
-    encoding = _encoding(args.encoding or DEFAULT_ENCODING, args.pattern)
+    encoding = encoding_or_model(args.encoding or DEFAULT_ENCODING, args.pattern)
     separator = None
     if args.separator is not None:
         separator = unescape(args.separator)
@@ -202,22 +202,3 @@ def _boundary(value: str | None) -> str | None:
     if value is None:
         return ENCODING_DEFAULT
     return None if value.lower() == "none" else value
-
-
-def _encoding(name: str, pattern: str | None) -> Any:
-    """``-e``: an encoding's name, else a model's own file or folder (its special tokens and
-    its post-processor's BOS/EOS are then ``--bos``/``--eos``'s)."""
-    import os
-
-    from streamcodec import list_encoding_names, load_encoding
-
-    if name in list_encoding_names() or not os.path.exists(name):
-        if pattern is not None:
-            raise ValueError("--pattern is for -e FILE.tiktoken, which holds no pattern")
-        return name
-    if pattern is None and name.endswith(".tiktoken"):
-        raise ValueError(
-            f"{name}: a .tiktoken file holds no pre-tokenizer pattern; pass --pattern (an "
-            "encoding's name such as cl100k_base, or a regex)"
-        )
-    return load_encoding(name, pat_str=pattern)

@@ -27,6 +27,7 @@ from streamcodec.corpus.manifest import (
     shard_problem,
 )
 from streamcodec.corpus.writers import manifest_layout, read_entry
+from streamcodec.encoding import Encoding
 from streamcodec.registry import get_encoding
 from streamcodec.stream.sources import read_blocks
 from streamcodec.text.unicode import decode_utf8
@@ -40,9 +41,16 @@ class CorpusCheckError(ValueError):
     """A shard does not match the manifest, or a document its input (the message says which)."""
 
 
-def check_corpus(manifest_path: str | os.PathLike[str], *, text: int = 0, seed: int = 0) -> str:
+def check_corpus(
+    manifest_path: str | os.PathLike[str],
+    *,
+    text: int = 0,
+    seed: int = 0,
+    encoding: str | Encoding | None = None,
+) -> str:
     """Check the corpus of ``manifest_path`` (or of the folder holding it); its summary, or
-    :class:`CorpusCheckError`."""
+    :class:`CorpusCheckError`. ``text`` decodes with the manifest's encoding, or ``encoding``
+    (a model's own, loaded from its file: it must be the one the corpus was made with)."""
     need_numpy("check-corpus")
     path = os.fspath(manifest_path)
     if os.path.isdir(path):
@@ -62,7 +70,7 @@ def check_corpus(manifest_path: str | os.PathLike[str], *, text: int = 0, seed: 
         documents_total += entry["documents"]
         tokens_total += entry["tokens"]
     if text:
-        _check_text(out, manifest, text, seed)
+        _check_text(out, manifest, text, seed, encoding)
     shards = len(manifest["shards"])
     return f"{path}: {shards} shards, {documents_total:,} documents, {tokens_total:,} tokens"
 
@@ -101,12 +109,27 @@ def _check_shard(out: str, manifest: dict[str, Any], entry: dict[str, Any]) -> N
             raise CorpusCheckError(f"{shown}: a document does not end with --eos {layout.eos}")
 
 
-def _check_text(out: str, manifest: dict[str, Any], sample: int, seed: int) -> None:
+def _encoding(manifest: dict[str, Any], given: str | Encoding | None) -> Encoding:
+    if isinstance(given, Encoding):
+        return given
+    name = given or manifest["encoding"]["name"]
+    try:
+        return get_encoding(name)
+    except ValueError:
+        raise CorpusCheckError(
+            f"the corpus was made with {name!r}, no registered encoding (a model's own file?): "
+            "pass -e with its file (encoding=) to check its text"
+        ) from None
+
+
+def _check_text(
+    out: str, manifest: dict[str, Any], sample: int, seed: int, encoding: str | Encoding | None
+) -> None:
     """Decode ``sample`` documents drawn at random; compare each with its input's document,
     as a stream of bytes (a document is never held as text or ids)."""
     if any(i["path"] == STDIN for i in manifest["inputs"]):
         raise CorpusCheckError("the corpus was read from standard input: leave out --text")
-    enc = get_encoding(manifest["encoding"]["name"])
+    enc = _encoding(manifest, encoding)
     if encoding_record(enc)["sha256"] != manifest["encoding"]["sha256"]:
         raise CorpusCheckError(
             f"{enc.name} here is not the encoding the corpus was made with (another SHA-256 of "
