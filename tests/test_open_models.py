@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import streamcodec
-from streamcodec.formats.gguf import gguf_bytes
+from streamcodec.formats.gguf import gguf_bytes, read_gguf_metadata
 from streamcodec.formats.gguf_pre import PRE, huggingface_document
 from streamcodec.formats.huggingface import added_token
 from streamcodec.text.byte_alphabet import token_to_unicode
@@ -61,8 +61,6 @@ def _gguf(tmp_path: Path, pre: str, **extra: Any) -> Path:
 )
 @pytest.mark.parametrize("backend", ["native", "python"])
 def test_a_gguf_encodes_as_hugging_face(tmp_path: Path, pre: str, backend: str) -> None:
-    from streamcodec.formats.gguf import read_gguf_metadata
-
     path = _gguf(tmp_path, pre)
     enc = streamcodec.load_encoding(path, backend=backend)
     document = huggingface_document(read_gguf_metadata(path), source="toy.gguf")
@@ -103,8 +101,6 @@ def test_what_a_gguf_cannot_be_read_as_is_refused(
 
 
 def test_a_template_post_processor_gives_bos_and_eos(tmp_path: Path) -> None:
-    from streamcodec.formats.gguf import read_gguf_metadata
-
     document = huggingface_document(read_gguf_metadata(_gguf(tmp_path, "llama-bpe")), source="x")
     single = [
         {"SpecialToken": {"id": "<|end|>", "type_id": 0}},
@@ -145,8 +141,6 @@ def test_a_tiktoken_file_needs_its_pattern(tmp_path: Path) -> None:
 def test_streams_and_splits_keep_the_rules(tmp_path: Path, backend: str) -> None:
     """A stream cut inside an added token (or between two characters NFC composes) would
     change the ids: the model's rules vet every cut (one character per chunk here)."""
-    from streamcodec.formats.gguf import read_gguf_metadata
-
     document = huggingface_document(read_gguf_metadata(_gguf(tmp_path, "mpt")), source="x")
     # (the next free id: Hugging Face renumbers an added token to it)
     document["added_tokens"].append(added_token(len(TOKENS) + 2, "b a", special=False))
@@ -164,3 +158,30 @@ def test_streams_and_splits_keep_the_rules(tmp_path: Path, backend: str) -> None
         windows = list(enc.split(text, max_tokens=3))
         assert [i for w in windows for i in w.ids] == whole, text
         assert all(enc.encode(w.text) == w.ids for w in windows), text
+
+
+def test_the_command_line_takes_model_files(tmp_path: Path) -> None:
+    """``-e`` takes a model's file as ``load_encoding`` does, and ``--vocab tokenizer.json``
+    keeps the model's rules (NFC here: a decomposed é encodes as the composed one)."""
+    from tests.test_cli import run
+
+    gguf = _gguf(tmp_path, "qwen2")
+    enc = streamcodec.load_encoding(gguf)
+    text = "cafe\u0301 über 12"
+    expected = " ".join(map(str, enc.encode(text)))
+    assert enc.encode(text) == enc.encode("caf\u00e9 über 12")
+    document = huggingface_document(read_gguf_metadata(gguf), source="x")
+    json_path = tmp_path / "tokenizer.json"
+    json_path.write_text(json.dumps(document), encoding="utf-8")
+    for options in (
+        ["-e", str(gguf)],
+        ["-e", str(json_path)],
+        ["--vocab", str(json_path)],
+        ["--vocab", str(gguf)],
+        ["-e", str(tmp_path)],
+    ):
+        done = run("encode", "-", *options, stdin=text.encode())
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.decode().split() == expected.split(), options
+    done = run("encode", "-", "-e", "vocab.tiktoken", stdin=b"x")
+    assert done.returncode == 1 and b"use --vocab vocab.tiktoken --pattern" in done.stderr

@@ -18,7 +18,8 @@ from typing import Any
 from streamcodec.cli.inputs import Recorder, find_bytes
 from streamcodec.cli.progress import Progress
 from streamcodec.encoding import Encoding
-from streamcodec.formats import detect_format, load_vocabulary, read_huggingface
+from streamcodec.formats import detect_format
+from streamcodec.formats.open_model import load_encoding, read_model_file
 from streamcodec.registry import SPECS, get_encoding
 from streamcodec.text.specials import DisallowedSpecialTokenError
 from streamcodec.vocab import BYTE_MODE_PATTERN, Vocabulary, VocabularyError, resolve_pattern
@@ -101,7 +102,8 @@ def add_encoding(command: argparse.ArgumentParser) -> None:
         "-e",
         "--encoding",
         help=f"encoding name (default {DEFAULT_ENCODING}; built in: {', '.join(SPECS)}; "
-        "or an installed tiktoken plugin's)",
+        "or an installed tiktoken plugin's), or a model's tokenizer file: tokenizer.json (or "
+        "its folder), .gguf, GPT-2's encoder.json, minbpe .model",
     )
 
 
@@ -283,12 +285,13 @@ def build_encoding(args: argparse.Namespace) -> Encoding:
     if args.mode == "bytes" and args.pattern is not None:
         raise ValueError("--mode bytes has no pre-tokenizer: leave out --pattern")
     pattern: str | None
+    rules = None
     if args.vocab is None:
-        enc = get_encoding(args.encoding or DEFAULT_ENCODING)
+        enc = _named_or_file(args.encoding or DEFAULT_ENCODING)
         if args.mode != "bytes":
             return enc
         name, pattern = f"{enc.name} (bytes)", BYTE_MODE_PATTERN
-        ranks, specials = enc.mergeable_ranks, enc.special_tokens
+        ranks, specials, rules = enc.mergeable_ranks, enc.special_tokens, enc.rules
     else:
         vocabulary = _vocabulary(args)
         name = Path(args.vocab).stem
@@ -300,12 +303,29 @@ def build_encoding(args: argparse.Namespace) -> Encoding:
                 "--mode bytes for none"
             )
         ranks, specials = vocabulary.mergeable_ranks, vocabulary.special_tokens
+        rules = vocabulary.rules  # an open model's NFC, added tokens, BOS/EOS
     return Encoding(
         name,
         pat_str=resolve_pattern(pattern or "cl100k_base"),
         mergeable_ranks=ranks,
         special_tokens=specials,
+        rules=rules,
     )
+
+
+_MODEL_FILES = (".json", ".gguf", ".model", ".bpe")
+
+
+def _named_or_file(name: str) -> Encoding:
+    """``-e``: a registered encoding, or a model's tokenizer file (``load_encoding``)."""
+    path = Path(name)
+    if path.suffix == ".tiktoken":
+        raise ValueError(
+            f"-e {name}: a .tiktoken file holds no pattern; use --vocab {name} --pattern NAME"
+        )
+    if path.suffix in _MODEL_FILES or path.is_dir() or os.sep in name:
+        return load_encoding(path)
+    return get_encoding(name)
 
 
 def _vocabulary(args: argparse.Namespace) -> Vocabulary:
@@ -313,10 +333,10 @@ def _vocabulary(args: argparse.Namespace) -> Vocabulary:
     expect_file("--vocab", args.vocab, folder=True)  # GPT-2's two files, in their folder
     try:
         if args.allow_unreachable:
-            if detect_format(args.vocab) != "huggingface":
+            if not str(args.vocab).endswith(".gguf") and detect_format(args.vocab) != "huggingface":
                 raise ValueError("--allow-unreachable is for --vocab tokenizer.json")
-            return read_huggingface(args.vocab, allow_unreachable=True)
-        return load_vocabulary(args.vocab)
+            return read_model_file(args.vocab, allow_unreachable=True)
+        return read_model_file(args.vocab)
     except VocabularyError as exc:
         text = str(exc).replace("Pass allow_unreachable=True", "Pass --allow-unreachable")
         raise VocabularyError(text) from None
