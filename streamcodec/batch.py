@@ -23,6 +23,8 @@ The first two take str, UTF-8 bytes, or a pyarrow string array read in place.
 
 from __future__ import annotations
 
+import array
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any, Protocol
 
 from streamcodec.engine.batch import COUNTS, IDS, LISTS, Texts, encode_batch
@@ -40,7 +42,7 @@ if TYPE_CHECKING:
 
     from streamcodec.engine.ordinary import OrdinaryEncoder
 
-__all__ = ["BatchMethods", "Batchable"]
+__all__ = ["BatchMethods", "Batchable", "encode_each_uint32"]
 
 
 class Batchable(Protocol):
@@ -141,3 +143,18 @@ class BatchMethods:
             ]
             for layout in layouts
         ]
+
+
+def encode_each_uint32(enc: Batchable, texts: list[str]) -> list[array.array[int]]:
+    """Each text's :meth:`~BatchMethods.encode_ordinary_batch_to_numpy` ids as its own packed
+    uint32 ``array.array`` (picklable, and no numpy needed): the batch encoded on the calling
+    thread with the GIL released once, for callers that run several batches at once (the
+    corpus tool's shards)."""
+    ids, offsets = encode_batch(enc.ordinary, texts, mode=IDS, num_threads=1, numpy=False)
+    view = memoryview(ids).cast("B")
+    each = []
+    for start, end in pairwise(offsets):
+        packed = array.array("I")
+        packed.frombytes(view[4 * start : 4 * end])
+        each.append(packed)
+    return each

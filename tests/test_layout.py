@@ -46,7 +46,16 @@ ALLOWED = {
         "arguments",
     },
     # the corpus tool: the facade, named encodings, the stream's workers, the one writer
-    "corpus": {"encoding", "registry", "stream", "text", "atomicfile", "npyfile", "arguments"},
+    "corpus": {
+        "encoding",
+        "batch",
+        "registry",
+        "stream",
+        "text",
+        "atomicfile",
+        "npyfile",
+        "arguments",
+    },
 }
 TOP = {"cli", "__main__", "__init__"}  # nothing imports these but each other
 MAX_LINES = 420  # "a few hundred lines at most"

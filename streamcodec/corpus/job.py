@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeAlias
 
+from streamcodec.batch import encode_each_uint32
 from streamcodec.corpus.inputs import (
     Document,
     Input,
@@ -33,7 +34,7 @@ from streamcodec.corpus.writers import shard_format
 from streamcodec.encoding import Encoding
 from streamcodec.stream.workers import ordered_map
 from streamcodec.text.specials import DisallowedSpecialTokenError, refuse_disallowed
-from streamcodec.text.unicode import InvalidUTF8Error, encode_replacing_surrogates
+from streamcodec.text.unicode import InvalidUTF8Error
 
 __all__ = ["LARGE_DOCUMENT", "Job", "make_shard", "shard_documents"]
 
@@ -108,28 +109,25 @@ def _encode_batch(
     the consumer)."""
     if isinstance(batch, _Streamed):
         return batch
-    return [(_encode(enc, doc, as_text), doc.span, doc.fields) for doc in batch]
-
-
-def _encode(enc: Encoding, doc: Document, as_text: bool) -> array.array[int]:
-    """``encode_ordinary(doc.text)`` (or, unless ``as_text``, its refusal of a special token)
-    as packed uint32s: the engine's buffer copied once, no list of ints (and picklable, for
-    the pure path's worker processes)."""
     if not as_text:
-        try:
-            refuse_disallowed(doc.text, frozenset(enc.special_tokens))
-        except DisallowedSpecialTokenError as exc:
-            where = doc.where
-            if doc.input.kind == "text":
-                inside = len(doc.text[: doc.text.find(exc.token)].encode("utf-8", "surrogatepass"))
-                where = f"{doc.input.shown} at byte offset {doc.offset + inside}"
-            raise ValueError(_special_message(where, exc.token)) from None
-    view = encode_replacing_surrogates(
-        lambda text, start, end: enc.ordinary.encode_uint32(text, start=start, end=end), doc.text
-    )
-    ids = array.array("I")
-    ids.frombytes(view.cast("B"))
-    return ids
+        for doc in batch:
+            _refuse_special(enc, doc)
+    # The whole batch in one call, the GIL released once (each document's ids those of
+    # encode_ordinary alone), as packed uint32s: picklable for the pure path's processes.
+    encoded = encode_each_uint32(enc, [doc.text for doc in batch])
+    return [(ids, doc.span, doc.fields) for ids, doc in zip(encoded, batch, strict=True)]
+
+
+def _refuse_special(enc: Encoding, doc: Document) -> None:
+    """Refuse a special token in ``doc``, naming where it is."""
+    try:
+        refuse_disallowed(doc.text, frozenset(enc.special_tokens))
+    except DisallowedSpecialTokenError as exc:
+        where = doc.where
+        if doc.input.kind == "text":
+            inside = len(doc.text[: doc.text.find(exc.token)].encode("utf-8", "surrogatepass"))
+            where = f"{doc.input.shown} at byte offset {doc.offset + inside}"
+        raise ValueError(_special_message(where, exc.token)) from None
 
 
 def _special_message(where: str, token: str) -> str:

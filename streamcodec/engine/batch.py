@@ -70,12 +70,14 @@ def encode_batch(
     mode: Mode,
     num_threads: int | None = None,
     errors: str = "strict",
+    numpy: bool = True,
 ) -> tuple[Any, Any]:
     """Encode every document of ``texts`` (see the module docstring): ``(result, lengths)``
     where ``lengths[i + 1]`` holds document i's id count, or, for ``IDS``, the offsets (ids of
     document i at ``offsets[i]:offsets[i + 1]``). ``result``: for ``IDS`` a buffer of uint32
     ids, for ``LISTS`` a list of lists of ids, for ``COUNTS`` None. ``lengths`` is a numpy
-    int64 array unless ``mode`` is ``LISTS`` (an ``array.array`` then: numpy is not needed)."""
+    int64 array unless ``mode`` is ``LISTS`` or ``numpy`` is false (an ``array.array("q")``
+    then: numpy is not needed)."""
     threads = default_threads() if num_threads is None else num_threads
     if not isinstance(threads, int) or threads < 1:
         raise ValueError(f"num_threads={num_threads!r}: it is None (every core) or at least 1")
@@ -93,7 +95,7 @@ def encode_batch(
     if arrow is None and not isinstance(texts, Sequence):
         texts = list(texts)
     count = arrow[2] if arrow is not None else len(texts)
-    lengths = _lengths(count, numpy=mode != LISTS)
+    lengths = _lengths(count, numpy=numpy and mode != LISTS)
     fused = ordinary._fused
     if fused is None:
         documents = _arrow_rows(arrow) if arrow is not None else texts
