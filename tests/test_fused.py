@@ -134,6 +134,21 @@ def test_pieces_read_in_place_and_at_the_end_of_the_text(text: str) -> None:
                 assert one_pass == two_steps, (pattern, text[start:end])
 
 
+@pytest.mark.parametrize("wide", ["\u20ac", "\U0001f600"], ids=["2-byte", "4-byte"])
+@pytest.mark.parametrize("errors", ["strict", "surrogateescape"])
+def test_a_wider_strs_pieces_ascii_first_then_the_rest(wide: str, errors: str) -> None:
+    """A 2- or 4-byte str's pieces are encoded to UTF-8 before the lookup: ASCII words of every
+    length about the head's 8 bytes and the slot's 12, alone or followed by a letter, an
+    escaped or refused lone surrogate, or a wide character."""
+    for n in range(1, 14):
+        word = "abcdefghijklm"[:n]
+        for tail in ("", "\xe9", "\u0101x", "\udc80", "\ud800", wide):
+            text = f"{wide} {word}{tail} {word}, {word}{tail}"
+            for pattern in NAMED:
+                one_pass, two_steps = _both(pattern, text, 0, len(text), errors)
+                assert one_pass == two_steps, (pattern, text, errors)
+
+
 def test_real_text_equals_tiktoken(real_encoding: streamcodec.Encoding) -> None:
     scanner = native.native_scanner(real_encoding.pat_str)
     assert scanner is not None
