@@ -12,6 +12,7 @@ from __future__ import annotations
 import errno
 import itertools
 import json
+import os
 import random
 import struct
 import sysconfig
@@ -552,3 +553,26 @@ def test_parquet_interrupted_after_a_row_group_leaves_nothing(
     with pytest.raises(KeyboardInterrupt):
         tokenize([source], tmp_path / "out", format="parquet")
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["manifest.json"]
+
+
+@pytest.mark.parametrize("name", ["nanogpt", "megatron"])
+def test_the_engines_uint32s_narrowed_never_wrap(tmp_path: Path, name: str) -> None:
+    """The engine's ids come as array('I'); narrowed to uint16 (or int32), an id that does
+    not fit is an OverflowError, and no file is left."""
+    import array
+
+    from streamcodec.corpus.shards import Layout
+    from streamcodec.corpus.writers import shard_format
+
+    dtype = {"nanogpt": "uint16", "megatron": "int32"}[name]
+    too_big = {"uint16": 65536, "int32": 1 << 31}[dtype]
+    with shard_format(name)(str(tmp_path), 0, Layout(name, dtype)) as shard:
+        shard.add_documents([array.array("I", [1, too_big - 1]), array.array("I")])
+    ids, _ = shard_format(name).read(list(shard.paths), Layout(name, dtype))
+    assert ids.tolist() == [1, too_big - 1]
+    for path in shard.paths:
+        os.unlink(path)
+    writer = shard_format(name)(str(tmp_path), 1, Layout(name, dtype))
+    with pytest.raises(OverflowError, match=f"id {too_big} does not fit"), writer as shard:
+        shard.add_documents([array.array("I", [1, too_big, 2])])
+    assert list(tmp_path.iterdir()) == []
