@@ -102,7 +102,8 @@ class _Auditor:
         self.offset += len(text)
 
     def _compare(self, text: str, fast: list[int]) -> None:
-        pieces = regex.findall(self.enc.pat_str, text)
+        # whole matches (findall gives a pattern's groups, if it has any)
+        pieces = [match.group() for match in regex.finditer(self.enc.pat_str, text)]
         ranks = self.enc.mergeable_ranks
         expected = []
         for piece in pieces:

@@ -130,7 +130,10 @@ def train_naive(
         regex.split("|".join(map(regex.escape, special_tokens)), text) if special_tokens else [text]
     )
     words = Counter(
-        tuple(piece.encode("utf-8")) for part in parts for piece in regex.findall(pat_str, part)
+        # whole matches, as tiktoken takes them (findall gives a pattern's groups, if it has any)
+        tuple(m.group().encode("utf-8"))
+        for part in parts
+        for m in regex.finditer(pat_str, part)
     )
     tokens = [bytes([b]) for b in range(256)]
     ranks = {token: rank for rank, token in enumerate(tokens)}

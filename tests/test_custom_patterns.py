@@ -86,3 +86,28 @@ def test_ctrl_c_stops_a_match_the_probe_lets_through(tmp_path: Path) -> None:
     _, err = process.communicate(timeout=60)
     assert process.returncode == 130
     assert err.decode().startswith("streamcodec: interrupted")
+
+
+@pytest.mark.parametrize(
+    "pattern", [r"(ab)+|.", r"([a-z])+|\s+|.", r"(\w+)(\s?)|.", r"(?P<w>\w+)|\s+|.", r"(\w)\1|."]
+)
+def test_a_pattern_with_groups_cuts_whole_matches_as_tiktoken(pattern: str, backend: str) -> None:
+    """``findall`` gives a pattern's groups: ``(ab)+|.`` failed on tuples, on both backends (and
+    one group alone would have cut its last repetition). tiktoken takes whole matches."""
+    tiktoken = pytest.importorskip("tiktoken")
+    text = "ababx hello world  aabb\n\n it's 12345"
+    theirs = tiktoken.Encoding("t", pat_str=pattern, mergeable_ranks=RANKS, special_tokens={})
+    assert _encoding(pattern, backend).encode(text) == theirs.encode(text)
+
+
+def test_the_specifications_take_whole_matches_too() -> None:
+    """The trainer's specification and ``verify``'s comparison read a pattern with groups as
+    ``findall`` does: its groups, not its matches."""
+    from streamcodec.audit import audit_text
+    from streamcodec.reference import train_naive
+
+    text = "ab ab ab abc abc"
+    grouped = train_naive(text, 260, pat_str=r"(\S)+|( )")
+    assert grouped == train_naive(text, 260, pat_str=r"(?:\S)+|(?: )")
+    audit = audit_text(_encoding(r"(\w)+|\s+|.", "python"), text * 100)
+    assert audit.mismatch is None and audit.tiktoken_equal and audit.pieces == 801

@@ -35,7 +35,7 @@ import re
 import sys
 
 from streamcodec.text.native import NativeScanner, native_scanner
-from streamcodec.text.regex_patterns import compile_regex, refuse_empty
+from streamcodec.text.regex_patterns import compile_regex, regex_pieces
 from streamcodec.text.sequence import STEPS_PREFIX, Steps
 from streamcodec.text.unicode_classes import class_ranges
 from streamcodec.vocab import CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN
@@ -110,9 +110,7 @@ class Pretokenizer:
                 return fast_pattern(self.pattern).findall(text, start, end)
             return full_pattern(self.pattern).findall(text, start, end)
         assert self._regex is not None  # set for every pattern the branches above do not cut
-        pieces: list[str] = self._regex.findall(text, start, end)
-        refuse_empty(self._regex, pieces, text, start, end)  # compiling's check may miss one
-        return pieces
+        return regex_pieces(self._regex, text, start, end)
 
     def words(self, text: str, start: int = 0, end: int | None = None) -> list[str] | None:
         """``text[start:end]`` cut where every named pattern must end a piece, whatever follows:

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, NoReturn
 if TYPE_CHECKING:
     import regex
 
-__all__ = ["PROBE_SECONDS", "RegexMissingError", "compile_regex", "refuse_empty"]
+__all__ = ["PROBE_SECONDS", "RegexMissingError", "compile_regex", "refuse_empty", "regex_pieces"]
 
 #: The time a probe of the backtracking check may take: a pattern that backtracks without
 #: bound takes seconds to hours there, any other microseconds (a margin for a loaded machine).
@@ -84,7 +84,7 @@ def _check(compiled: regex.Pattern[str]) -> None:
         for end in ["", *(kind[0] for kind in _KINDS if kind[0] != run[0])]:
             probe = run * (_RUN // len(run)) + end
             try:
-                refuse_empty(compiled, compiled.findall(probe, timeout=PROBE_SECONDS), probe)
+                regex_pieces(compiled, probe, timeout=PROBE_SECONDS)
             except TimeoutError:
                 raise ValueError(
                     f"the pre-tokenizer pattern {_shown(compiled.pattern)} backtracks without "
@@ -92,6 +92,27 @@ def _check(compiled: regex.Pattern[str]) -> None:
                     "write the nested repetition with a possessive quantifier (++, *+) or an "
                     "atomic group (?>...)"
                 ) from None
+
+
+def regex_pieces(
+    compiled: regex.Pattern[str],
+    text: str,
+    start: int = 0,
+    end: int = -1,
+    *,
+    timeout: float | None = None,
+) -> list[str]:
+    """The matches of ``compiled`` in ``text[start:end]``, whole, as tiktoken takes them
+    (``findall`` gives a pattern's groups when it has some: ``(ab)+|.`` failed on tuples);
+    an empty one refused (:func:`refuse_empty`)."""
+    end = len(text) if end < 0 else end
+    if compiled.groups:
+        found = compiled.finditer(text, start, end, timeout=timeout)
+        pieces = [match.group() for match in found]
+    else:
+        pieces = compiled.findall(text, start, end, timeout=timeout)
+    refuse_empty(compiled, pieces, text, start, end)
+    return pieces
 
 
 def refuse_empty(
