@@ -118,17 +118,15 @@ def add_model_pattern(command: argparse.ArgumentParser) -> None:
     )
 
 
-def encoding_or_model(name: str, pattern: str | None) -> str | Encoding:
-    """``-e`` of the corpus commands: an encoding's name, else a model's own file or folder
-    (``load_encoding``: its special tokens, its post-processor's BOS/EOS)."""
-    from streamcodec.formats.open_model import load_encoding
-    from streamcodec.registry import list_encoding_names
-
-    if name in list_encoding_names() or not Path(name).exists():
+def encoding_or_model(name: str, pattern: str | None) -> Encoding:
+    """``-e`` of the corpus commands, as every command reads it (a registered encoding, or a
+    model's own file: its special tokens, its post-processor's BOS/EOS), and a ``.tiktoken``
+    file with its ``--pattern``."""
+    if Path(name).suffix != ".tiktoken":
         if pattern is not None:
             raise ValueError("--pattern is for -e FILE.tiktoken, which holds no pattern")
-        return name
-    if pattern is None and name.endswith(".tiktoken"):
+        return _named_or_file(name)
+    if pattern is None:
         raise ValueError(
             f"{name}: a .tiktoken file holds no pre-tokenizer pattern; pass --pattern (an "
             "encoding's name such as cl100k_base, or a regex)"
