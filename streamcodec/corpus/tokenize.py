@@ -82,7 +82,8 @@ def tokenize(
     progress: Callable[[int, int], object] | None = None,
 ) -> dict[str, Any]:
     """Tokenize the files, folders and globs ``inputs`` (or one of them) into shards in
-    ``out_dir``.
+    ``out_dir``, with ``encoding`` (a registered name, or an :class:`~streamcodec.Encoding`:
+    ``streamcodec.load_encoding(path)`` for a model's own tokenizer file).
 
     Each document is encoded as ``encode_ordinary`` encodes it alone, between the special
     tokens ``bos`` and ``eos`` (None: nothing; by default the encoding's, :func:`boundaries`:
