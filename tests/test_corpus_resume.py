@@ -349,3 +349,27 @@ def test_a_lone_surrogate_in_a_kept_field_is_bad_text_too(tmp_path: Path) -> Non
     tokenize([path], tmp_path / "out", keep=["id"], errors="replace")
     kept = (tmp_path / "out" / "shard_00000.fields.jsonl").read_text(encoding="utf-8")
     assert json.loads(kept) == {"id": ["x\ufffdy"]}
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".txt", ".jsonl.gz"])
+def test_an_input_rewritten_at_the_same_size_and_time_is_found_by_its_hash(
+    tmp_path: Path, suffix: str
+) -> None:
+    import gzip
+
+    data = lines("a", 900).encode()
+    path = tmp_path / f"a{suffix}"
+    path.write_bytes(gzip.compress(data) if suffix.endswith(".gz") else data)
+    manifest = _run([path], tmp_path / "out")
+    assert all(len(e["read_sha256"]) == len(e["sources"]) for e in manifest["shards"])
+    info = path.stat()
+    changed = bytearray(path.read_bytes())
+    changed[len(changed) // 2] ^= 0x01  # a digit or letter one apart; in .gz, a bit of the stream
+    path.write_bytes(bytes(changed))
+    os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns))  # as `touch -r`, or a coarse clock
+    assert _run([path], tmp_path / "out")["complete"]  # sizes and times only: not seen
+    found = rf"a{re.escape(suffix)}: (its content is not what shard|changed since shard)"
+    with pytest.raises(ValueError, match=found):
+        _run([path], tmp_path / "out", verify=True)
+    with pytest.raises(CorpusCheckError, match=found):
+        check_corpus(tmp_path / "out", inputs=True)

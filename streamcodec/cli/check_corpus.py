@@ -34,6 +34,12 @@ def add(commands: Any) -> None:
     command.add_argument("--seed", type=whole_number, default=0, help="the draw (default 0)")
     add_encoding(command)  # for --text: the corpus's own, unless a model's file is named
     add_model_pattern(command)
+    command.add_argument(
+        "--inputs",
+        action="store_true",
+        help="also read every input again and compare it with what the run read (a SHA-256 "
+        "of each shard's sources): finds an input changed at the same size and time",
+    )
     command.set_defaults(run=run)
 
 
@@ -44,5 +50,9 @@ def run(args: argparse.Namespace) -> int:
     encoding = None
     if args.encoding is not None:
         encoding = encoding_or_model(args.encoding, args.pattern)
-    print(check_corpus(args.manifest, text=args.text, seed=args.seed, encoding=encoding))
+    print(
+        check_corpus(
+            args.manifest, text=args.text, seed=args.seed, encoding=encoding, inputs=args.inputs
+        )
+    )
     return 0

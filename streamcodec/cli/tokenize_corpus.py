@@ -131,7 +131,8 @@ def add(commands: Any) -> None:
         "--verify",
         action="store_true",
         help="on a rerun, check the finished shards' SHA-256s too (their sizes are always "
-        "checked) and make again any that changed",
+        "checked) and make again any that changed; read their inputs again and refuse one "
+        "whose content changed at the same size and time",
     )
     command.add_argument("-q", "--quiet", action="store_true", help="no progress bar or summary")
     command.set_defaults(

@@ -13,6 +13,7 @@ the inputs they came from, read again.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import random
 from collections.abc import Iterator
@@ -32,7 +33,7 @@ from streamcodec.registry import get_encoding
 from streamcodec.stream.sources import read_blocks
 from streamcodec.text.unicode import decode_utf8
 
-__all__ = ["CorpusCheckError", "check_corpus"]
+__all__ = ["CorpusCheckError", "check_corpus", "input_problem"]
 
 _SLICE = 1 << 16  # ids, or characters, compared at a time
 
@@ -47,10 +48,13 @@ def check_corpus(
     text: int = 0,
     seed: int = 0,
     encoding: str | Encoding | None = None,
+    inputs: bool = False,
 ) -> str:
     """Check the corpus of ``manifest_path`` (or of the folder holding it); its summary, or
     :class:`CorpusCheckError`. ``text`` decodes with the manifest's encoding, or ``encoding``
-    (a model's own, loaded from its file: it must be the one the corpus was made with)."""
+    (a model's own, loaded from its file: it must be the one the corpus was made with).
+    ``inputs``: also read every input again and compare it with what the run read
+    (:func:`input_problem`), which finds a change at the same size and time."""
     need_numpy("check-corpus")
     path = os.fspath(manifest_path)
     if os.path.isdir(path):
@@ -69,6 +73,11 @@ def check_corpus(
         _check_shard(out, manifest, entry)
         documents_total += entry["documents"]
         tokens_total += entry["tokens"]
+    if inputs and any(i["path"] == STDIN for i in manifest["inputs"]):
+        raise CorpusCheckError("the corpus was read from standard input: leave out --inputs")
+    for entry in manifest["shards"] if inputs else []:
+        if (problem := input_problem(out, manifest, entry)) is not None:
+            raise CorpusCheckError(problem)
     if text:
         _check_text(out, manifest, text, seed, encoding)
     shards = len(manifest["shards"])
@@ -137,12 +146,7 @@ def _check_text(
         )
     total = sum(entry["documents"] for entry in manifest["shards"])
     chosen = sorted(random.Random(seed).sample(range(total), min(sample, total)))
-    options = manifest["options"]
-    separator = options["separator"]
-    reading = Reading(
-        options["field"], options["column"], None if separator is None else separator.encode(),
-        options["errors"], options["stdin_kind"],
-    )  # fmt: skip
+    reading = _reading(manifest)
     inputs = [_input(out, record) for record in manifest["inputs"]]
     layout = manifest_layout(manifest)
     before, after = len(layout.bos), len(layout.eos)
@@ -164,6 +168,41 @@ def _check_text(
                         )
                 if n >= wanted[-1]:
                     break
+
+
+def _reading(job: dict[str, Any]) -> Reading:
+    """How the run read its documents, from its options."""
+    options = job["options"]
+    separator = options["separator"]
+    return Reading(
+        options["field"], options["column"], None if separator is None else separator.encode(),
+        options["errors"], options["stdin_kind"],
+    )  # fmt: skip
+
+
+def input_problem(out: str, job: dict[str, Any], entry: dict[str, Any]) -> str | None:
+    """Whether the inputs of shard ``entry`` of the corpus in ``out`` (whose manifest, or
+    job, is ``job``) no longer hold what it was made from: each source read again and hashed
+    as the run hashed it (``read_sha256``); the changed input named, or None."""
+    reading = _reading(job)
+    for source, expected in zip(entry["sources"], entry["read_sha256"], strict=True):
+        if expected is None:  # a streamed document: its size and time are its fingerprint
+            continue
+        inp = _input(out, job["inputs"][source["input"]])
+        digest = hashlib.sha256()
+        end = -1 if source["unit"] == "bytes" and source["end"] in (-1, inp.size) else source["end"]
+        try:
+            for _ in documents(inp, Range(source["input"], source["start"], end), reading,
+                               digest=digest):  # fmt: skip
+                pass
+        except ValueError as exc:
+            return f"{inp.shown}: changed since shard {entry['index']} was made ({exc})"
+        if digest.hexdigest() != expected:
+            return (
+                f"{inp.shown}: its content is not what shard {entry['index']} was made from "
+                "(at the same size and time)"
+            )
+    return None
 
 
 def _input(out: str, record: dict[str, Any]) -> Input:

@@ -32,7 +32,7 @@ import io
 import json
 import sys
 from collections.abc import Callable, Iterator
-from typing import IO, Any, Literal
+from typing import IO, Any, Literal, cast
 
 from streamcodec.corpus.files import Decompressed, Fingerprinted
 from streamcodec.stream.sources import CHUNK_SIZE, find_in, read_blocks
@@ -157,12 +157,18 @@ def where_in(inp: Input, needle: bytes) -> str:
     return inp.shown if offset is None else f"{inp.shown} at byte offset {offset}"
 
 
-def documents(inp: Input, part: Range, reading: Reading) -> Iterator[Document]:
-    """The documents of ``part`` of ``inp``, in order."""
+def documents(
+    inp: Input, part: Range, reading: Reading, *, digest: Any = None
+) -> Iterator[Document]:
+    """The documents of ``part`` of ``inp``, in order. ``digest`` (a ``hashlib`` object) is
+    fed what they were read from: the bytes read for the range (decompressed), or each Parquet
+    row's text; so a rerun can tell the input's content changed when its size and time did
+    not."""
     if inp.kind == "parquet":
-        yield from _parquet_documents(inp, part, reading)
+        yield from _parquet_documents(inp, part, reading, digest)
         return
-    with _reading(inp) as f:
+    with _reading(inp) as raw:
+        f = raw if digest is None else cast(IO[bytes], _Hashed(raw, digest))
         if inp.kind == "jsonl":
             yield from _json_lines(inp, f, part, reading)
         elif reading.separator is None:
@@ -170,6 +176,26 @@ def documents(inp: Input, part: Range, reading: Reading) -> Iterator[Document]:
             yield Document(_decode(data, inp, 0, reading), inp, 0, span=_span(inp, data))
         else:
             yield from _split_text(inp, f, reading)
+
+
+class _Hashed:
+    """A stream whose bytes read (``read``, ``readline``) also feed ``digest``."""
+
+    def __init__(self, f: IO[bytes], digest: Any) -> None:
+        self._f, self._digest = f, digest
+
+    def read(self, size: int = -1) -> bytes:
+        data = self._f.read(size)
+        self._digest.update(data)
+        return data
+
+    def readline(self) -> bytes:
+        data = self._f.readline()
+        self._digest.update(data)
+        return data
+
+    def seek(self, offset: int) -> int:
+        return self._f.seek(offset)
 
 
 def _span(inp: Input, data: bytes) -> int:
@@ -334,7 +360,9 @@ def _parquet_file(inp: Input) -> Iterator[Any]:
         raw.check_unchanged()
 
 
-def _parquet_documents(inp: Input, part: Range, reading: Reading) -> Iterator[Document]:
+def _parquet_documents(
+    inp: Input, part: Range, reading: Reading, digest: Any
+) -> Iterator[Document]:
     import pyarrow
 
     with _parquet_file(inp) as parquet:
@@ -353,6 +381,8 @@ def _parquet_documents(inp: Input, part: Range, reading: Reading) -> Iterator[Do
                 raise ValueError(f"{inp.path}: row group {group} is unreadable ({exc})") from None
             kept = table.select(list(reading.keep)).to_pylist() if reading.keep else None
             for i, value in enumerate(_as_bytes(table.column(0)).to_pylist()):
+                if digest is not None and isinstance(value, bytes):
+                    digest.update(len(value).to_bytes(8, "little") + value)
                 text = _row_text(value, inp, row, reading)
                 yield Document(text, inp, row, fields=None if kept is None else kept[i])
                 row += 1

@@ -14,6 +14,7 @@ from __future__ import annotations
 import array
 import dataclasses
 import functools
+import hashlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeAlias
@@ -69,14 +70,22 @@ def _is_streamed(inp: Input, reading: Reading) -> bool:
     return whole and (inp.compression is not None or inp.size < 0 or inp.size > LARGE_DOCUMENT)
 
 
-def shard_documents(job: Job, shard: ShardPlan) -> Iterator[Document | _Streamed]:
-    """The documents of ``shard`` in order (large files as :class:`_Streamed`)."""
+def shard_documents(
+    job: Job, shard: ShardPlan, digests: list[Any] | None = None
+) -> Iterator[Document | _Streamed]:
+    """The documents of ``shard`` in order (large files as :class:`_Streamed`); ``digests``
+    gets a SHA-256 of what each range's documents were read from (None for a streamed one)."""
     for part in shard.ranges:
         inp = job.inputs[part.input]
         if _is_streamed(inp, job.reading):
+            if digests is not None:
+                digests.append(None)
             yield _Streamed(inp)
         else:
-            yield from documents(inp, part, job.reading)
+            digest = None if digests is None else hashlib.sha256()
+            if digests is not None:
+                digests.append(digest)
+            yield from documents(inp, part, job.reading, digest=digest)
 
 
 def _batches(docs: Iterator[Document | _Streamed]) -> Iterator[list[Document] | _Streamed]:
@@ -143,7 +152,8 @@ def make_shard(
     """Write shard ``shard`` of ``job`` and return its manifest entry."""
     enc = job.encoding
     work = functools.partial(_encode_batch, enc, job.special_as_text)
-    batches = _batches(shard_documents(job, shard))
+    digests: list[Any] = []
+    batches = _batches(shard_documents(job, shard, digests))
     native = enc.backend == "native"
     results: Iterator[Encoded | _Streamed] = map(work, batches)
     if jobs > 1:
@@ -168,7 +178,7 @@ def make_shard(
                 close()
     if progress is not None:
         progress(shard.size - reported, 0)  # compressed and streamed inputs: at the end
-    return _entry(job, shard, writer)
+    return _entry(job, shard, writer, digests)
 
 
 def _write_streamed(job: Job, inp: Input, writer: Any, jobs: int) -> None:
@@ -193,11 +203,13 @@ def _write_streamed(job: Job, inp: Input, writer: Any, jobs: int) -> None:
     writer.end_document()
 
 
-def _entry(job: Job, shard: ShardPlan, writer: Any) -> dict[str, Any]:
+def _entry(job: Job, shard: ShardPlan, writer: Any, digests: list[Any]) -> dict[str, Any]:
     return {
         "index": shard.index,
         "files": file_records(writer.paths),
         "sources": source_records(job.inputs, shard),
+        # of each source, what its documents were read from (None: streamed, not hashed)
+        "read_sha256": [None if d is None else d.hexdigest() for d in digests],
         "tokens": writer.tokens,
         "documents": writer.documents,
         **job.record,

@@ -83,6 +83,10 @@ class _Count(int):
     """A whole number of at least 0 (a shape, never built)."""
 
 
+class _Digest(str):
+    """A SHA-256 in hex, or null (a shape, never built)."""
+
+
 _FILE = {"name": str, "bytes": _Count, "sha256": str}
 _SOURCE = {"input": _Count, "path": str, "unit": str, "start": _Count, "end": int}
 _ENCODING = {"name": str, "sha256": str, "n_vocab": _Count}
@@ -92,13 +96,14 @@ _SHAPE: dict[str, Any] = {
     "options": dict,
     "inputs": [{"path": str, "kind": str, "size": int, "mtime_ns": int}],  # size -1: stdin
     "plan": [[_SOURCE]],
-    "shards": [{"index": _Count, "files": [_FILE], "sources": [_SOURCE], "tokens": _Count,
-                "documents": _Count, "encoding": _ENCODING, "streamcodec_version": str}],
+    "shards": [{"index": _Count, "files": [_FILE], "sources": [_SOURCE],
+                "read_sha256": [_Digest], "tokens": _Count, "documents": _Count,
+                "encoding": _ENCODING, "streamcodec_version": str}],
     "layout": {"format": str, "dtype": str, "bos": [_Count], "eos": [_Count], "keep": [str]},
     "complete": bool,
 }  # fmt: skip
 _NAMES = {bool: "true or false", int: "a whole number", _Count: "a whole number of at least 0",
-          str: "text", dict: "an object"}  # fmt: skip
+          str: "text", dict: "an object", _Digest: "a SHA-256 or null"}  # fmt: skip
 
 
 def _shape_problem(value: Any, shape: Any, where: str) -> str | None:
@@ -121,6 +126,8 @@ def _shape_problem(value: Any, shape: Any, where: str) -> str | None:
             if (problem := _shape_problem(item, shape[0], f"{where}[{i}]")) is not None:
                 return problem
         return None
+    if shape is _Digest and (value is None or (isinstance(value, str) and len(value) == 64)):
+        return None
     kind = int if shape is _Count else shape
     wrong = isinstance(value, bool) != (kind is bool) or not isinstance(value, kind)
     if wrong or (shape is _Count and value < 0):
@@ -142,6 +149,8 @@ def _shards_problem(manifest: dict[str, Any]) -> str | None:
             return f"shards[{i}] lists shard {entry['index']} again"
         if entry["index"] >= len(manifest["plan"]):
             return f"shards[{i}] is shard {entry['index']}, past the plan's {len(manifest['plan'])}"
+        if len(entry["read_sha256"]) != len(entry["sources"]):
+            return f"shards[{i}] has {len(entry['read_sha256'])} read_sha256 for its sources"
         seen.add(entry["index"])
         for record in entry["files"]:
             name = record["name"]

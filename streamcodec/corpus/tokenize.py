@@ -21,6 +21,7 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from streamcodec.corpus.check import input_problem
 from streamcodec.corpus.finding import find_inputs
 from streamcodec.corpus.inputs import STDIN, Input, Kind, Reading
 from streamcodec.corpus.job import Job, make_shard, source_records
@@ -102,7 +103,9 @@ def tokenize(
     work is done. Returns the manifest, also written to ``out_dir/manifest.json``.
 
     A rerun with the same inputs and options makes only the shards not on disk as the manifest
-    lists them (a file missing or of another size; of another SHA-256 too with ``verify``);
+    lists them (a file missing or of another size; of another SHA-256 too with ``verify``,
+    which also reads the inputs of the kept shards again and refuses one whose content changed
+    at the same size and time);
     inputs named after the old ones are planned after them. Anything else in the manifest's
     job (the encoding, an option, an input changed or gone) is refused, naming it, unless
     ``restart``, which starts over.
@@ -264,6 +267,11 @@ def _start(
                 "over (restart=True), or another -o"
             )
         kept = [e for e in kept_shards(old, job) if shard_problem(out, e, verify=verify) is None]
+        for entry in kept if verify else []:  # the inputs too: content, not size and time
+            if (problem := input_problem(out, job, entry)) is not None:
+                raise ValueError(
+                    f"{problem}; pass --restart to start over (restart=True), or another -o"
+                )
         return {"format": FORMAT, **job, "shards": kept, "complete": False}
     for name in os.listdir(out):  # shards of another job: not ours to keep
         if _SHARD_FILE.fullmatch(name):
