@@ -17,7 +17,9 @@ Contenders (peers where installed): streamcodec's ``encode_ordinary_batch_to_num
 a thread pool; tiktoken's ``encode_ordinary_batch``; toktok-rs's ``encode_batch`` and
 ``count_batch``; snaptokens' ``encode_batch_flat`` (from a tokenizer.json of the vocabulary).
 At one thread, also ``encode_to_numpy`` and ``count`` of all the documents joined as one text:
-the batch should cost no more per byte than one long text.
+the batch should cost no more per byte than one long text. And ``streamcodec tokenize-corpus
+--jobs N`` on the documents written as JSON Lines (its figure: the same text bytes over the
+command's wall time, its process start included).
 
 Printed: a table of MB/s (UTF-8 bytes of the documents / wall seconds), then the ratios the
 issue sets targets for: n threads over one (ids, counts), one thread over the joined text, and
@@ -54,6 +56,7 @@ IDS = ("sc batch numpy", "sc lists", "sc pool numpy", "tiktoken batch", "toktok 
        "snaptokens flat")  # fmt: skip
 COUNTS = ("sc count batch", "toktok count_batch")
 JOINED = ("sc joined numpy", "sc joined count")
+CORPUS = "sc tokenize-corpus --jobs N"  # the command line on the documents as JSON Lines
 
 
 def documents(count: int, seed: int = 28) -> list[str]:
@@ -81,6 +84,21 @@ def contender(name: str, threads: int, folder: Path) -> Callable[[list[str]], An
 
     import streamcodec
 
+    if name == CORPUS:  # the process start is in its figure
+        jsonl, shards = str(folder / "docs.jsonl"), str(folder / "shards")
+        command = [
+            "tokenize-corpus",
+            "-q",
+            "--restart",
+            "--jobs",
+            str(threads),
+            jsonl,
+            "-o",
+            shards,
+        ]
+        return lambda docs: subprocess.run(
+            [sys.executable, "-m", "streamcodec", *command], check=True
+        )
     if name.startswith("sc"):
         enc = streamcodec.get_encoding("cl100k_base")
         if name == "sc batch numpy":
@@ -125,8 +143,8 @@ def digest(name: str, result: Any, docs: list[str]) -> str:
     if name in COUNTS:
         counts = np.asarray(result, dtype=np.int64)
         return hashlib.sha256(counts.tobytes()).hexdigest()[:16]
-    if name in JOINED:
-        return "-"  # the joined text is not the documents
+    if name in (*JOINED, CORPUS):
+        return "-"  # the joined text is not the documents; the shards hold separators
     if name in ("sc lists", "tiktoken batch", "sc pool numpy"):
         arrays = [np.asarray(ids, dtype=np.uint32) for ids in result]
         ids = np.concatenate(arrays) if arrays else np.zeros(0, np.uint32)
@@ -170,7 +188,8 @@ def installed(names: tuple[str, ...]) -> list[str]:
     import importlib.util
 
     module = {"tiktoken": "tiktoken", "toktok": "toktok", "snaptokens": "snaptokens"}
-    return [n for n in names if importlib.util.find_spec(module.get(n.split()[0], "streamcodec"))]
+    found = [n for n in names if importlib.util.find_spec(module.get(n.split()[0], "streamcodec"))]
+    return [*found, CORPUS]
 
 
 def table(results: dict[tuple[str, int], dict[str, Any]], counts: list[int], size: float) -> None:
@@ -187,7 +206,10 @@ def table(results: dict[tuple[str, int], dict[str, Any]], counts: list[int], siz
             if found is None:
                 cells.append("")
                 continue
-            same = found["digest"] in (counted if name in COUNTS else reference) or name in JOINED
+            same = found["digest"] in (counted if name in COUNTS else reference) or name in (
+                *JOINED,
+                CORPUS,
+            )
             cells.append(f"{size / found['seconds']:.0f}" + ("" if same else " (differs)"))
         print(f"| {name} | " + " | ".join(cells) + " |")
 
@@ -204,6 +226,13 @@ def table(results: dict[tuple[str, int], dict[str, Any]], counts: list[int], siz
         ("sc count batch", "sc joined count"),
     ):
         print(f"{ours}, 1 thread / joined text = {mbps(ours, 1) / mbps(joined, 1):.2f}x")
+    if (CORPUS, 1) in results:
+        for n in counts[1:]:
+            print(
+                f"tokenize-corpus: --jobs {n} / --jobs 1 = {mbps(CORPUS, n) / mbps(CORPUS, 1):.2f}x"
+            )
+        ratio = mbps(CORPUS, 1) / mbps("sc count batch", 1)
+        print(f"tokenize-corpus --jobs 1 / sc count batch, 1 thread = {ratio:.2f}x")
     peers = [n for n in names if not n.startswith(("sc", "tiktoken")) and (n, most) in results]
     for ours, kind in (("sc batch numpy", IDS), ("sc count batch", COUNTS)):
         rivals = [p for p in peers if p in kind]
@@ -247,6 +276,9 @@ def main() -> None:
                 pickle.dump(docs, f)
         if "snaptokens flat" in names:
             _tokenizer_json(folder)
+        if CORPUS in names:
+            with open(folder / "docs.jsonl", "w", encoding="utf-8") as f:
+                f.writelines(json.dumps({"text": d}) + "\n" for d in docs)
         print(f"{len(docs)} documents, {size:.1f} MB; {cores} cores ({platform.processor() or platform.machine()}); "  # noqa: E501
               f"Python {platform.python_version()}")  # fmt: skip
         results: dict[tuple[str, int], dict[str, Any]] = {}
