@@ -22,7 +22,9 @@ FORMATS = ["ids", "jsonl", "u32", "npy"]  # u16: cl100k ids do not fit
 
 
 def run(*args: str, **kwargs: object) -> subprocess.CompletedProcess[bytes]:
+    # stdout buffered, as a user has it (PYTHONUNBUFFERED hid Python's own flush at exit)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("PYTHONUNBUFFERED", None)
     kwargs = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, **kwargs}
     return subprocess.run(
         [sys.executable, "-m", "streamcodec", *args],
@@ -77,6 +79,25 @@ class _FullRaw(io.RawIOBase):
         if not self.closed:
             os.close(self._fd)
         super().close()
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+@pytest.mark.parametrize("command", ["count", "explain", "verify", "decode"])
+def test_every_command_printing_to_a_full_disk_fails_in_one_line(
+    tmp_path: Path, command: str
+) -> None:
+    """``count FILE > file`` on a full disk: "Exception ignored in: <_io.TextIOWrapper ...>"
+    and status 120 from Python's flush at exit (encode and decode printed their line, then
+    that too)."""
+    src = tmp_path / "in.txt"
+    src.write_text("hello world\n")
+    if command == "decode":
+        src.write_text("15339\n1917\n")
+    with open("/dev/full", "wb") as full:
+        done = run(command, str(src), stdout=full)
+    assert done.returncode == 1
+    assert done.stderr.decode().endswith("streamcodec: error: <stdout>: No space left on device\n")
+    assert b"Exception ignored" not in done.stderr
 
 
 def test_a_full_disk_met_again_at_close_still_names_the_file(

@@ -3,8 +3,9 @@
 Each trial runs ``python -m streamcodec`` as a user does (or the library in a child process)
 and checks one promise; the families are those of the issue's items:
 
-- ``full-disk``: ``encode > /dev/full`` in every format, small and large: exit 1, one line
-  naming ``<stdout>``;
+- ``full-disk``: ``encode > /dev/full`` in every format, small and large, and ``count``,
+  ``explain``, ``verify``, ``decode``: exit 1, one line naming ``<stdout>`` (stdout buffered,
+  as a user has it: ``PYTHONUNBUFFERED`` is dropped);
 - ``closed-pipe``: ``encode -f FORMAT | head -c 10``, from a file and from stdin: exit 141,
   nothing on stderr;
 - ``vocab-pattern``: ``--vocab`` of a file without a pattern (.tiktoken, GPT-2's pair, minbpe)
@@ -47,7 +48,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
+# stdout buffered, as a user has it: PYTHONUNBUFFERED hid Python's own flush at exit
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"} | {"PYTHONPATH": str(ROOT)}
 FORMATS = ["ids", "jsonl", "u32", "u16", "npy"]
 BACKENDS = ["native", "python"]
 Check = Callable[[], str | None]  # None: held; else what went wrong
@@ -96,6 +98,19 @@ def full_disk(work: Path) -> Iterator[tuple[str, Check]]:
                 return one_line(done, says="<stdout>: No space left on device")
 
             yield f"{fmt} {src.name} > /dev/full", check
+    for command in ("count", "explain", "verify", "decode"):
+        source = work / ("small.ids" if command == "decode" else "small.txt")
+
+        def printed(command: str = command, source: Path = source) -> str | None:
+            with open("/dev/full", "wb") as full:
+                done = cli(command, str(source), stdout=full.fileno())
+            err = done.stderr.decode()
+            last = "streamcodec: error: <stdout>: No space left on device\n"
+            if done.returncode != 1 or not err.endswith(last) or "Exception ignored" in err:
+                return f"exit {done.returncode}: {err[-300:]!r}"  # (explain notes its pattern)
+            return None
+
+        yield f"{command} > /dev/full", printed
 
 
 def closed_pipe(work: Path) -> Iterator[tuple[str, Check]]:

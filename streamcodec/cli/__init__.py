@@ -29,6 +29,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import streamcodec
+from streamcodec.atomicfile import naming
 from streamcodec.cli import (
     check_corpus,
     count,
@@ -73,7 +74,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             args = build_parser().parse_args(argv)
             command: Callable[[argparse.Namespace], int] = args.run
-            return command(args)
+            status = command(args)
+            with naming("<stdout>", writing=True):  # here, not in Python's flush at exit
+                sys.stdout.flush()
+            return status
         except KeyboardInterrupt as exc:  # Stopped, or Ctrl-C where no handler was installed
             return _interrupted(exc if isinstance(exc, Stopped) else Stopped(signal.SIGINT), args)
         except BrokenPipeError:  # the reader went away (``| head``): stop quietly, as cat does
@@ -82,12 +86,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         # ImportError: the backend; OverflowError: an id past a format's or the vocabulary's limit
         except (OSError, ValueError, KeyError, ImportError, OverflowError) as exc:
             print(f"streamcodec: error: {_message(exc, args)}", file=sys.stderr)
+            _drop_stdout()
             return 1
         except BaseException as exc:  # a signal wrapped by the code it stopped (an import)
             stopped = stopped_by(exc)
             if stopped is None:
                 raise
             return _interrupted(stopped, args)
+
+
+def _drop_stdout() -> None:
+    """After an error, what stdout could not take (a full disk) is dropped: Python's flush at
+    exit would fail on it again ("Exception ignored", status 120)."""
+    try:
+        sys.stdout.flush()
+    except OSError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def _interrupted(stopped: Stopped, args: argparse.Namespace) -> int:
