@@ -33,6 +33,8 @@ SLOW = (
     "tests/test_hf_sequences.py::test_a_deepseek_tokenizer_json_encodes_as_hugging_face",
     "tests/test_hf_sequences.py::test_the_one_pattern_cuts_as_the_sequence",
     "tests/test_newest_regex.py",
+    "tests/test_llama_vectors.py::test_the_gguf_gives_the_recorded_ids[python-",
+    "tests/test_llama_vectors.py::test_the_rebuilt_tokenizer_json_gives_the_recorded_ids",
     "tests/test_corpus_dask.py::test_a_local_cluster_writes_the_local_bytes_and_survives_a_killed_worker",
     "tests/test_dask.py::test_a_worker_killed_mid_encode_leaves_no_temporary",
     "tests/test_corpus_cli.py::test_kill_9_at_random_moments_then_the_same_command_gives_the_same_bytes",

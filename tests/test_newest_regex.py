@@ -32,16 +32,10 @@ PROBE = """
 import hashlib, json, sys
 import regex
 import streamcodec
-from streamcodec.text.unicode_classes import CLASSES, class_ranges
 from streamcodec.vocab import GPT2_PATTERN
-from tests.test_newest_regex import probe
+from tests.test_newest_regex import changed_code_points, probe
 assert regex.__file__.startswith(sys.argv[1]), regex.__file__
-everything = "".join(map(chr, range(0x110000)))
-changed = set()
-for spelling in CLASSES:
-    theirs = {m.start() for m in regex.finditer(spelling, everything)}
-    ours = {c for first, last in class_ranges(spelling) for c in range(first, last + 1)}
-    changed |= theirs ^ ours
+changed = changed_code_points()
 cl100k = streamcodec.get_encoding("cl100k_base")
 encodings = [cl100k, streamcodec.Encoding("gpt2-pattern", pat_str=GPT2_PATTERN,
              mergeable_ranks=cl100k.mergeable_ranks, special_tokens={})]
@@ -51,6 +45,21 @@ sample = sorted(c for c in sample if not 0xD800 <= c <= 0xDFFF)
 ids = [enc.encode_ordinary(probe(sample)) for enc in encodings]
 print(json.dumps([regex.__version__, sorted(changed), sample, ids]))
 """
+
+
+def changed_code_points() -> set[int]:
+    """The code points the installed ``regex`` classifies unlike the shipped tables."""
+    import regex
+
+    from streamcodec.text.unicode_classes import CLASSES, class_ranges
+
+    everything = "".join(map(chr, range(0x110000)))
+    changed: set[int] = set()
+    for spelling in CLASSES:
+        theirs = {m.start() for m in regex.finditer(spelling, everything)}
+        ours = {c for first, last in class_ranges(spelling) for c in range(first, last + 1)}
+        changed |= theirs ^ ours
+    return changed
 
 
 def probe(code_points: list[int]) -> str:
@@ -96,3 +105,60 @@ def test_ids_equal_tiktoken_with_the_newest_regex(newest_regex: Path) -> None:
     twins.append(tiktoken_twin(streamcodec.get_encoding("o200k_base")))
     text = probe(sample)
     assert ids == [twin.encode_ordinary(text) for twin in twins]
+
+
+# The open models' patterns (the grammar's, Qwen 3.5's, DeepSeek LLM's and Falcon's steps) on
+# both paths, with the newest regex first on the path: prints the patterns whose ids differ.
+PROBE_MODELS = """
+import json, sys
+import regex
+import streamcodec
+from tests.test_newest_regex import changed_code_points, model_patterns, probe
+assert regex.__file__.startswith(sys.argv[1]), regex.__file__
+changed = changed_code_points()
+sample = sorted(c for c in changed | set(range(0, 0x110000, 13)) if not 0xD800 <= c <= 0xDFFF)
+text = probe(sample)
+ranks = streamcodec.get_encoding("cl100k_base").mergeable_ranks
+differ = []
+for pattern in model_patterns():
+    ids = [
+        streamcodec.Encoding("p", pat_str=pattern, mergeable_ranks=ranks, special_tokens={},
+                             backend=backend).encode_ordinary(text)
+        for backend in ("native", "python")
+    ]
+    differ += [pattern] if ids[0] != ids[1] else []
+print(json.dumps([regex.__version__, len(changed), streamcodec.backend(), differ]))
+"""
+
+
+def model_patterns() -> list[str]:
+    """The open models' patterns: the grammar's, Qwen 3.5's, and two Sequences of steps."""
+    from streamcodec.formats.gguf_pre import PRE
+    from streamcodec.formats.hf_parts import Reader
+    from streamcodec.formats.hf_pre import pre_tokenizer_pattern
+    from streamcodec.text.known_patterns import KNOWN_PATTERNS, QWEN35_PATTERN
+
+    sequences = [
+        pre_tokenizer_pattern(Reader("x"), PRE[name].pre_tokenizer, "pre_tokenizer")
+        for name in ("deepseek-llm", "deepseek-coder", "falcon")
+    ]
+    return [*dict.fromkeys(k.pattern for k in KNOWN_PATTERNS), QWEN35_PATTERN, *sequences]
+
+
+def test_open_models_cut_alike_on_both_paths_with_the_newest_regex(newest_regex: Path) -> None:
+    """Issue 29: with regex 2026.11.19 (Unicode 17), Llama 3 on '\\u0561\\u0558' gave other ids
+    on the pure path than natively and in Hugging Face."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(newest_regex), str(ROOT)])}
+    result = subprocess.run(
+        [sys.executable, "-c", PROBE_MODELS, str(newest_regex)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=900,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    version, changed, backend, differ = json.loads(result.stdout)
+    if backend != "native":
+        pytest.skip("the compiled core is not built: no native path to compare with")
+    assert changed > 1000, f"regex {version} classifies like Unicode 16.0: nothing to test"
+    assert differ == [], f"regex {version}: the paths differ on {differ}"

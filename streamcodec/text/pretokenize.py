@@ -19,8 +19,10 @@ do either: it includes ``\\x1c``-``\\x1f``). Sets with astral ranges make ``re``
 times slower, so sets cut to the Basic Multilingual Plane serve every text whose astral
 characters (emoji...) are in no class the patterns name: a positive set never matches one, a
 negated set always does, as the full set would. Text with an astral letter, digit, mark or space
-takes the full sets. Patterns not known here take ``regex`` (its Unicode version), as does
-Python before 3.11 (no possessive quantifiers in ``re``).
+takes the full sets. Any other pattern whose classes pin to the shipped tables (every open
+model's: :mod:`streamcodec.text.pinned`) is run by ``re`` with those classes written out; the
+rest take ``regex`` (its Unicode version), as does Python before 3.11 (no possessive
+quantifiers in ``re``).
 
 **The native path** comes first when it is built: the named patterns are cut into pieces and
 words in C by :mod:`streamcodec.text.native`, with the same shipped tables, equal to ``regex``
@@ -34,7 +36,9 @@ import functools
 import re
 import sys
 
+from streamcodec.text.known_patterns import native_number
 from streamcodec.text.native import NativeScanner, native_scanner
+from streamcodec.text.pinned import pinned_re, whole_matches
 from streamcodec.text.regex_patterns import compile_regex, regex_pieces
 from streamcodec.text.sequence import STEPS_PREFIX, Steps
 from streamcodec.text.unicode_classes import class_ranges
@@ -90,7 +94,11 @@ class Pretokenizer:
         self._native = native_scanner(pattern) if native else None
         # ``regex`` only for a pattern nothing else cuts (compiled now: a bad one fails here).
         covered = self._fast_known or self._native is not None or self.steps is not None
-        self._regex = None if covered else compile_regex(pattern)
+        # Any other pattern: its classes pinned to the shipped tables where they can be
+        # (text/pinned.py); ``regex`` checks it unless the native scanner knows its shape.
+        self._pinned = None if self._fast_known or self.steps else pinned_re(pattern)
+        known = native_number(pattern) is not None
+        self._regex = None if covered or (self._pinned and known) else compile_regex(pattern)
 
     @property
     def scanner(self) -> NativeScanner | None:
@@ -109,6 +117,8 @@ class Pretokenizer:
             if text.isascii() or _bmp_sets_apply(text, start, end):
                 return fast_pattern(self.pattern).findall(text, start, end)
             return full_pattern(self.pattern).findall(text, start, end)
+        if self._pinned is not None:
+            return whole_matches(self._pinned, text, start, end)
         assert self._regex is not None  # set for every pattern the branches above do not cut
         return regex_pieces(self._regex, text, start, end)
 

@@ -33,11 +33,13 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from typing import TYPE_CHECKING, Any
 
 from streamcodec.text.byte_alphabet import token_to_unicode, unicode_to_tokens
 from streamcodec.text.known_patterns import HF_BYTE_LEVEL_PATTERN
-from streamcodec.text.regex_patterns import compile_regex
+from streamcodec.text.pinned import pinned_re, whole_matches
+from streamcodec.text.regex_patterns import compile_regex, regex_pieces
 
 if TYPE_CHECKING:
     import regex
@@ -88,7 +90,7 @@ class Steps:
             raise ValueError(f"not a pre-tokenizer Sequence: {pattern[:60]!r}")
         self.pattern = pattern
         # The patterns that cut, in order, and where ByteLevel writes the bytes as characters.
-        self._cutters: list[regex.Pattern[str] | None] = []
+        self._cutters: list[regex.Pattern[str] | re.Pattern[str] | None] = []
         for kind, argument in steps:
             if kind == "split":
                 self._cutters.append(_gapped(argument))
@@ -110,7 +112,7 @@ class Steps:
         pieces = [text[start:end]] if end is None or start < end else []
         for cutter in self._text_cutters:
             assert cutter is not None
-            pieces = [p for piece in pieces for p in cutter.findall(piece) if p]
+            pieces = [p for piece in pieces for p in _matches(cutter, piece) if p]
         return [p for p in pieces if p]
 
     def byte_pieces(
@@ -123,11 +125,21 @@ class Steps:
             return [piece.encode("utf-8", errors) for piece in pieces]
         written = [token_to_unicode(piece.encode("utf-8", errors)) for piece in pieces]
         for cutter in self._byte_cutters:
-            written = [p for piece in written for p in cutter.findall(piece) if p]
+            written = [p for piece in written for p in _matches(cutter, piece) if p]
         return unicode_to_tokens(written)
 
 
+def _matches(cutter: regex.Pattern[str] | re.Pattern[str], text: str) -> list[str]:
+    """Each match of ``cutter`` in ``text``, whole (a pattern with groups too)."""
+    if isinstance(cutter, re.Pattern):
+        return whole_matches(cutter, text)
+    return regex_pieces(cutter, text)
+
+
 @functools.cache
-def _gapped(pattern: str) -> regex.Pattern[str]:
-    """``pattern`` whose matches are pieces, and each run between them too (``Isolated``)."""
-    return compile_regex(GAPS.format(pattern))
+def _gapped(pattern: str) -> regex.Pattern[str] | re.Pattern[str]:
+    """``pattern`` whose matches are pieces, and each run between them too (``Isolated``),
+    checked by ``regex``, and cut on the shipped Unicode tables where its classes pin."""
+    gapped = GAPS.format(pattern)
+    checked = compile_regex(gapped)
+    return pinned_re(gapped) or checked
