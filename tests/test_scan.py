@@ -107,6 +107,34 @@ def test_every_latin1_character_after_a_long_run(pattern: str) -> None:
     assert not differing, differing[:5]
 
 
+# Code points past U+00FF of every class the patterns tell apart: letters of both cases and
+# other letters, marks, digits, spaces, punctuation, symbols, CJK, a surrogate, the last ones.
+WIDE_SAMPLES = (
+    "\u0100\u0101\u01c5\u02b0\u05d0\u0301\u0663\u2003\u2014\u20ac\u3000\u4e00\uff10\udc80\uffff"
+)
+
+
+@pytest.mark.parametrize("pattern", NAMED, ids=["gpt2", "cl100k", "o200k"])
+def test_every_character_after_a_long_run_in_a_2_byte_str(pattern: str) -> None:
+    # The walk above in a 2-byte string (made so by a character before it), with code points
+    # past U+00FF after the runs as well: a 2-byte string's runs are scanned code point by code
+    # point (a SWAR skip of 8 narrowed units was measured slower: docs/performance.md).
+    scanner, compiled = _scanner(pattern), COMPILED[pattern]
+    runs = ["abcdefghijklmnopq", "ABCDEFGHIJKLMNOPQ", "aBcDeFgHiJkLmNoPq", "0123456789012345",
+            " " * 17, "!#$%&()*+,-./:;<=>", "Hello there world"]  # fmt: skip
+    after = [chr(b) for b in range(256)] + list(WIDE_SAMPLES)
+    texts = [
+        f"{lead}{run[:length]}{c}{tail}"
+        for lead in ("\u0100", "\u0100 ", "\u2014x")
+        for run in runs
+        for length in range(8, 18)
+        for c in after
+        for tail in ("", "x yz 12 ,.\n", "\u0101 \u2014")
+    ]
+    differing = [t for t in texts if scanner.pieces(t, 0, len(t)) != compiled.findall(t)]
+    assert not differing, differing[:5]
+
+
 @pytest.mark.parametrize("pattern", [O200K_PATTERN, CL100K_PATTERN], ids=["o200k", "cl100k"])
 def test_code_points_in_context(pattern: str) -> None:
     # Every 7th code point between letters of both cases, a digit, a space and a newline: a
