@@ -9,10 +9,16 @@ import pytest
 import regex
 
 from streamcodec.formats.gguf_pre import PRE
-from streamcodec.text.known_patterns import HF_BYTE_LEVEL_PATTERN, KNOWN_PATTERNS, QWEN35_PATTERN
+from streamcodec.text.known_patterns import (
+    HF_BYTE_LEVEL_PATTERN,
+    KNOWN_PATTERNS,
+    QWEN35_PATTERN,
+    native_name,
+)
 from streamcodec.text.pinned import pinned_pattern, pinned_re
 from streamcodec.text.pretokenize import Pretokenizer
 from streamcodec.text.sequence import GAPS
+from streamcodec.vocab import PATTERNS
 from tests.test_newest_regex import probe
 
 
@@ -60,3 +66,20 @@ def test_a_pinned_pattern_with_groups_gives_whole_matches() -> None:
     pattern = r"(a|b)+|\s|[^ab\s]+"
     assert pinned_pattern(pattern) is not None
     assert Pretokenizer(pattern, native=False).pieces("ab cab") == ["ab", " ", "c", "ab"]
+
+
+@pytest.mark.parametrize(
+    "spelling",
+    [k.pattern for k in KNOWN_PATTERNS if native_name(k.pattern) in PATTERNS]
+    + [HF_BYTE_LEVEL_PATTERN],
+)
+def test_every_spelling_of_a_named_pattern_is_that_pattern(spelling: str) -> None:
+    """One notion of a known pattern (the grammar's shape): any spelling of a named pattern
+    takes its templates and words on the pure path, and its proven stream cuts."""
+    from streamcodec.stream.cuts import ProvenCuts, cuts_for
+
+    pretokenizer = Pretokenizer(spelling, native=False)
+    assert pretokenizer.named == PATTERNS[native_name(spelling) or ""]
+    assert pretokenizer.pieces(TEXT) == regex.findall(spelling, TEXT)
+    assert pretokenizer.words(TEXT) is not None
+    assert isinstance(cuts_for(pretokenizer), ProvenCuts)

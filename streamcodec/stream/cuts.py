@@ -284,6 +284,6 @@ def cuts_for(
         return GuardedCuts(cuts_for(pretokenizer, byte_mode), allowed)
     if byte_mode is not None:
         return ByteModeCuts(byte_mode)
-    if pretokenizer.pattern in PROVEN_PATTERNS:
-        return ProvenCuts(pretokenizer.pattern, pretokenizer.scanner)
+    if pretokenizer.named in PROVEN_PATTERNS:  # any spelling of a named pattern's shape
+        return ProvenCuts(pretokenizer.named, pretokenizer.scanner)
     return PatternCuts(pretokenizer.pieces)

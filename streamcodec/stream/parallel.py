@@ -51,7 +51,7 @@ def splits(source: Source, encoding: Encodes, jobs: int) -> TypeGuard[os.PathLik
         raise ValueError(f"jobs={jobs} needs a file path (os.PathLike) to split the work")
     # An open model's rules (NFC, added tokens: engine/model.py) are not in the proven cuts.
     ruled = getattr(encoding.ordinary, "cut_allowed", None) is not None
-    return encoding.ordinary.pattern in PROVEN_PATTERNS and not ruled
+    return encoding.ordinary.pretokenizer.named in PROVEN_PATTERNS and not ruled
 
 
 def encode_file_parts(

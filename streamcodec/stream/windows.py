@@ -89,7 +89,7 @@ class _Windows:
         self._policy = Policy(policy.allowed, frozenset(), policy.errors)
         # (first, last) safe-cut searches; none under an open model's rules (engine/model.py)
         ruled = getattr(enc.ordinary, "cut_allowed", None) is not None
-        self.rules = None if ruled else _rules(enc.ordinary.pattern)
+        self.rules = None if ruled else _rules(enc.ordinary.pretokenizer.named or "")
         self._ids: list[int] = []
         self._data: list[bytes] = []
         self._starts: list[int] = []  # each token's character offset in the input

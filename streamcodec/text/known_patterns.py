@@ -30,6 +30,8 @@ import functools
 import re
 from typing import TypeVar
 
+from streamcodec.vocab import PATTERNS
+
 __all__ = [
     "CJK",
     "DEEPSEEK_V3_PATTERN",
@@ -41,6 +43,7 @@ __all__ = [
     "QWEN35_PATTERN",
     "KnownPattern",
     "Shape",
+    "named_pattern",
     "native_name",
     "native_number",
     "shape_of",
@@ -367,6 +370,19 @@ def native_number(pattern: str) -> int | None:
     """The native scanner's number for ``pattern`` (``_scan_pattern.h``), or ``None``."""
     named = _native(pattern)
     return None if named is None else named[1]
+
+
+def named_pattern(pattern: str) -> str | None:
+    """The named pattern (``streamcodec.vocab.PATTERNS``: tiktoken's own string) whose shape
+    ``pattern`` has, however it is spelled (Hugging Face's ``ByteLevel`` regex is GPT-2's), or
+    ``None``: the one notion of a known pattern, for the pure path's templates, its words and
+    the stream's proven cuts as for the native scanner.
+
+    >>> named_pattern(HF_BYTE_LEVEL_PATTERN) == PATTERNS["gpt2"]
+    True
+    """
+    name = native_name(pattern)
+    return PATTERNS[name] if name in ("gpt2", "cl100k_base", "o200k_base") else None
 
 
 def native_name(pattern: str) -> str | None:

@@ -36,7 +36,7 @@ import functools
 import re
 import sys
 
-from streamcodec.text.known_patterns import native_number
+from streamcodec.text.known_patterns import named_pattern, native_number
 from streamcodec.text.native import NativeScanner, native_scanner
 from streamcodec.text.pinned import pinned_re, whole_matches
 from streamcodec.text.regex_patterns import compile_regex, regex_pieces
@@ -88,7 +88,10 @@ class Pretokenizer:
         self.pattern = pattern
         #: A Sequence of Hugging Face steps (:mod:`streamcodec.text.sequence`), or None.
         self.steps = Steps(pattern) if pattern.startswith(STEPS_PREFIX) else None
-        self._known = pattern in _TEMPLATES
+        #: The named pattern (tiktoken's string) of ``pattern``'s shape, however it is spelled
+        #: (:func:`~streamcodec.text.known_patterns.named_pattern`), or None: cut as that one.
+        self.named = named_pattern(pattern)
+        self._known = self.named is not None
         self._fast_known = self._known and sys.version_info >= (3, 11)
         # The C scanner, for the named patterns (unless the pure path is asked for).
         self._native = native_scanner(pattern) if native else None
@@ -115,8 +118,8 @@ class Pretokenizer:
             return self._native.pieces(text, start, end)
         if self._fast_known:
             if text.isascii() or _bmp_sets_apply(text, start, end):
-                return fast_pattern(self.pattern).findall(text, start, end)
-            return full_pattern(self.pattern).findall(text, start, end)
+                return fast_pattern(self.named).findall(text, start, end)
+            return full_pattern(self.named).findall(text, start, end)
         if self._pinned is not None:
             return whole_matches(self._pinned, text, start, end)
         assert self._regex is not None  # set for every pattern the branches above do not cut
