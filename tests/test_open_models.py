@@ -185,3 +185,16 @@ def test_the_command_line_takes_model_files(tmp_path: Path) -> None:
         assert done.stdout.decode().split() == expected.split(), options
     done = run("encode", "-", "-e", "vocab.tiktoken", stdin=b"x")
     assert done.returncode == 1 and b"use --vocab vocab.tiktoken --pattern" in done.stderr
+
+
+def test_a_model_encoding_pickles_with_its_rules(tmp_path: Path) -> None:
+    import pickle
+
+    enc = streamcodec.load_encoding(
+        _gguf(tmp_path, "mpt", **{"tokenizer.ggml.add_bos_token": True})
+    )
+    copy = pickle.loads(pickle.dumps(enc))
+    assert copy.rules == enc.rules and copy.rules.normalizer == "NFC"
+    for text in TEXTS:
+        assert copy.encode(text, allowed_special="all") == enc.encode(text, allowed_special="all")
+    assert copy.with_special_tokens([1]) == [len(TOKENS), 1]
