@@ -39,7 +39,7 @@ import sys
 from streamcodec.text.known_patterns import named_pattern, native_number
 from streamcodec.text.native import NativeScanner, native_scanner
 from streamcodec.text.pinned import pinned_re, whole_matches
-from streamcodec.text.regex_patterns import compile_regex, regex_pieces
+from streamcodec.text.regex_patterns import compile_regex, refuse_empty, regex_pieces
 from streamcodec.text.sequence import STEPS_PREFIX, Steps
 from streamcodec.text.unicode_classes import class_ranges
 from streamcodec.vocab import CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN
@@ -121,7 +121,9 @@ class Pretokenizer:
                 return fast_pattern(self.named).findall(text, start, end)
             return full_pattern(self.named).findall(text, start, end)
         if self._pinned is not None:
-            return whole_matches(self._pinned, text, start, end)
+            pieces = whole_matches(self._pinned, text, start, end)
+            refuse_empty(self._pinned, pieces, text, start, end)  # compiling's check may miss one
+            return pieces
         assert self._regex is not None  # set for every pattern the branches above do not cut
         return regex_pieces(self._regex, text, start, end)
 

@@ -28,6 +28,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, NoReturn
 
 if TYPE_CHECKING:
+    import re
+
     import regex
 
 __all__ = ["PROBE_SECONDS", "RegexMissingError", "compile_regex", "refuse_empty", "regex_pieces"]
@@ -116,7 +118,11 @@ def regex_pieces(
 
 
 def refuse_empty(
-    compiled: regex.Pattern[str], pieces: list[str], text: str, start: int = 0, end: int = -1
+    compiled: regex.Pattern[str] | re.Pattern[str],
+    pieces: list[str],
+    text: str,
+    start: int = 0,
+    end: int = -1,
 ) -> None:
     """Raise :class:`ValueError` if ``pieces``, the matches of ``compiled`` in
     ``text[start:end]``, hold an empty one: the text beside it would be dropped in silence."""
