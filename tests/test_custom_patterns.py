@@ -111,3 +111,24 @@ def test_the_specifications_take_whole_matches_too() -> None:
     assert grouped == train_naive(text, 260, pat_str=r"(?:\S)+|(?: )")
     audit = audit_text(_encoding(r"(\w)+|\s+|.", "python"), text * 100)
     assert audit.mismatch is None and audit.tiktoken_equal and audit.pieces == 801
+
+
+def test_a_pattern_regex_cuts_short_but_re_would_not_is_left_to_regex() -> None:
+    """``(a+)+$``: ``regex`` cuts its backtracking short, so the check passes it, but the pinned
+    ``re`` path (text/pinned.py) then ran it for hours on 40 ``a`` and a ``b``. It is probed in
+    ``re`` too and left to ``regex`` (a child process: a regression would hang, not fail)."""
+    code = (
+        "import streamcodec, tiktoken\n"
+        "ranks = streamcodec.get_encoding('gpt2').mergeable_ranks\n"
+        "text = 'a' * 40 + 'b'\n"
+        "for backend in ('native', 'python'):\n"
+        "    enc = streamcodec.Encoding('x', pat_str='(a+)+$', mergeable_ranks=ranks,\n"
+        "                               special_tokens={}, backend=backend)\n"
+        "    theirs = tiktoken.Encoding('t', pat_str='(a+)+$', mergeable_ranks=ranks,\n"
+        "                               special_tokens={})\n"
+        "    assert enc.encode(text) == theirs.encode(text) == [], enc.encode(text)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, env=env)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]

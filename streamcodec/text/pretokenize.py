@@ -39,7 +39,12 @@ import sys
 from streamcodec.text.known_patterns import named_pattern, native_number
 from streamcodec.text.native import NativeScanner, native_scanner
 from streamcodec.text.pinned import pinned_re, whole_matches
-from streamcodec.text.regex_patterns import compile_regex, refuse_empty, regex_pieces
+from streamcodec.text.regex_patterns import (
+    compile_regex,
+    quick_in_re,
+    refuse_empty,
+    regex_pieces,
+)
 from streamcodec.text.sequence import STEPS_PREFIX, Steps
 from streamcodec.text.unicode_classes import class_ranges
 from streamcodec.vocab import CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN
@@ -102,6 +107,8 @@ class Pretokenizer:
         self._pinned = None if self._fast_known or self.steps else pinned_re(pattern)
         known = native_number(pattern) is not None
         self._regex = None if covered or (self._pinned and known) else compile_regex(pattern)
+        if self._pinned is not None and self._regex is not None:  # (a+)+$: quick in regex only
+            self._pinned = self._pinned if quick_in_re(self._pinned, pattern) else None
 
     @property
     def scanner(self) -> NativeScanner | None:

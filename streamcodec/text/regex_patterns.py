@@ -25,6 +25,8 @@ away (``regex`` checks for signals).
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, NoReturn
 
 if TYPE_CHECKING:
@@ -32,7 +34,14 @@ if TYPE_CHECKING:
 
     import regex
 
-__all__ = ["PROBE_SECONDS", "RegexMissingError", "compile_regex", "refuse_empty", "regex_pieces"]
+__all__ = [
+    "PROBE_SECONDS",
+    "RegexMissingError",
+    "compile_regex",
+    "quick_in_re",
+    "refuse_empty",
+    "regex_pieces",
+]
 
 #: The time a probe of the backtracking check may take: a pattern that backtracks without
 #: bound takes seconds to hours there, any other microseconds (a margin for a loaded machine).
@@ -77,23 +86,39 @@ def compile_regex(pattern: str) -> regex.Pattern[str]:
     return compiled
 
 
+def _probes(pattern: str, length: int) -> Iterator[str]:
+    """Runs of each kind, and of each character ``pattern`` names, each ended by another kind."""
+    named = sorted({char for char in pattern if char.isalnum() or char in "'\"-_/,:;"})
+    for run in dict.fromkeys([*_KINDS, *named]):
+        for end in ["", *(kind[0] for kind in _KINDS if kind[0] != run[0])]:
+            yield run * (length // len(run)) + end
+
+
+def quick_in_re(compiled: re.Pattern[str], source: str) -> bool:
+    """Whether ``re`` (which has no time budget) matches the probes of ``source`` quickly: a
+    nested repetition ``regex`` cuts short (``(a+)+$``) may still explode in ``re``, so a
+    pattern ``re`` would run (text/pinned.py) is probed there too, on shorter runs."""
+    for probe in _probes(source, 24):  # 2**24 steps: a second; any other pattern: microseconds
+        started = time.perf_counter()
+        compiled.findall(probe)
+        if time.perf_counter() - started > PROBE_SECONDS / 5:
+            return False
+    return True
+
+
 def _check(compiled: regex.Pattern[str]) -> None:
     """Refuse a pattern that matches the empty string or backtracks without bound on a probe
     (the module docstring: why and how)."""
-    # runs of each kind, and of each character the pattern names; each ended by another kind
-    named = sorted({char for char in compiled.pattern if char.isalnum() or char in "'\"-_/,:;"})
-    for run in dict.fromkeys([*_KINDS, *named]):
-        for end in ["", *(kind[0] for kind in _KINDS if kind[0] != run[0])]:
-            probe = run * (_RUN // len(run)) + end
-            try:
-                regex_pieces(compiled, probe, timeout=PROBE_SECONDS)
-            except TimeoutError:
-                raise ValueError(
-                    f"the pre-tokenizer pattern {_shown(compiled.pattern)} backtracks without "
-                    f"bound: matching it on {_shown(probe)} takes more than {PROBE_SECONDS} s; "
-                    "write the nested repetition with a possessive quantifier (++, *+) or an "
-                    "atomic group (?>...)"
-                ) from None
+    for probe in _probes(compiled.pattern, _RUN):
+        try:
+            regex_pieces(compiled, probe, timeout=PROBE_SECONDS)
+        except TimeoutError:
+            raise ValueError(
+                f"the pre-tokenizer pattern {_shown(compiled.pattern)} backtracks without "
+                f"bound: matching it on {_shown(probe)} takes more than {PROBE_SECONDS} s; "
+                "write the nested repetition with a possessive quantifier (++, *+) or an "
+                "atomic group (?>...)"
+            ) from None
 
 
 def regex_pieces(
