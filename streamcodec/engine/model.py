@@ -25,7 +25,6 @@ rules a ``tokenizer.json`` or a GGUF may carry, in Hugging Face's order:
 
 from __future__ import annotations
 
-import array
 import functools
 import re
 import unicodedata
@@ -98,25 +97,6 @@ class ModelEncoder(OrdinaryEncoder):
         if self._stand_ins and not self._stand_ins.isdisjoint(ids):
             raise _missing_byte(text[start:end], self._missing, errors)
         return ids
-
-    def encode_uint32(
-        self, text: str, errors: str = "strict", *, start: int = 0, end: int | None = None
-    ) -> memoryview:
-        """:meth:`encode` as uint32s."""
-        return memoryview(array.array("I", self.encode(text, errors, start=start, end=end)))
-
-    def count(
-        self,
-        text: str,
-        errors: str = "strict",
-        *,
-        start: int = 0,
-        end: int | None = None,
-        whole_piece: bool = True,
-        limit: int | None = None,
-    ) -> int:
-        """``len(self.encode(...))`` (exact, whatever ``limit``)."""
-        return len(self.encode(text, errors, start=start, end=end, whole_piece=whole_piece))
 
     def cut_allowed(self, text: str, cut: int) -> bool:
         """Whether a stream may cut ``text`` (all of it seen so far) before ``text[cut]`` as far
