@@ -25,6 +25,7 @@ import functools
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
+from streamcodec.arguments import whole_number
 from streamcodec.batch import BatchMethods
 from streamcodec.compat import TiktokenMethods
 from streamcodec.dropin import PresentsAsTiktoken
@@ -253,8 +254,7 @@ class Encoding(StreamMethods, TiktokenMethods, BatchMethods, metaclass=PresentsA
         >>> enc.truncate("hello world, again", 2)  # doctest: +SKIP
         'hello world'
         """
-        if max_tokens < 0:
-            raise ValueError(f"max_tokens must be 0 or more, not {max_tokens}")
+        max_tokens = whole_number("max_tokens", max_tokens)
         policy = {"allowed_special": allowed_special, "disallowed_special": disallowed_special}
         ids, offsets = self.encode_with_offsets(text, **policy)  # type: ignore[arg-type]
         if len(ids) <= max_tokens:

@@ -183,8 +183,10 @@ def test_truncate_examples(real_encoding: Encoding) -> None:
     assert enc.truncate("", 3) == "" and enc.truncate("hello", 0) == ""
     assert enc.truncate("hello world", 1) == "hello"
     assert enc.truncate("🦙🦙", 2) == ""  # one llama is three tokens: no cut fits in two
-    with pytest.raises(ValueError, match="max_tokens must be 0 or more"):
+    with pytest.raises(ValueError, match="max_tokens=-1: expected a whole number of at least 0"):
         enc.truncate("x", -1)
+    with pytest.raises(TypeError, match="max_tokens='3'"):  # it failed comparing str and int
+        enc.truncate("x", "3")  # type: ignore[arg-type]
 
 
 # ---------------------------------------------------------------------- split
