@@ -145,12 +145,16 @@ class BatchMethods:
         ]
 
 
-def encode_each_uint32(enc: Batchable, texts: list[str]) -> list[array.array[int]]:
+def encode_each_uint32(
+    enc: Batchable, texts: Texts, *, errors: str = "strict"
+) -> list[array.array[int]]:
     """Each text's :meth:`~BatchMethods.encode_ordinary_batch_to_numpy` ids as its own packed
-    uint32 ``array.array`` (picklable, and no numpy needed): the batch encoded on the calling
-    thread with the GIL released once, for callers that run several batches at once (the
-    corpus tool's shards)."""
-    ids, offsets = encode_batch(enc.ordinary, texts, mode=IDS, num_threads=1, numpy=False)
+    uint32 ``array.array`` (picklable, and no numpy needed): the batch (str, bytes or a pyarrow
+    string array, read in place; ``errors`` as there) encoded on the calling thread with the
+    GIL released once, for callers that run several batches at once (the corpus tool)."""
+    ids, offsets = encode_batch(
+        enc.ordinary, texts, mode=IDS, num_threads=1, errors=errors, numpy=False
+    )
     view = memoryview(ids).cast("B")
     each = []
     for start, end in pairwise(offsets):

@@ -548,7 +548,7 @@ def test_parquet_interrupted_after_a_row_group_leaves_nothing(
         original(self, *args)
 
     monkeypatch.setattr(parquet.Shard, "add_documents", interrupted)
-    monkeypatch.setattr(job_module, "_BATCH_CHARS", 1)  # one document a batch
+    monkeypatch.setattr(job_module, "_BATCH_SIZE", 1)  # one document a batch
     source = json_lines(tmp_path, [f"document number {i}" for i in range(6)])
     with pytest.raises(KeyboardInterrupt):
         tokenize([source], tmp_path / "out", format="parquet")

@@ -21,8 +21,7 @@ import pytest
 
 import streamcodec
 from streamcodec.cli import main
-from streamcodec.corpus import inputs as inputs_module
-from streamcodec.corpus import read_documents, tokenize
+from streamcodec.corpus import jsonlines, read_documents, tokenize
 from streamcodec.corpus.files import InputChangedError
 
 ENC = streamcodec.get_encoding("cl100k_base")
@@ -150,15 +149,16 @@ def test_stdin_named_twice_and_inputs_inside_the_output_say_why(tmp_path: Path) 
 def _change_after_first_document(
     monkeypatch: pytest.MonkeyPatch, path: Path, change: Callable[[Path], None]
 ) -> None:
-    documents = inputs_module.documents
+    """Change ``path`` once the run has read its first block of lines."""
+    blocks = jsonlines.line_blocks
 
     def changing(*args: object, **kwargs: object) -> Iterator[object]:
-        for n, doc in enumerate(documents(*args, **kwargs)):  # type: ignore[arg-type]
-            yield doc
+        for n, block in enumerate(blocks(*args, **kwargs)):  # type: ignore[arg-type]
+            yield block
             if n == 0:
                 change(path)
 
-    monkeypatch.setattr("streamcodec.corpus.job.documents", changing)
+    monkeypatch.setattr("streamcodec.corpus.job.line_blocks", changing)
 
 
 def _append(path: Path) -> None:

@@ -140,34 +140,37 @@ AFTER = ("before a rerun", "before check-corpus --text")  # the stages after the
 @contextlib.contextmanager
 def hooked(stage: str, change: Callable[[], None]) -> Iterator[None]:
     """Make ``change`` at ``stage`` of the next run (in this process)."""
-    documents, make_shard = job_module.documents, job_module.make_shard
+    blocks, make_shards = job_module.line_blocks, job_module.make_shards
     done = threading.Event()
 
-    def documents_then_change(*args: Any, **kwargs: Any) -> Iterator[Any]:
-        for n, doc in enumerate(documents(*args, **kwargs)):
-            yield doc
+    def blocks_then_change(*args: Any, **kwargs: Any) -> Iterator[Any]:
+        for n, block in enumerate(blocks(*args, **kwargs)):
+            yield block
             if n == 0 and stage == "after a shard's first document" and not done.is_set():
                 done.set()
                 change()
 
-    def shard_then_change(job: Any, shard: Any, *args: Any) -> Any:
+    def shards_then_change(job: Any, shards: Any, finished: Any, **kwargs: Any) -> None:
         if stage == "after the plan, before any read" and not done.is_set():
             done.set()
             change()
-        entry = make_shard(job, shard, *args)
-        if stage == "between two shards" and not done.is_set():
-            done.set()
-            change()
-        return entry
 
-    job_module.documents = documents_then_change  # type: ignore[assignment]
+        def finished_then_change(entry: Any) -> None:
+            finished(entry)
+            if stage == "between two shards" and not done.is_set():
+                done.set()
+                change()
+
+        make_shards(job, shards, finished_then_change, **kwargs)
+
+    job_module.line_blocks = blocks_then_change  # type: ignore[assignment]
     tokenize_module = sys.modules["streamcodec.corpus.tokenize"]
-    tokenize_module.make_shard = shard_then_change  # type: ignore[attr-defined]
+    tokenize_module.make_shards = shards_then_change  # type: ignore[attr-defined]
     try:
         yield
     finally:
-        job_module.documents = documents
-        tokenize_module.make_shard = make_shard  # type: ignore[attr-defined]
+        job_module.line_blocks = blocks
+        tokenize_module.make_shards = make_shards  # type: ignore[attr-defined]
 
 
 def changed(folder: Path) -> tuple[int, Failures]:

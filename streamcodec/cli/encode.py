@@ -35,7 +35,7 @@ from streamcodec.cli.options import (
 )
 from streamcodec.cli.output import output
 from streamcodec.cli.progress import Progress, progress
-from streamcodec.corpus.inputs import Document
+from streamcodec.corpus.document import Document
 from streamcodec.encoding import Encoding
 from streamcodec.stream.sources import line_blocks, text_chunks
 from streamcodec.text.specials import DisallowedSpecialTokenError

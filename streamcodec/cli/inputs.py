@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any, BinaryIO, cast
 
 from streamcodec.cli.progress import Progress
+from streamcodec.corpus.document import STDIN, Document, Input, Kind, Range, Reading, open_input
 from streamcodec.corpus.files import COMPRESSIONS, regular_file
-from streamcodec.corpus.inputs import STDIN, Document, Input, Kind, Range, Reading, open_input
 from streamcodec.corpus.inputs import documents as corpus_documents
 from streamcodec.encoding import Encoding
 from streamcodec.stream.sources import (

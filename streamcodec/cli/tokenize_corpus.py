@@ -119,7 +119,11 @@ def add(commands: Any) -> None:
         help="close a shard once it holds this much input (default 64M)",
     )
     command.add_argument(
-        "-j", "--jobs", type=positive_int, default=1, help="threads per shard (default 1)"
+        "-j",
+        "--jobs",
+        type=positive_int,
+        help="cores used: the inputs read and encoded on this many threads (default: every "
+        "core this process may use)",
     )
     command.add_argument(
         "--dask", metavar="ADDRESS", help="make the shards on the Dask cluster of this scheduler"
@@ -144,6 +148,7 @@ def add(commands: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Tokenize the inputs into ``--output``; a summary on stderr."""
     from streamcodec.corpus import tokenize
+    from streamcodec.engine.batch import default_threads
 
     encoding = encoding_or_model(args.encoding or DEFAULT_ENCODING, args.pattern)
     separator = None
@@ -165,7 +170,7 @@ def run(args: argparse.Namespace) -> int:
             args.inputs,
             args.output,
             encoding=encoding,
-            jobs=args.jobs,
+            jobs=args.jobs or default_threads(),
             client=client,
             shard_bytes=args.shard_size,
             field=args.field,

@@ -19,8 +19,9 @@ import random
 from collections.abc import Iterator
 from typing import Any
 
+from streamcodec.corpus.document import STDIN, Input, Range, Reading, open_input
 from streamcodec.corpus.files import COMPRESSIONS, InputChangedError
-from streamcodec.corpus.inputs import STDIN, Input, Range, Reading, documents, open_input
+from streamcodec.corpus.inputs import documents
 from streamcodec.corpus.manifest import (
     encoding_record,
     load_manifest,

@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from streamcodec.corpus.inputs import Range
+from streamcodec.corpus.document import Range
 from streamcodec.corpus.job import Job, make_shard, source_records
 from streamcodec.corpus.plan import ShardPlan
 

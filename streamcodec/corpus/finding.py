@@ -1,6 +1,6 @@
 """What the user named, as the corpus's inputs: files, folders and globs, in a fixed order.
 
-:func:`find_inputs` expands names into :class:`~streamcodec.corpus.inputs.Input` records:
+:func:`find_inputs` expands names into :class:`~streamcodec.corpus.document.Input` records:
 folders walked sorted (hidden names left out), globs sorted (``**`` recursive), ``-`` for
 standard input, so the same names always give the same corpus. An input's kind comes from its
 name: ``.jsonl``/``.ndjson``/``.json`` are JSON Lines, ``.parquet``/``.pq`` Parquet, anything
@@ -22,8 +22,8 @@ import glob
 import os
 from collections.abc import Sequence
 
+from streamcodec.corpus.document import STDIN, Input, Kind
 from streamcodec.corpus.files import COMPRESSIONS, regular_file
-from streamcodec.corpus.inputs import STDIN, Input, Kind
 
 __all__ = ["find_inputs"]
 

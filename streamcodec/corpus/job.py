@@ -1,34 +1,44 @@
-"""One shard's work: read its documents, encode each alone, write the shard.
+"""The shards' work: read their documents, encode each alone, write the shards in order.
 
-:func:`make_shard` is the whole of it, a plain function of a :class:`Job` (what every shard
-shares: the inputs, the encoding, the options) and a :class:`~streamcodec.corpus.plan.ShardPlan`,
-so a thread, a process or a Dask worker runs it alike. Documents are read in order, in batches of
-about a megabyte, and the batches are encoded by ``jobs`` threads on the native path (the compiled
-core releases the GIL) or processes on the pure path, then written in order: the shard's bytes
-do not depend on ``jobs``. Each document is encoded exactly as ``encode_ordinary`` encodes it
-alone; a large plain-text file is streamed (``Encoding.iter_encode_chunks``), in bounded memory.
+:func:`make_shards` makes shards one after another through one pipeline, so the next shard is
+read and encoded while the last is written; :func:`make_shard` is one shard alone, a plain
+function of a :class:`Job` (what every shard shares: the inputs, the encoding, the options) and
+a :class:`~streamcodec.corpus.plan.ShardPlan`, so a thread, a process or a Dask worker runs it
+alike. The inputs are read here, in order, as tasks of about a megabyte: JSON Lines as blocks
+of whole lines (their bytes only), Parquet as batches of rows (decoded by pyarrow), plain text
+as documents. ``jobs`` threads (native path) or processes (pure path) each take a task, read
+it into documents and encode them: a JSON Lines block by pyarrow into an Arrow string column
+(:mod:`streamcodec.corpus.columns`: the GIL released) that the batch pass encodes in place, or
+by the Python reader where pyarrow could differ from it. The results are written in the tasks'
+order, so the shards' bytes do not depend on ``jobs``; at most ``2 * jobs`` tasks are in
+flight, so memory is bounded. Each document is encoded exactly as ``encode_ordinary`` encodes
+it alone; a large plain-text file is streamed (``Encoding.iter_encode_chunks``).
 """
 
 from __future__ import annotations
 
 import array
+import contextlib
 import dataclasses
 import functools
 import hashlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeAlias
 
 from streamcodec.batch import encode_each_uint32
-from streamcodec.corpus.inputs import (
+from streamcodec.corpus.columns import arrow_reads, holds_special, json_column, parquet_column
+from streamcodec.corpus.document import (
     Document,
     Input,
     Reading,
-    documents,
     invalid_utf8,
     open_input,
-    where_in,
+    reading_input,
+    span,
 )
+from streamcodec.corpus.inputs import Rows, documents, parquet_batches, row_documents, where_in
+from streamcodec.corpus.jsonlines import Lines, json_documents, line_blocks
 from streamcodec.corpus.plan import ShardPlan
 from streamcodec.corpus.shards import Layout, file_records
 from streamcodec.corpus.writers import shard_format
@@ -37,11 +47,11 @@ from streamcodec.stream.workers import ordered_map
 from streamcodec.text.specials import DisallowedSpecialTokenError, refuse_disallowed
 from streamcodec.text.unicode import InvalidUTF8Error
 
-__all__ = ["LARGE_DOCUMENT", "Job", "make_shard", "shard_documents"]
+__all__ = ["LARGE_DOCUMENT", "Job", "make_shard", "make_shards"]
 
 #: A plain-text file larger than this (or compressed, or standard input) is streamed.
 LARGE_DOCUMENT = 8 << 20
-_BATCH_CHARS = 1 << 20
+_BATCH_SIZE = 1 << 20  # a task: about this many bytes (JSON Lines, Parquet) or characters
 Progress = Callable[[int, int], object]  # (input bytes, tokens) done since the last call
 
 
@@ -65,66 +75,110 @@ class _Streamed:
     input: Input
 
 
+@dataclasses.dataclass(frozen=True)
+class _Block:
+    """Whole lines of a JSON Lines input, read but not parsed."""
+
+    input: Input
+    lines: Lines
+
+
+@dataclasses.dataclass(frozen=True)
+class _End:
+    """The end of a shard's tasks."""
+
+
+# A task: documents read, a block of lines, Parquet rows, a document to stream, a shard's end
+Task: TypeAlias = "list[Document] | _Block | Rows | _Streamed | _End"
+
+
+@dataclasses.dataclass(frozen=True)
+class _Encoded:
+    """A task's documents encoded: each one's ids (packed uint32s: picklable for the pure
+    path's processes), their kept fields (None: none kept) and their bytes on disk."""
+
+    ids: list[array.array[int]]
+    fields: Sequence[dict[str, Any] | None] | None
+    span: int
+
+
 def _is_streamed(inp: Input, reading: Reading) -> bool:
     whole = inp.kind == "text" and reading.separator is None
     return whole and (inp.compression is not None or inp.size < 0 or inp.size > LARGE_DOCUMENT)
 
 
-def shard_documents(
-    job: Job, shard: ShardPlan, digests: list[Any] | None = None
-) -> Iterator[Document | _Streamed]:
-    """The documents of ``shard`` in order (large files as :class:`_Streamed`); ``digests``
-    gets a SHA-256 of what each range's documents were read from (None for a streamed one)."""
+def _tasks(job: Job, shard: ShardPlan, digests: list[Any]) -> Iterator[Task]:
+    """The tasks of ``shard`` in order, then its end; ``digests`` gets a SHA-256 of what each
+    range's documents were read from (None for a streamed one)."""
     for part in shard.ranges:
         inp = job.inputs[part.input]
         if _is_streamed(inp, job.reading):
-            if digests is not None:
-                digests.append(None)
+            digests.append(None)
             yield _Streamed(inp)
+            continue
+        digest = hashlib.sha256()
+        digests.append(digest)
+        if inp.kind == "jsonl":
+            with reading_input(inp) as f:
+                for lines in line_blocks(f, part, digest=digest, size=_BATCH_SIZE):
+                    yield _Block(inp, lines)
+        elif inp.kind == "parquet":
+            yield from parquet_batches(inp, part, job.reading, digest, size=_BATCH_SIZE)
         else:
-            digest = None if digests is None else hashlib.sha256()
-            if digests is not None:
-                digests.append(digest)
-            yield from documents(inp, part, job.reading, digest=digest)
+            yield from _batches(documents(inp, part, job.reading, digest=digest))
+    yield _End()
 
 
-def _batches(docs: Iterator[Document | _Streamed]) -> Iterator[list[Document] | _Streamed]:
+def _batches(docs: Iterator[Document]) -> Iterator[list[Document]]:
     batch: list[Document] = []
     size = 0
     for doc in docs:
-        if isinstance(doc, _Streamed):
-            if batch:
-                yield batch
-            yield doc
-            batch, size = [], 0
-            continue
         batch.append(doc)
         size += len(doc.text)
-        if size >= _BATCH_CHARS:
+        if size >= _BATCH_SIZE:
             yield batch
             batch, size = [], 0
     if batch:
         yield batch
 
 
-# each document's ids, span and kept fields (a string: array.array takes no [] before 3.12)
-Encoded: TypeAlias = "list[tuple[array.array[int], int, dict[str, Any] | None]]"
+def _encode_task(
+    enc: Encoding, as_text: bool, reading: Reading, task: Task
+) -> _Encoded | _Streamed | _End:
+    """A task's documents read (a block or rows: by pyarrow where it reads them as the Python
+    reader does, else by that reader) and encoded; a streamed document and a shard's end are
+    left to the consumer."""
+    if isinstance(task, (_Streamed, _End)):
+        return task
+    if isinstance(task, list):
+        return _encode_documents(enc, as_text, task)
+    specials = frozenset() if as_text else frozenset(enc.special_tokens)
+    if isinstance(task, _Block):
+        inp, lines = task.input, task.lines
+        column = json_column(lines, reading) if arrow_reads(reading) else None
+        if column is not None and not holds_special(column, specials):
+            return _Encoded(encode_each_uint32(enc, column), None, span(inp, lines.data))
+        return _encode_documents(enc, as_text, list(json_documents(inp, lines, reading)))
+    column = parquet_column(task.values)
+    if column is not None and not holds_special(column, specials):
+        try:
+            ids = encode_each_uint32(enc, column, errors=reading.errors)
+            return _Encoded(ids, task.kept, 0)
+        except InvalidUTF8Error:
+            pass  # the Python reader names the row
+    return _encode_documents(enc, as_text, list(row_documents(task, reading)))
 
 
-def _encode_batch(
-    enc: Encoding, as_text: bool, batch: list[Document] | _Streamed
-) -> Encoded | _Streamed:
-    """Each document's ids, its span on disk and its kept fields (a streamed one is left to
-    the consumer)."""
-    if isinstance(batch, _Streamed):
-        return batch
+def _encode_documents(enc: Encoding, as_text: bool, batch: list[Document]) -> _Encoded:
+    """Documents read by the Python readers, encoded (special tokens refused first)."""
     if not as_text:
         for doc in batch:
             _refuse_special(enc, doc)
     # The whole batch in one call, the GIL released once (each document's ids those of
-    # encode_ordinary alone), as packed uint32s: picklable for the pure path's processes.
+    # encode_ordinary alone).
     encoded = encode_each_uint32(enc, [doc.text for doc in batch])
-    return [(ids, doc.span, doc.fields) for ids, doc in zip(encoded, batch, strict=True)]
+    fields = [doc.fields for doc in batch] if any(d.fields is not None for d in batch) else None
+    return _Encoded(encoded, fields, sum(doc.span for doc in batch))
 
 
 def _refuse_special(enc: Encoding, doc: Document) -> None:
@@ -150,35 +204,70 @@ def make_shard(
     job: Job, shard: ShardPlan, jobs: int = 1, progress: Progress | None = None
 ) -> dict[str, Any]:
     """Write shard ``shard`` of ``job`` and return its manifest entry."""
-    enc = job.encoding
-    work = functools.partial(_encode_batch, enc, job.special_as_text)
-    digests: list[Any] = []
-    batches = _batches(shard_documents(job, shard, digests))
-    native = enc.backend == "native"
-    results: Iterator[Encoded | _Streamed] = map(work, batches)
+    entries: list[dict[str, Any]] = []
+    make_shards(job, [shard], entries.append, jobs=jobs, progress=progress)
+    return entries[0]
+
+
+def make_shards(
+    job: Job,
+    shards: Sequence[ShardPlan],
+    finished: Callable[[dict[str, Any]], object],
+    *,
+    jobs: int = 1,
+    progress: Progress | None = None,
+) -> None:
+    """Write ``shards`` of ``job`` in order, through one pipeline of ``jobs`` workers (one:
+    all on this thread); ``finished(entry)`` with each one's manifest entry once it is whole."""
+    digests: list[list[Any]] = [[] for _ in shards]
+    tasks = _numbered_tasks(job, shards, digests)
+    work = functools.partial(_numbered, functools.partial(
+        _encode_task, job.encoding, job.special_as_text, job.reading))  # fmt: skip
+    native = job.encoding.backend == "native"
+    results: Iterator[tuple[int, _Encoded | _Streamed | _End]] = map(work, tasks)
     if jobs > 1:
-        results = ordered_map(work, batches, jobs=jobs, processes=not native)
+        results = ordered_map(work, tasks, jobs=jobs, processes=not native)
+    writer: Any = None
     reported = 0
-    with shard_format(job.layout.format)(job.out_dir, shard.index, job.layout) as writer:
-        try:
-            for result in results:
-                before, span = writer.tokens, 0
+    with contextlib.ExitStack() as stack:
+        stack.callback(tasks.close)  # the input in hand closed, after the workers ended
+        stack.callback(getattr(results, "close", lambda: None))
+        with contextlib.ExitStack() as shard_files:
+            for n, result in results:
+                shard = shards[n]
+                if writer is None:
+                    writer = shard_files.enter_context(
+                        shard_format(job.layout.format)(job.out_dir, shard.index, job.layout)
+                    )
+                    reported = 0
+                before, spanned = writer.tokens, 0
+                if isinstance(result, _End):
+                    shard_files.close()  # the shard's files whole, in place
+                    if progress is not None:
+                        progress(shard.size - reported, 0)  # compressed, streamed: at the end
+                    finished(_entry(job, shard, writer, digests[n]))
+                    writer = None
+                    continue
                 if isinstance(result, _Streamed):
                     _write_streamed(job, result.input, writer, jobs)
                 else:
-                    writer.add_documents([r[0] for r in result], [r[2] for r in result])
-                    span = sum(r[1] for r in result)
-                span = min(span, shard.size - reported)  # a last line may run past the range
+                    writer.add_documents(result.ids, result.fields)
+                    spanned = min(result.span, shard.size - reported)  # a last line runs past
                 if progress is not None:
-                    progress(span, writer.tokens - before)
-                reported += span
-        finally:
-            close = getattr(results, "close", None)
-            if close is not None:
-                close()
-    if progress is not None:
-        progress(shard.size - reported, 0)  # compressed and streamed inputs: at the end
-    return _entry(job, shard, writer, digests)
+                    progress(spanned, writer.tokens - before)
+                reported += spanned
+
+
+def _numbered_tasks(
+    job: Job, shards: Sequence[ShardPlan], digests: list[list[Any]]
+) -> Generator[tuple[int, Task], None, None]:
+    for n, shard in enumerate(shards):
+        for task in _tasks(job, shard, digests[n]):
+            yield n, task
+
+
+def _numbered(work: Callable[[Task], Any], task: tuple[int, Task]) -> tuple[int, Any]:
+    return task[0], work(task[1])
 
 
 def _write_streamed(job: Job, inp: Input, writer: Any, jobs: int) -> None:

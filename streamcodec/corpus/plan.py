@@ -7,7 +7,7 @@ its row groups; any other input (plain text, compressed, standard input) is read
 depends on nothing else, so the same inputs give the same shards whatever the number of jobs or
 machines, each shard can be made alone, and a rerun knows which are missing.
 
-    >>> from streamcodec.corpus.inputs import Input
+    >>> from streamcodec.corpus.document import Input
     >>> files = [Input("a.txt", "text", None, 300, 0), Input("b.jsonl", "jsonl", None, 900, 0)]
     >>> [[(r.input, r.start, r.end) for r in s.ranges] for s in make_plan(files, 500)]
     [[(0, 0, -1), (1, 0, 500)], [(1, 500, -1)]]
@@ -18,7 +18,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from streamcodec.corpus.inputs import Input, Range, parquet_row_groups
+from streamcodec.corpus.document import Input, Range
+from streamcodec.corpus.inputs import parquet_row_groups
 
 __all__ = ["ShardPlan", "make_plan"]
 

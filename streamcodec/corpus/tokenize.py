@@ -8,9 +8,10 @@
     [[15339, 1917]]
 
 The shards are planned from the inputs' names and sizes (:mod:`streamcodec.corpus.plan`), made
-one after another here (each spread over ``jobs`` threads, :mod:`streamcodec.corpus.job`) or as
-tasks of a Dask cluster (``client=``, :mod:`streamcodec.corpus.cluster`), and recorded in the
-manifest as each is finished. A rerun of the same job makes only the shards the manifest lacks.
+here in order through one pipeline of ``jobs`` workers (the next shard read and encoded while
+the last is written, :mod:`streamcodec.corpus.job`) or as tasks of a Dask cluster
+(``client=``, :mod:`streamcodec.corpus.cluster`), and recorded in the manifest as each is
+finished. A rerun of the same job makes only the shards the manifest lacks.
 """
 
 from __future__ import annotations
@@ -22,9 +23,9 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from streamcodec.corpus.check import input_problem
+from streamcodec.corpus.document import STDIN, Input, Kind, Reading
 from streamcodec.corpus.finding import find_inputs
-from streamcodec.corpus.inputs import STDIN, Input, Kind, Reading
-from streamcodec.corpus.job import Job, make_shard, source_records
+from streamcodec.corpus.job import Job, make_shards, source_records
 from streamcodec.corpus.manifest import (
     FORMAT,
     MANIFEST,
@@ -97,10 +98,11 @@ def tokenize(
     are the ``field`` of each line, Parquet ones the ``column`` of each row (both ``"text"`` by
     default; each option is refused when no input is of its kind). Special tokens in
     a document are refused unless ``special_as_text``; invalid UTF-8 is refused unless
-    ``errors="replace"``. A shard is closed once it holds
-    ``shard_bytes`` bytes of input. ``client`` (a ``distributed.Client``) makes the shards on
-    its cluster instead of here, with ``jobs`` threads. ``progress(bytes, tokens)`` is called as
-    work is done. Returns the manifest, also written to ``out_dir/manifest.json``.
+    ``errors="replace"``. A shard is closed once it holds ``shard_bytes`` bytes of input.
+    ``client`` (a ``distributed.Client``) makes the shards on its cluster instead of here.
+    ``jobs``: the cores used (threads on the compiled path, processes on the pure one; the
+    shards' bytes are the same for any). ``progress(bytes, tokens)`` is called as work is
+    done. Returns the manifest, also written to ``out_dir/manifest.json``.
 
     A rerun with the same inputs and options makes only the shards not on disk as the manifest
     lists them (a file missing or of another size; of another SHA-256 too with ``verify``,
@@ -178,8 +180,7 @@ def tokenize(
 
         run_on_cluster(client, job, pending, finished, jobs=jobs, progress=progress)
     else:
-        for shard in pending:
-            finished(make_shard(job, shard, jobs, progress))
+        make_shards(job, pending, finished, jobs=jobs, progress=progress)
     _remove_temporary(out)
     return manifest
 

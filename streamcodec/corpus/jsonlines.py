@@ -1,0 +1,146 @@
+"""JSON Lines: an input's lines in blocks, and the Python reader of a block.
+
+:func:`line_blocks` cuts the lines of a :class:`~streamcodec.corpus.document.Range` of an input
+into :class:`Lines` of about a megabyte, whole lines only: a line belongs to the range it
+starts in, so ranges cut anywhere never split or repeat a line. A block is read by pyarrow where
+it can be (:mod:`streamcodec.corpus.columns`, off the GIL), else by :func:`json_documents`,
+the reference: each line ``json.loads``-ed, its text in the field, every refusal naming
+``file:line`` (no JSON, no field, not a string, invalid UTF-8, a lone surrogate).
+
+    >>> import io
+    >>> from streamcodec.corpus.document import Input, Range, Reading
+    >>> inp = Input("a.jsonl", "jsonl", None, 32, 0)
+    >>> f = io.BytesIO(b'{"text": "one"}\\n{"text": "two"}\\n')
+    >>> [(block.start, block.number, block.count) for block in line_blocks(f, Range(0, 0, -1))]
+    [(0, 1, 2)]
+    >>> block = next(line_blocks(io.BytesIO(f.getvalue()), Range(0, 16, -1)))
+    >>> [doc.text for doc in json_documents(inp, block, Reading())]
+    ['two']
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+from collections.abc import Callable, Iterator
+from typing import IO, Any
+
+from streamcodec.corpus.document import Document, Input, Reading, decode, line_place, span
+from streamcodec.stream.sources import CHUNK_SIZE
+from streamcodec.text.unicode import has_surrogates, replace_lone_surrogates
+
+__all__ = ["Lines", "json_documents", "line_blocks"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Lines:
+    """Whole lines of an input: ``data``, from byte ``start`` of the (decompressed) input,
+    its first line ``number`` (0: not counted, for a range that starts inside the file), and
+    how many lines it holds (the last may lack its newline: the input's end)."""
+
+    data: bytes
+    start: int
+    number: int
+    count: int
+
+
+def line_blocks(
+    f: IO[bytes], part: Any, *, digest: Any = None, size: int = CHUNK_SIZE
+) -> Iterator[Lines]:
+    """The lines starting in ``part``'s byte range (a ``Range``) of the stream ``f``, in blocks
+    of whole lines of about ``size`` bytes (a longer line is a block alone). ``digest`` is fed
+    the bytes read for the range: the rest of the line that started before it, then its lines."""
+    position = part.start
+    number = 0 if position > 0 else 1  # lines counted from the start (standard input's too)
+    if position > 0:
+        f.seek(position - 1)
+        rest = f.readline()  # the rest of the line that started before
+        if digest is not None:
+            digest.update(rest)
+        position += len(rest) - 1
+    pending = bytearray()
+    ended = False
+    while not ended and (part.end < 0 or position < part.end):
+        searched = len(pending)
+        chunk = f.read(size)
+        ended = not chunk
+        pending += chunk
+        # what was held ends inside a line: a line ends in the new part, or none does (a long
+        # line, read on; each part searched once)
+        cut = len(pending) if ended else pending.rfind(b"\n", searched) + 1
+        if part.end >= 0 and part.end - position <= len(pending):
+            # the range ends in what is held: to the end of the line holding its last byte
+            last = pending.find(b"\n", part.end - position - 1)
+            if last >= 0 or ended:
+                cut, ended = (last + 1 if last >= 0 else len(pending)), True
+        if cut:
+            data = bytes(pending[:cut])
+            del pending[:cut]
+            if digest is not None:
+                digest.update(data)
+            count = data.count(b"\n") + (not data.endswith(b"\n"))
+            yield Lines(data, position, number, count)
+            position += len(data)
+            number += count if number else 0
+
+
+def json_documents(inp: Input, lines: Lines, reading: Reading) -> Iterator[Document]:
+    """The documents of ``lines`` by the Python reader: each line a JSON object with the
+    field (blank lines skipped)."""
+    start, number = lines.start, lines.number
+    data = lines.data
+    begin = 0
+    while begin < len(data):
+        end = data.find(b"\n", begin) + 1 or len(data)
+        line = data[begin:end]
+        if line.strip():
+            where = functools.partial(line_place, inp, start, number)
+            record = _record(decode(line, inp, start, reading), reading.field, where)
+            kept = None
+            if reading.keep:
+                kept = {
+                    k: _no_lone_surrogates(record.get(k), k, reading, where) for k in reading.keep
+                }
+            text = _no_lone_surrogates(record[reading.field], reading.field, reading, where)
+            yield Document(text, inp, start, span(inp, line), kept, number)
+        start += len(line)
+        number += number > 0
+        begin = end
+
+
+def _no_lone_surrogates(value: Any, field: str, reading: Reading, where: Callable[[], str]) -> Any:
+    """A JSON value of ``field`` (text, or a kept field of any shape) with each string refused
+    (strict) or replaced as tiktoken does (U+FFFD) when it holds a lone surrogate (an escape
+    such as ``"\\ud800"`` with no pair): UTF-8 cannot hold one, so it is bad text as invalid
+    UTF-8 is."""
+    if isinstance(value, list):
+        return [_no_lone_surrogates(item, field, reading, where) for item in value]
+    if isinstance(value, dict):
+        return {k: _no_lone_surrogates(v, field, reading, where) for k, v in value.items()}
+    if not isinstance(value, str) or value.isascii() or not has_surrogates(value):
+        return value
+    if reading.errors == "replace":
+        return replace_lone_surrogates(value)
+    raise ValueError(
+        f"{where()}: the field {field!r} holds a lone surrogate (a JSON escape such as "
+        "\\ud800 without its pair), which is not text; pass --errors replace to read it as "
+        "U+FFFD"
+    )
+
+
+def _record(line: str, field: str, where: Callable[[], str]) -> dict[str, Any]:
+    """The JSON object of a line, with text in ``field``."""
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{where()}: not a JSON line ({exc.msg} at column {exc.colno})") from None
+    if isinstance(record, dict) and isinstance(record.get(field), str):
+        return record
+    if not isinstance(record, dict) or field not in record:
+        keys = ", ".join(map(str, record)) if isinstance(record, dict) else type(record).__name__
+        raise ValueError(
+            f"{where()}: no field {field!r} in this JSON line (it has: {keys or 'nothing'}); "
+            "pass --field NAME"
+        )
+    raise ValueError(f"{where()}: the field {field!r} is {type(record[field]).__name__}, not text")

@@ -1,0 +1,320 @@
+"""JSON Lines and Parquet read by pyarrow (issue 28, item 2): the Python readers' ids and errors.
+
+pyarrow's JSON reader is not ``json.loads``: it reads two objects on one line, skips blank
+lines and a byte order mark, refuses what ``json.loads`` reads (a number beyond a double) and
+leaves unchecked the UTF-8 of fields it skips. Every such block must be left to the Python
+reader (the reference), so that the shards and the messages are the same whichever reads.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import io
+import itertools
+import json
+import random
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import streamcodec
+from streamcodec.corpus import job as job_module
+from streamcodec.corpus import read_documents, tokenize
+from streamcodec.corpus.columns import json_column
+from streamcodec.corpus.document import Input, Range, Reading
+from streamcodec.corpus.jsonlines import Lines, json_documents, line_blocks
+
+pyarrow = pytest.importorskip("pyarrow")
+ENC = streamcodec.get_encoding("cl100k_base")
+
+
+def folder_bytes(out: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(out.iterdir())}
+
+
+@pytest.fixture
+def python_reader(monkeypatch: pytest.MonkeyPatch) -> Callable[[], None]:
+    """Call it to make the run read every block with the Python readers (the reference)."""
+
+    def use() -> None:
+        monkeypatch.setattr(job_module, "arrow_reads", lambda reading: False)
+        monkeypatch.setattr(job_module, "parquet_column", lambda values: None)
+
+    return use
+
+
+def _outcome(run: Callable[[], Any], out: Path) -> Any:
+    """The shards' bytes (the manifest's entries too), or the error's message."""
+    try:
+        manifest = run()
+    except (ValueError, UnicodeError) as exc:
+        return type(exc).__name__, str(exc).replace(str(out), "OUT")
+    files = folder_bytes(out)
+    files.pop("manifest.json")
+    return files, [{k: v for k, v in e.items() if k != "sources"} for e in manifest["shards"]]
+
+
+def both_readers(
+    tmp_path: Path, python_reader: Callable[[], None], inputs: list[Path], **options: Any
+) -> tuple[Any, Any]:
+    """The outcome of a run with pyarrow reading, then of one with the Python readers."""
+    runs = []
+    for name in ("arrow", "python"):
+        if name == "python":
+            python_reader()
+        out = tmp_path / name
+        run = functools.partial(tokenize, inputs, out, restart=True, **options)
+        runs.append(_outcome(run, out))
+    return runs[0], runs[1]
+
+
+def _lines(data: bytes) -> Lines:
+    """``data`` as a block of lines at the start of an input."""
+    return Lines(data, 0, 1, data.count(b"\n") + (not data.endswith(b"\n")))
+
+
+EDGE_LINES = {
+    "a key given twice": b'{"text": "a", "text": "b"}',
+    "a key given twice, escaped": b'{"text": "a", "te\\u0078t": "b"}',
+    "an escaped key": b'{"te\\u0078t": "escaped key"}',
+    "a huge int elsewhere": b'{"text": "a", "id": 123456789012345678901234567890}',
+    "NaN elsewhere": b'{"text": "a", "x": NaN, "y": -Infinity}',
+    "a number beyond a double elsewhere": b'{"text": "a", "x": 1e400}',
+    "not an object": b'["text"]',
+    "a string": b'"text"',
+    "the field an int": b'{"text": 5}',
+    "the field null": b'{"text": null}',
+    "the field an object": b'{"text": {"text": "a"}}',
+    "the field absent": b'{"other": "a"}',
+    "a lone surrogate": b'{"text": "a\\ud800b"}',
+    "a surrogate pair": b'{"text": "\\ud83d\\ude00 emoji"}',
+    "invalid UTF-8 in the field": b'{"text": "a\xffb"}',
+    "invalid UTF-8 elsewhere": b'{"text": "a", "x": "\xff"}',
+    "two objects on a line": b'{"text": "a"} {"text": "b"}',
+    "a carriage return between objects": b'{"text": "a"}\r{"text": "b"}',
+    "a blank line": b"   ",
+    "a byte order mark": b'\xef\xbb\xbf{"text": "a"}',
+    "a raw tab in the string": b'{"text": "a\tb"}',
+    "an escaped NUL": b'{"text": "a\\u0000b"}',
+    "a special token": b'{"text": "a <|endoftext|> b"}',
+    "a special token, escaped": b'{"text": "a <|endoftext\\u007c> b"}',
+    "a trailing comma": b'{"text": "a",}',
+    "CRLF": b'{"text": "crlf"}\r',
+    "two objects and a blank line": b'{"text": "a"} {"text": "b"}\n \t',
+}
+
+
+@pytest.mark.parametrize("case", sorted(EDGE_LINES))
+@pytest.mark.parametrize("errors", ["strict", "replace"])
+@pytest.mark.parametrize("where", [0, 3])
+def test_where_pyarrow_reads_otherwise_the_python_reader_decides(
+    tmp_path: Path, python_reader: Callable[[], None], case: str, errors: str, where: int
+) -> None:
+    good = [json.dumps({"text": f"line {i} é"}).encode() for i in range(5)]
+    path = tmp_path / "in.jsonl"
+    path.write_bytes(b"\n".join([*good[:where], EDGE_LINES[case], *good[where:]]) + b"\n")
+    arrow, python = both_readers(tmp_path, python_reader, [path], errors=errors)
+    assert arrow == python
+
+
+@pytest.mark.parametrize("case", sorted(EDGE_LINES))
+@pytest.mark.parametrize("first", [True, False])
+def test_pyarrow_reads_only_blocks_it_reads_as_json_loads_does(case: str, first: bool) -> None:
+    lines = [EDGE_LINES[case], b'{"text": "x"}'] if first else [b'{"text": "x"}', EDGE_LINES[case]]
+    block = _lines(b"\n".join(lines) + b"\n")
+    column = json_column(block, Reading())
+    try:
+        texts = [d.text for d in json_documents(Input("a", "jsonl", None, 1, 0), block, Reading())]
+    except ValueError:
+        assert column is None
+        return
+    if column is not None:
+        assert column.to_pylist() == texts
+
+
+_LINE = st.one_of(
+    st.builds(
+        lambda text, ascii_only, extra: json.dumps(
+            {**extra, "text": text}, ensure_ascii=ascii_only
+        ).encode("utf-8", "surrogatepass"),
+        st.text(),
+        st.booleans(),
+        st.dictionaries(st.sampled_from(["id", "url", "n"]), st.integers() | st.text()),
+    ),
+    st.sampled_from(sorted(EDGE_LINES.values())),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_LINE, max_size=8), st.sampled_from([b"\n", b"\r\n"]), st.booleans())
+def test_random_blocks_pyarrow_equals_the_python_reader_or_leaves_them(
+    lines: list[bytes], newline: bytes, final: bool
+) -> None:
+    data = newline.join(lines) + (newline if final and lines else b"")
+    block = _lines(data)
+    column = json_column(block, Reading())
+    if column is None:
+        return
+    inp = Input("a", "jsonl", None, len(data), 0)
+    assert column.to_pylist() == [d.text for d in json_documents(inp, block, Reading())]
+
+
+def _old_line_reader(data: bytes, start: int, end: int) -> tuple[list[bytes], bytes]:
+    """The reading before blocks (readline by readline): the lines starting in the range,
+    and the bytes read for it (what its digest was fed)."""
+    f = io.BytesIO(data)
+    read = b""
+    position = start
+    if position > 0:
+        f.seek(position - 1)
+        rest = f.readline()
+        read += rest
+        position += len(rest) - 1
+    lines = []
+    while end < 0 or position < end:
+        line = f.readline()
+        if not line:
+            break
+        read += line
+        lines.append(line)
+        position += len(line)
+    return lines, read
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.binary(max_size=30).map(lambda b: b.replace(b"\n", b"")), max_size=12),
+    st.booleans(),
+    st.data(),
+)
+def test_line_blocks_read_each_range_as_lines_were_read(
+    lines: list[bytes], final: bool, data: st.DataObject
+) -> None:
+    raw = b"\n".join(lines) + (b"\n" if final else b"")
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(raw)), max_size=4)))
+    size = data.draw(st.integers(1, 40))
+    bounds = [0, *cuts, -1]
+    for start, end in itertools.pairwise(bounds):
+        if end >= 0 and end < start:
+            continue
+        digest = hashlib.sha256()
+        blocks = list(line_blocks(io.BytesIO(raw), Range(0, start, end), digest=digest, size=size))
+        expected, read = _old_line_reader(raw, start, end)
+        assert b"".join(b.data for b in blocks) == b"".join(expected)
+        assert digest.hexdigest() == hashlib.sha256(read).hexdigest()
+        for block in blocks:
+            assert block.data.endswith(b"\n") or block is blocks[-1]
+            assert block.number == (0 if start > 0 else raw[: block.start].count(b"\n") + 1)
+            assert block.count == len(block.data.split(b"\n")) - block.data.endswith(b"\n")
+
+
+@pytest.fixture
+def lines_file(tmp_path: Path) -> Path:
+    rng = random.Random(28)
+    words = ["word", "é", "日本語", "🙂", "  ", "\n", "x" * 50, "def f():"]
+    docs = ["".join(rng.choices(words, k=rng.randrange(0, 400))) for _ in range(600)]
+    path = tmp_path / "in" / "docs.jsonl"
+    path.parent.mkdir()
+    path.write_text("".join(json.dumps({"text": d}) + "\n" for d in docs))
+    return path
+
+
+@pytest.mark.parametrize("jobs", [1, 2, 4])
+def test_shards_are_the_same_bytes_for_any_jobs_and_either_reader(
+    tmp_path: Path,
+    python_reader: Callable[[], None],
+    lines_file: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    jobs: int,
+) -> None:
+    monkeypatch.setattr(job_module, "_BATCH_SIZE", 5000)  # many blocks, several shards
+    options: dict[str, Any] = {"shard_bytes": 40_000, "jobs": jobs}
+    arrow, python = both_readers(tmp_path, python_reader, [lines_file], **options)
+    assert arrow == python and len(arrow[1]) > 3
+    texts = [json.loads(line)["text"] for line in lines_file.read_text().splitlines()]
+    assert [ENC.decode(ids.tolist()) for ids in read_documents(tmp_path / "arrow")] == texts
+
+
+def _parquet(path: Path, values: list[Any], kind: Any, **extra: list[Any]) -> Path:
+    import pyarrow.parquet
+
+    table = pyarrow.table({"text": pyarrow.array(values, kind), **extra})
+    pyarrow.parquet.write_table(table, path, row_group_size=3)
+    return path
+
+
+PARQUET = {
+    "string": (["a", "é 日本", "", "🙂" * 3, "x"], "string"),
+    "large_string": (["a", "é 日本", "", "🙂" * 3, "x"], "large_string"),
+    "binary": ([b"a", b"\xc3\xa9", b"", b"x"], "binary"),
+    "invalid UTF-8": ([b"a", b"b\xff\xfe c", b"\xe2\x82", b"x"], "binary"),
+    "a null row": (["a", None, "b"], "string"),
+    "ints": ([1, 2, 3], "int64"),
+    "a special token": (["a", "b <|endoftext|>", "c"], "string"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(PARQUET))
+@pytest.mark.parametrize("errors", ["strict", "replace"])
+@pytest.mark.parametrize("keep", [(), ("n",)])
+def test_parquet_columns_read_in_place_give_the_python_readers_ids_and_errors(
+    tmp_path: Path,
+    python_reader: Callable[[], None],
+    case: str,
+    errors: str,
+    keep: tuple[str, ...],
+) -> None:
+    values, kind = PARQUET[case]
+    path = _parquet(tmp_path / "in.parquet", values, kind, n=list(range(len(values))))
+    arrow, python = both_readers(tmp_path, python_reader, [path], errors=errors, keep=keep)
+    assert arrow == python
+
+
+def test_a_multi_shard_run_resumes_byte_identical_with_several_jobs(
+    tmp_path: Path, lines_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(job_module, "_BATCH_SIZE", 5000)
+    whole = tmp_path / "whole"
+    tokenize([lines_file], whole, shard_bytes=40_000, jobs=2)
+    made: list[int] = []
+
+    def stop_after_two(done: int, tokens: int) -> None:
+        made.append(done)
+        if len(made) == 12:
+            raise KeyboardInterrupt
+
+    out = tmp_path / "resumed"
+    with pytest.raises(KeyboardInterrupt):
+        tokenize([lines_file], out, shard_bytes=40_000, jobs=2, progress=stop_after_two)
+    kept = json.loads((out / "manifest.json").read_text())["shards"]
+    assert 0 < len(kept) < len(json.loads((whole / "manifest.json").read_text())["shards"])
+    tokenize([lines_file], out, shard_bytes=40_000, jobs=4)
+    assert folder_bytes(out) == folder_bytes(whole)
+
+
+def test_tasks_in_flight_are_bounded(
+    tmp_path: Path, lines_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Memory: the reading runs at most ``2 * jobs`` tasks ahead of the writing."""
+    monkeypatch.setattr(job_module, "_BATCH_SIZE", 2000)
+    tasks = job_module._tasks
+    read, written = [0], [0]
+    ahead = []
+
+    def counted(*args: Any) -> Iterator[Any]:
+        for task in tasks(*args):
+            read[0] += 1
+            ahead.append(read[0] - written[0])
+            yield task
+
+    def progress(done: int, tokens: int) -> None:
+        written[0] += 1
+
+    monkeypatch.setattr(job_module, "_tasks", counted)
+    tokenize([lines_file], tmp_path / "out", shard_bytes=40_000, jobs=2, progress=progress)
+    assert max(ahead) <= 2 * 2 + 2 and read[0] > 20
