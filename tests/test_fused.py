@@ -149,6 +149,64 @@ def test_a_wider_strs_pieces_ascii_first_then_the_rest(wide: str, errors: str) -
                 assert one_pass == two_steps, (pattern, text, errors)
 
 
+# A 2- or 4-byte str's stretches below U+0100 are read as 1-byte strings, WINDOW code units at
+# most at a time, each cut at the last safe cut before a wider code point or the window's end.
+WINDOW = fused_module.WINDOW
+LATIN1_TEXT = "The caf\xe9's  1234567 cats\r\n  sat \u00bfon\n\n the mat--  don't (x) /y \t\n"
+
+
+@pytest.mark.parametrize("wide", ["\u20ac", "\u0301", "\U0001f600", "\udc80"])
+def test_a_wider_strs_stretches_below_256_about_every_boundary(wide: str) -> None:
+    """A wider code point (a symbol, a combining mark, which no safe cut may precede, an emoji,
+    a lone surrogate) at every offset about the window's end and the copy's 16-unit steps,
+    and texts ending there: the stretch before it, cut at a safe cut, then the units read as
+    they are."""
+    filler = LATIN1_TEXT * (2 * WINDOW // len(LATIN1_TEXT) + 2)
+    offsets = [
+        *range(0, 40),
+        *range(WINDOW - 40, WINDOW + 40),
+        *range(2 * WINDOW - 20, 2 * WINDOW + 20),
+    ]
+    for at in offsets:
+        text = filler[:at] + wide + filler[at:]
+        for pattern in NAMED:
+            for end in (len(text), at + 1, at + 3):
+                one_pass, two_steps = _both(pattern, text, 0, end, "surrogateescape")
+                assert one_pass == two_steps, (pattern, at, end)
+
+
+@pytest.mark.parametrize(
+    "run",
+    [
+        "a" * (WINDOW + 50),
+        " " * (WINDOW + 50),
+        "\n" * (WINDOW + 5),
+        "1" * (WINDOW + 7),
+        "\xe9" * (WINDOW + 3),
+    ],
+    ids=["letters", "spaces", "newlines", "digits", "latin-1 letters"],
+)
+@pytest.mark.parametrize("wide", ["\u20ac", "\U0001f600"], ids=["2-byte", "4-byte"])
+def test_a_stretch_with_no_safe_cut_is_read_as_it_is(run: str, wide: str) -> None:
+    """A window with no safe cut (one piece longer than the window, or runs no rule cuts):
+    its code units are read as they are, then the next window starts past the wide one."""
+    for text in (wide + run + " x", run + wide + " x" + run, "x " + run + wide):
+        for pattern in NAMED:
+            one_pass, two_steps = _both(pattern, text, 0, len(text), "strict")
+            assert one_pass == two_steps, (pattern, text[:20])
+
+
+def test_a_wider_strs_blocks_end_inside_a_window() -> None:
+    """A text past the pass's block of 2**20 code units (the GIL and signals between blocks):
+    the blocks end inside windows, and the ids are tiktoken's."""
+    text = ("\u20ac " + LATIN1_TEXT * 37) * (2**20 // (37 * len(LATIN1_TEXT)) + 2)
+    encoding = streamcodec.get_encoding("cl100k_base")
+    expected = tiktoken_twin(encoding).encode_ordinary(text)
+    assert encoding.encode_ordinary(text) == expected
+    assert encoding.encode_to_numpy(text).tolist() == expected
+    assert encoding.ordinary.count(text) == len(expected)
+
+
 def test_real_text_equals_tiktoken(real_encoding: streamcodec.Encoding) -> None:
     scanner = native.native_scanner(real_encoding.pat_str)
     assert scanner is not None

@@ -13,7 +13,8 @@
  * the composition of the scanner (streamcodec.text._scan, equal to `regex`) and the piece
  * encoder (streamcodec.pieces.piece.PieceEncoder): see streamcodec.engine.ordinary, its twin.
  *
- * The pass, with the GIL released, for each piece: cut it (text/_scan_next.h), UTF-8 it, then
+ * The pass, with the GIL released, for each piece: cut it (text/_scan_next.h; a 2- or 4-byte
+ * str's stretches below U+0100 are cut as 1-byte strings, _fused_kind.h), UTF-8 it, then
  *   1. the whole-piece rule: a piece that is a token is that token (one table probe, inline:
  *      pieces/_core_lookup.h; the table's filter first, which most pieces that are no token
  *      leave without the probe);
@@ -113,6 +114,9 @@ static inline int fused_ascii(const uint8_t *b, size_t n) {
     for (; i < n; i++) any |= b[i];
     return !(any & 0x8080808080808080ull);
 }
+
+#define FUSED_WINDOW 4096 /* code units of a 2- or 4-byte string read as 1-byte at a time */
+#define FUSED_AFTER 32    /* code units read as they are past one above U+00FF */
 
 #define KIND_HEADER "engine/_fused_kind.h"
 #include "../_each_kind.h"
@@ -433,7 +437,8 @@ static int fused_exec(PyObject *module) {
     if (PyType_Ready(&FusedEncoderType) < 0 || PyType_Ready(&IdArrayType) < 0) return -1;
     if (PyModule_AddObjectRef(module, "FusedEncoder", (PyObject *)&FusedEncoderType) < 0 ||
         PyModule_AddObjectRef(module, "IdArray", (PyObject *)&IdArrayType) < 0 ||
-        PyModule_AddIntConstant(module, "MAX_KEY", WC_KEY) < 0 || batch_exec(module) < 0)
+        PyModule_AddIntConstant(module, "MAX_KEY", WC_KEY) < 0 ||
+        PyModule_AddIntConstant(module, "WINDOW", FUSED_WINDOW) < 0 || batch_exec(module) < 0)
         return -1;
     return 0;
 }

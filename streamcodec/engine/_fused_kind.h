@@ -5,21 +5,28 @@
  * Each piece is cut by the scanner's step (streamcodec/text/_scan_next.h) and handed to
  * fused_piece (_fused.c) as soon as it is cut, as UTF-8: a 1-byte string's piece of ASCII code
  * points is its own UTF-8 (read in place), any other is encoded into p->buf
- * (streamcodec/_utf8.h). No Python object is touched.
+ * (streamcodec/_utf8.h). A 2- or 4-byte string is read as 1-byte strings where it can be (its
+ * stretches of code points below 256, cut at safe cuts: K(fused)). No Python object is touched.
  */
+#include "../text/_scan_cut.h"
 #include "../text/_scan_next.h"
 
 /* The pieces of s[:n] from *at (a piece start) until one ends at or past `stop`: *at is left
  * at the next piece start. SC_OK, SC_NOMEM, FUSED_LIMIT, or FUSED_REFUSED with the refused
  * piece in p->refused_start and p->refused_end. */
-static int K(fused)(const CH *s, Py_ssize_t *at, Py_ssize_t stop, Py_ssize_t n, fused_pass *p) {
+static int K(fused_units)(const CH *s, Py_ssize_t *at, Py_ssize_t stop, Py_ssize_t n,
+                          fused_pass *p) {
     int status = SC_OK;
     Py_ssize_t i = *at;
+    /* 1-byte strings: the first byte at or after i that is not ASCII (a piece before it is all
+     * ASCII), found again only once i passes it, not piece by piece. */
+    Py_ssize_t high = sizeof(CH) == 1 && !p->ascii ? -1 : n;
     while (i < stop && status == SC_OK) {
         Py_ssize_t e = K(next)(s, i, n, p->pattern);
         const uint8_t *b = (const uint8_t *)s + i;
         size_t len = (size_t)(e - i);
-        if (sizeof(CH) == 1 && (p->ascii || fused_ascii(b, len))) {
+        if (sizeof(CH) == 1 && high < i) high = ascii_end((const uint8_t *)s, i, n);
+        if (sizeof(CH) == 1 && e <= high) {
             /* Eight bytes from b are the text's while e + 8 <= n: one load for the head. */
             status = fused_piece(p, b, len, e + 8 <= n ? sc_head_padded(b, len) : sc_head(b, len));
         } else {
@@ -42,6 +49,49 @@ static int K(fused)(const CH *s, Py_ssize_t *at, Py_ssize_t stop, Py_ssize_t n, 
             status = fused_piece(p, p->buf, len, sc_head(p->buf, len));
         }
         i = e;
+    }
+    *at = i;
+    return status;
+}
+
+/* K(fused_units), but a 2- or 4-byte string's stretches of code points below 256 (most of a text
+ * with a curly quote or an emoji) are read as 1-byte strings: copied, FUSED_WINDOW at most at a
+ * time, and handed to fused_units_1, whose ASCII pieces are read in place and whose scanner skips
+ * runs eight code points at a time. A stretch is cut at the last safe cut before it ends
+ * (_scan_cut.h, the named patterns only): the pieces of the text between a piece start i and a
+ * safe cut c are those of s[i:c] read as a whole text, so the copy has the same pieces. Where no
+ * such stretch begins (a code point past U+00FF at i, or no safe cut), the code units are read
+ * as they are, one piece at a time, to a little past the code point that ended the stretch. */
+static int K(fused)(const CH *s, Py_ssize_t *at, Py_ssize_t stop, Py_ssize_t n, fused_pass *p) {
+    if (sizeof(CH) == 1 || p->pattern > PATTERN_O200K) return K(fused_units)(s, at, stop, n, p);
+    uint8_t narrow[FUSED_WINDOW];
+    int ascii = p->ascii, crlf = p->pattern != PATTERN_GPT2, status = SC_OK;
+    Py_ssize_t i = *at;
+    while (i < stop && status == SC_OK) {
+        Py_ssize_t end = n - i > FUSED_WINDOW ? i + FUSED_WINDOW : n, q = i;
+        CH any = 0;
+        for (; q + 16 <= end; q += 16) { /* sixteen code units a step: the compiler's SIMD */
+            CH word = 0;
+            for (int k = 0; k < 16; k++) word |= s[q + k];
+            if (word > 0xFF) break;
+            for (int k = 0; k < 16; k++) narrow[q - i + k] = (uint8_t)s[q + k];
+            any |= word;
+        }
+        for (; q < end && s[q] <= 0xFF; q++) {
+            narrow[q - i] = (uint8_t)s[q];
+            any |= s[q];
+        }
+        Py_ssize_t cut = q == n ? n : K(last_cut)(s, i + 1, q, crlf);
+        if (cut > i) {
+            Py_ssize_t j = 0;
+            p->ascii = any < 0x80; /* else fused_units_1 finds where ASCII ends */
+            status = fused_units_1(narrow, &j, (stop < cut ? stop : cut) - i, cut - i, p);
+            p->ascii = ascii;
+            i += j;
+        } else {
+            Py_ssize_t past = q + FUSED_AFTER < stop ? q + FUSED_AFTER : stop;
+            status = K(fused_units)(s, &i, past, n, p);
+        }
     }
     *at = i;
     return status;

@@ -61,7 +61,23 @@ static inline Py_ssize_t ascii_run(const uint8_t *s, Py_ssize_t i, Py_ssize_t n,
 static inline int ascii_run_ends(const uint8_t *s, Py_ssize_t i, Py_ssize_t n, unsigned flags) {
     return !(flags & UC_SPACE) && i + 8 <= n && s[i] < 0x80;
 }
+
+/* The first index in s[i:n] of a byte that is not ASCII, or n. */
+static inline Py_ssize_t ascii_end(const uint8_t *s, Py_ssize_t i, Py_ssize_t n) {
+    for (; i + 8 <= n; i += 8) {
+        uint64_t word;
+        memcpy(&word, s + i, 8);
+        if (word & SWAR_HIGH) return i + (__builtin_ctzll(word & SWAR_HIGH) >> 3);
+    }
+    while (i < n && s[i] < 0x80) i++;
+    return i;
+}
 #else
+static inline Py_ssize_t ascii_end(const uint8_t *s, Py_ssize_t i, Py_ssize_t n) {
+    while (i < n && s[i] < 0x80) i++;
+    return i;
+}
+
 static inline Py_ssize_t ascii_run(const uint8_t *s, Py_ssize_t i, Py_ssize_t n, unsigned flags) {
     (void)s, (void)n, (void)flags;
     return i;
