@@ -19,7 +19,8 @@ a thread pool; tiktoken's ``encode_ordinary_batch``; toktok-rs's ``encode_batch`
 At one thread, also ``encode_to_numpy`` and ``count`` of all the documents joined as one text:
 the batch should cost no more per byte than one long text. And ``streamcodec tokenize-corpus
 --jobs N`` on the documents written as JSON Lines (its figure: the same text bytes over the
-command's wall time, its process start included).
+command's wall time, its process start included: Python, the imports, the vocabulary), and
+``streamcodec.corpus.tokenize(jobs=N)`` on them in a process already started (the run alone).
 
 Printed: a table of MB/s (UTF-8 bytes of the documents / wall seconds), then the ratios the
 issue sets targets for: n threads over one (ids, counts), one thread over the joined text, and
@@ -57,6 +58,7 @@ IDS = ("sc batch numpy", "sc lists", "sc pool numpy", "tiktoken batch", "toktok 
 COUNTS = ("sc count batch", "toktok count_batch")
 JOINED = ("sc joined numpy", "sc joined count")
 CORPUS = "sc tokenize-corpus --jobs N"  # the command line on the documents as JSON Lines
+IN_PROCESS = "sc tokenize() jobs=N"  # the same run called in a process already started
 
 
 def documents(count: int, seed: int = 28) -> list[str]:
@@ -99,6 +101,14 @@ def contender(name: str, threads: int, folder: Path) -> Callable[[list[str]], An
         return lambda docs: subprocess.run(
             [sys.executable, "-m", "streamcodec", *command], check=True
         )
+    if name == IN_PROCESS:
+        from streamcodec.corpus import tokenize
+
+        enc = streamcodec.get_encoding("cl100k_base")
+        return lambda docs: tokenize(
+            [folder / "docs.jsonl"], folder / f"shards-{threads}", encoding=enc, jobs=threads,
+            restart=True,
+        )  # fmt: skip
     if name.startswith("sc"):
         enc = streamcodec.get_encoding("cl100k_base")
         if name == "sc batch numpy":
@@ -143,7 +153,7 @@ def digest(name: str, result: Any, docs: list[str]) -> str:
     if name in COUNTS:
         counts = np.asarray(result, dtype=np.int64)
         return hashlib.sha256(counts.tobytes()).hexdigest()[:16]
-    if name in (*JOINED, CORPUS):
+    if name in (*JOINED, CORPUS, IN_PROCESS):
         return "-"  # the joined text is not the documents; the shards hold separators
     if name in ("sc lists", "tiktoken batch", "sc pool numpy"):
         arrays = [np.asarray(ids, dtype=np.uint32) for ids in result]
@@ -189,7 +199,7 @@ def installed(names: tuple[str, ...]) -> list[str]:
 
     module = {"tiktoken": "tiktoken", "toktok": "toktok", "snaptokens": "snaptokens"}
     found = [n for n in names if importlib.util.find_spec(module.get(n.split()[0], "streamcodec"))]
-    return [*found, CORPUS]
+    return [*found, CORPUS, IN_PROCESS]
 
 
 def table(results: dict[tuple[str, int], dict[str, Any]], counts: list[int], size: float) -> None:
@@ -209,6 +219,7 @@ def table(results: dict[tuple[str, int], dict[str, Any]], counts: list[int], siz
             same = found["digest"] in (counted if name in COUNTS else reference) or name in (
                 *JOINED,
                 CORPUS,
+                IN_PROCESS,
             )
             cells.append(f"{size / found['seconds']:.0f}" + ("" if same else " (differs)"))
         print(f"| {name} | " + " | ".join(cells) + " |")
@@ -226,13 +237,13 @@ def table(results: dict[tuple[str, int], dict[str, Any]], counts: list[int], siz
         ("sc count batch", "sc joined count"),
     ):
         print(f"{ours}, 1 thread / joined text = {mbps(ours, 1) / mbps(joined, 1):.2f}x")
-    if (CORPUS, 1) in results:
+    for corpus in (CORPUS, IN_PROCESS):
+        if (corpus, 1) not in results:
+            continue
         for n in counts[1:]:
-            print(
-                f"tokenize-corpus: --jobs {n} / --jobs 1 = {mbps(CORPUS, n) / mbps(CORPUS, 1):.2f}x"
-            )
-        ratio = mbps(CORPUS, 1) / mbps("sc count batch", 1)
-        print(f"tokenize-corpus --jobs 1 / sc count batch, 1 thread = {ratio:.2f}x")
+            print(f"{corpus}: {n} / 1 = {mbps(corpus, n) / mbps(corpus, 1):.2f}x")
+        ratio = mbps(corpus, 1) / mbps("sc count batch", 1)
+        print(f"{corpus} at 1 / sc count batch, 1 thread = {ratio:.2f}x")
     peers = [n for n in names if not n.startswith(("sc", "tiktoken")) and (n, most) in results]
     for ours, kind in (("sc batch numpy", IDS), ("sc count batch", COUNTS)):
         rivals = [p for p in peers if p in kind]
@@ -276,7 +287,7 @@ def main() -> None:
                 pickle.dump(docs, f)
         if "snaptokens flat" in names:
             _tokenizer_json(folder)
-        if CORPUS in names:
+        if CORPUS in names or IN_PROCESS in names:
             with open(folder / "docs.jsonl", "w", encoding="utf-8") as f:
                 f.writelines(json.dumps({"text": d}) + "\n" for d in docs)
         print(f"{len(docs)} documents, {size:.1f} MB; {cores} cores ({platform.processor() or platform.machine()}); "  # noqa: E501

@@ -24,7 +24,6 @@ The first two take str, UTF-8 bytes, or a pyarrow string array read in place.
 from __future__ import annotations
 
 import array
-from itertools import pairwise
 from typing import TYPE_CHECKING, Any, Protocol
 
 from streamcodec.engine.batch import COUNTS, IDS, LISTS, Texts, encode_batch
@@ -42,7 +41,7 @@ if TYPE_CHECKING:
 
     from streamcodec.engine.ordinary import OrdinaryEncoder
 
-__all__ = ["BatchMethods", "Batchable", "encode_each_uint32"]
+__all__ = ["BatchMethods", "Batchable", "encode_flat_uint32"]
 
 
 class Batchable(Protocol):
@@ -145,20 +144,17 @@ class BatchMethods:
         ]
 
 
-def encode_each_uint32(
+def encode_flat_uint32(
     enc: Batchable, texts: Texts, *, errors: str = "strict"
-) -> list[array.array[int]]:
-    """Each text's :meth:`~BatchMethods.encode_ordinary_batch_to_numpy` ids as its own packed
-    uint32 ``array.array`` (picklable, and no numpy needed): the batch (str, bytes or a pyarrow
-    string array, read in place; ``errors`` as there) encoded on the calling thread with the
-    GIL released once, for callers that run several batches at once (the corpus tool)."""
+) -> tuple[array.array[int], array.array[int]]:
+    """:meth:`~BatchMethods.encode_ordinary_batch_to_numpy`'s ids and offsets as packed
+    ``array.array``s (uint32 and int64: picklable, and no numpy needed): the batch (str, bytes
+    or a pyarrow string array, read in place; ``errors`` as there) encoded on the calling
+    thread with the GIL released once, for callers that run several batches at once (the
+    corpus tool)."""
     ids, offsets = encode_batch(
         enc.ordinary, texts, mode=IDS, num_threads=1, errors=errors, numpy=False
     )
-    view = memoryview(ids).cast("B")
-    each = []
-    for start, end in pairwise(offsets):
-        packed = array.array("I")
-        packed.frombytes(view[4 * start : 4 * end])
-        each.append(packed)
-    return each
+    packed = array.array("I")
+    packed.frombytes(memoryview(ids).cast("B"))
+    return packed, offsets

@@ -9,12 +9,14 @@ datatrove's files compared byte for byte with files their own writers made
 
 from __future__ import annotations
 
+import array
 import errno
 import itertools
 import json
 import os
 import random
 import struct
+import sys
 import sysconfig
 from pathlib import Path
 from typing import Any
@@ -452,14 +454,14 @@ BOUNDARY = st.sampled_from([(), (P50K_EDIT.eot_token,), (50281,)])
     bos=BOUNDARY,
     eos=BOUNDARY,
     cuts=st.lists(st.integers(0, 40), max_size=4),
-    whole=st.booleans(),
+    whole=st.sampled_from(["documents", "flat", "pieces"]),
 )
 def test_any_documents_in_any_format_read_back_whole(
     name: str, docs: list[list[int]], bos: tuple[int, ...], eos: tuple[int, ...],
-    cuts: list[int], whole: bool,
+    cuts: list[int], whole: str,
 ) -> None:  # fmt: skip
-    """Documents written whole (add_documents) or in pieces (add, end_document) read back as
-    written, between their boundaries."""
+    """Documents written whole (add_documents), as one run of ids (add_flat: numpy's steps) or
+    in pieces (add, end_document) read back as written, between their boundaries."""
     import shutil
     import tempfile
 
@@ -471,8 +473,11 @@ def test_any_documents_in_any_format_read_back_whole(
         writer = shard_format(name)
         layout = Layout(name, dtype_for(name, P50K_EDIT.n_vocab), bos, eos, (), "p50k_edit")
         with writer(folder, 3, layout) as shard:
-            if whole:
+            if whole == "documents":
                 shard.add_documents(docs)
+            elif whole == "flat":
+                flat = array.array("I", [i for doc in docs for i in doc])
+                shard.add_flat(flat, array.array("q", [0, *itertools.accumulate(map(len, docs))]))
             else:
                 for doc in docs:
                     for start, end in itertools.pairwise([0, *sorted(cuts), len(doc)]):
@@ -576,3 +581,28 @@ def test_the_engines_uint32s_narrowed_never_wrap(tmp_path: Path, name: str) -> N
     with pytest.raises(OverflowError, match=f"id {too_big} does not fit"), writer as shard:
         shard.add_documents([array.array("I", [1, too_big, 2])])
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("name", list(FORMATS))
+def test_documents_as_one_run_of_ids_without_numpy_are_written_alike(
+    tmp_path: Path, name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``add_flat`` without numpy cuts the run into documents: the same files."""
+    from streamcodec.corpus.shards import Layout
+    from streamcodec.corpus.writers import dtype_for, shard_format
+
+    docs = [[1, 2, 3], [], [50000, 7]]
+    flat = array.array("I", [i for doc in docs for i in doc])
+    offsets = array.array("q", [0, 3, 3, 5])
+    layout = Layout(name, dtype_for(name, 50257), (50256,), (50256,), ("id",), "r50k_base")
+    written = []
+    for numpy in (True, False):
+        if not numpy:
+            monkeypatch.setitem(sys.modules, "numpy", None)
+        folder = tmp_path / str(numpy)
+        folder.mkdir()
+        with shard_format(name)(str(folder), 0, layout) as shard:
+            shard.add_flat(flat, offsets, [{"id": 1}, None, {"id": 3}])
+        monkeypatch.undo()
+        written.append({p.name: p.read_bytes() for p in folder.iterdir()})
+    assert written[0] == written[1]

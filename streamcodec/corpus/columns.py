@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import functools
 import re
+import struct
 from typing import Any
 
 from streamcodec.corpus.document import Reading
@@ -96,10 +97,11 @@ def _parse_options(field: str) -> Any:
 
 def _valid_utf8(data: bytes) -> None:
     """``pyarrow.ArrowInvalid`` unless ``data`` is all UTF-8 (Arrow's check, as Python's:
-    no surrogates, no overlong forms), without a copy."""
+    no surrogates, no overlong forms), without a copy (and without ``pyarrow.array``, whose
+    first call imports pandas)."""
     import pyarrow
 
-    bounds = pyarrow.array([0, len(data)], pyarrow.int64()).buffers()[1]
+    bounds = pyarrow.py_buffer(struct.pack("<qq", 0, len(data)))
     whole = pyarrow.Array.from_buffers(
         pyarrow.large_string(), 1, [None, bounds, pyarrow.py_buffer(data)]
     )

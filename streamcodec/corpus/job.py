@@ -26,7 +26,7 @@ from collections.abc import Callable, Generator, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeAlias
 
-from streamcodec.batch import encode_each_uint32
+from streamcodec.batch import encode_flat_uint32
 from streamcodec.corpus.columns import arrow_reads, holds_special, json_column, parquet_column
 from streamcodec.corpus.document import (
     Document,
@@ -94,10 +94,12 @@ Task: TypeAlias = "list[Document] | _Block | Rows | _Streamed | _End"
 
 @dataclasses.dataclass(frozen=True)
 class _Encoded:
-    """A task's documents encoded: each one's ids (packed uint32s: picklable for the pure
-    path's processes), their kept fields (None: none kept) and their bytes on disk."""
+    """A task's documents encoded: their ids in one run (packed uint32s: picklable for the pure
+    path's processes) and where each starts (int64, then the end), their kept fields (None:
+    none kept) and their bytes on disk."""
 
-    ids: list[array.array[int]]
+    ids: array.array[int]
+    offsets: array.array[int]
     fields: Sequence[dict[str, Any] | None] | None
     span: int
 
@@ -157,13 +159,12 @@ def _encode_task(
         inp, lines = task.input, task.lines
         column = json_column(lines, reading) if arrow_reads(reading) else None
         if column is not None and not holds_special(column, specials):
-            return _Encoded(encode_each_uint32(enc, column), None, span(inp, lines.data))
+            return _Encoded(*encode_flat_uint32(enc, column), None, span(inp, lines.data))
         return _encode_documents(enc, as_text, list(json_documents(inp, lines, reading)))
     column = parquet_column(task.values)
     if column is not None and not holds_special(column, specials):
         try:
-            ids = encode_each_uint32(enc, column, errors=reading.errors)
-            return _Encoded(ids, task.kept, 0)
+            return _Encoded(*encode_flat_uint32(enc, column, errors=reading.errors), task.kept, 0)
         except InvalidUTF8Error:
             pass  # the Python reader names the row
     return _encode_documents(enc, as_text, list(row_documents(task, reading)))
@@ -176,9 +177,9 @@ def _encode_documents(enc: Encoding, as_text: bool, batch: list[Document]) -> _E
             _refuse_special(enc, doc)
     # The whole batch in one call, the GIL released once (each document's ids those of
     # encode_ordinary alone).
-    encoded = encode_each_uint32(enc, [doc.text for doc in batch])
+    ids, offsets = encode_flat_uint32(enc, [doc.text for doc in batch])
     fields = [doc.fields for doc in batch] if any(d.fields is not None for d in batch) else None
-    return _Encoded(encoded, fields, sum(doc.span for doc in batch))
+    return _Encoded(ids, offsets, fields, sum(doc.span for doc in batch))
 
 
 def _refuse_special(enc: Encoding, doc: Document) -> None:
@@ -251,7 +252,7 @@ def make_shards(
                 if isinstance(result, _Streamed):
                     _write_streamed(job, result.input, writer, jobs)
                 else:
-                    writer.add_documents(result.ids, result.fields)
+                    writer.add_flat(result.ids, result.offsets, result.fields)
                     spanned = min(result.span, shard.size - reported)  # a last line runs past
                 if progress is not None:
                     progress(spanned, writer.tokens - before)

@@ -17,7 +17,7 @@ from types import TracebackType
 from typing import Any, BinaryIO, ClassVar
 
 from streamcodec.atomicfile import atomic_output
-from streamcodec.corpus.shards import Fields, Layout, close_whole
+from streamcodec.corpus.shards import Fields, Fields_, Layout, close_whole, split_flat
 
 __all__ = ["COLUMN", "Shard"]
 
@@ -87,6 +87,12 @@ class Shard:
             self.documents += 1
         if len(self._ids) >= _GROUP_IDS:
             self._flush()
+
+    def add_flat(
+        self, ids: array.array[int], offsets: array.array[int], fields: Fields_ = None
+    ) -> None:
+        """:meth:`add_documents` of each document of one run of ids (``TokenShard.add_flat``)."""
+        self.add_documents(split_flat(ids, offsets), fields)
 
     def _flush(self) -> None:
         pa = _pyarrow()
