@@ -11,6 +11,7 @@ the cost of these cases is measured by ``benchmarks/cost_growth.py``, not here.
 from __future__ import annotations
 
 import enum
+import random
 import subprocess
 import sys
 
@@ -65,6 +66,29 @@ def merge_chain(steps: int) -> dict[bytes, int]:
     return ranks
 
 
+def runs(longest: int, seed: int | None) -> dict[bytes, int]:
+    """Every run of ``a`` from 2 to ``longest`` bytes (and of ``b`` to 8, ``ab``, ``ba``), ranked
+    by length, or shuffled by ``seed``: then many runs are unreachable, and a position's shorter
+    candidates are found through chains of unreachable prefixes."""
+    tokens = [b"a" * k for k in range(2, longest + 1)] + [b"b" * k for k in range(2, 9)]
+    tokens += [b"ab", b"ba"]
+    if seed is not None:
+        random.Random(seed).shuffle(tokens)
+    ranks = byte_ranks()
+    ranks.update((data, 256 + i) for i, data in enumerate(tokens))
+    return ranks
+
+
+RUN_TEXTS = [
+    "a" * 511 + "b",
+    "a" * 1000,
+    "a" * 1500 + "b",
+    "a" * 700 + "b" + "a" * 300 + "bb",
+    ("a" * 37 + "b") * 30,
+    "b" + "a" * 600 + "bbbbbbbbba",
+]
+
+
 TEXTS = [
     "ab" * 4000,
     "ab" * 300 + "c" * 700 + "ab",
@@ -82,6 +106,17 @@ def test_long_tokens_sharing_a_prefix_equal_the_reference(make, backend: str) ->
     for text in TEXTS:
         piece = text.encode()
         assert enc.encode_ordinary(text) == rank_merge(piece, ranks), text[:20]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("seed", [None, 1, 2, 3])
+def test_every_run_of_a_byte_a_token_equals_the_reference(seed: int | None, backend: str) -> None:
+    """A long run starts a candidate of every length: the search steps from each to the next
+    shorter reachable one (a trie walk per step was quadratic in the run's length)."""
+    ranks = runs(160, seed)
+    enc = encoding(ranks, backend)
+    for text in RUN_TEXTS:
+        assert enc.encode_ordinary(text) == rank_merge(text.encode(), ranks), (seed, text[:20])
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

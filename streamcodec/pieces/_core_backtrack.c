@@ -195,18 +195,50 @@ static uint32_t longest_prefix(const sc_vocab *v, const uint8_t *p, size_t n, si
     return found;
 }
 
-/* The longest reachable token that p[0:n] starts with and that is shorter than `below` bytes,
- * or NONE: TokenTrie.candidates filtered by reachability, one at a time. */
-static uint32_t candidate(const sc_vocab *v, const uint8_t *p, size_t n, size_t below, work *w) {
-    for (uint32_t t; (t = longest_prefix(v, p, n, below)) != NONE; below = token_len(v, t)) {
-        if (room(w, token_len(v, t)) != SC_OK) return NONE;
-        if (is_reachable(v, t, w)) return t;
+/* The longest token that p[0:n] starts with and that is shorter than `below` bytes, single
+ * bytes included, reachable or not; NONE if none. */
+static uint32_t longest_token(const sc_vocab *v, const uint8_t *p, size_t n, size_t below) {
+    uint32_t t = longest_prefix(v, p, n, below);
+    if (t != NONE || below <= 1 || n == 0) return t;
+    int64_t one = sc_lookup(v, p, 1);
+    return one >= 0 ? (uint32_t)one : NONE;
+}
+
+/* The candidate after `t` at a position: the longest reachable token shorter than t that t's
+ * bytes start with (the text there starts with t's bytes, so these are its shorter candidates),
+ * or NONE; TokenTrie.candidates' next entry that is reachable. Kept per token once found
+ * (FACT_SHORTER, stored as the splits are): a trie walk per candidate tried made a position's
+ * cost the square of the longest token it starts (a vocabulary of every run "a" * k). The chain
+ * of unreachable prefixes is followed on w->stack (each is shorter than t), all of them sharing
+ * the answer: the prefixes of t shorter than an unreachable prefix are that prefix's. */
+static uint32_t shorter(const sc_vocab *v, uint32_t t, work *w) {
+    if (facts_of(v, t) & FACT_SHORTER) return half(v->shorter, t);
+    if (room(w, token_len(v, t)) != SC_OK) return NONE;
+    size_t depth = 0;
+    uint32_t u = t, found;
+    for (;;) {
+        w->stack[depth++] = u;
+        found = longest_token(v, v->data + v->off[u], token_len(v, u), token_len(v, u));
+        if (found == NONE || is_reachable(v, found, w)) break;
+        if (facts_of(v, found) & FACT_SHORTER) {
+            found = half(v->shorter, found);
+            break;
+        }
+        u = found;
     }
-    if (below > 1 && n >= 1) {
-        int64_t t = sc_lookup(v, p, 1);
-        if (t >= 0 && is_reachable(v, (uint32_t)t, w)) return (uint32_t)t;
+    while (depth) {
+        u = w->stack[--depth];
+        set_half(v->shorter, u, found);
+        add_facts(v, u, FACT_SHORTER);
     }
-    return NONE;
+    return found;
+}
+
+/* The first candidate at p: the longest reachable token that p[0:n] starts with, or NONE. */
+static uint32_t candidate(const sc_vocab *v, const uint8_t *p, size_t n, work *w) {
+    uint32_t t = longest_token(v, p, n, SIZE_MAX);
+    if (t == NONE || room(w, token_len(v, t)) != SC_OK) return NONE;
+    return is_reachable(v, t, w) ? t : shorter(v, t, w);
 }
 
 int sc_backtrack_piece(const sc_vocab *v, const uint8_t *p, size_t n, sc_ids *out) {
@@ -217,7 +249,7 @@ int sc_backtrack_piece(const sc_vocab *v, const uint8_t *p, size_t n, sc_ids *ou
     int status = SC_NOMEM;
     if (!dead || room(&w, 64) != SC_OK) goto done;
     size_t pos = 0;
-    uint32_t token = candidate(v, p, n, SIZE_MAX, &w);
+    uint32_t token = candidate(v, p, n, &w);
     while (pos < n) {
         /* Take the longest candidate that ends on a live position and pairs with the last. */
         while (token != NONE) {
@@ -225,7 +257,7 @@ int sc_backtrack_piece(const sc_vocab *v, const uint8_t *p, size_t n, sc_ids *ou
             if (!(dead[end >> 3] >> (end & 7) & 1) &&
                 (out->len == base || valid_pair(v, out->ids[out->len - 1], token, &w)))
                 break;
-            token = candidate(v, p + pos, n - pos, token_len(v, token), &w);
+            token = shorter(v, token, &w);
         }
         if (token == NONE) {
             if (w.status != SC_OK) goto done;
@@ -234,13 +266,13 @@ int sc_backtrack_piece(const sc_vocab *v, const uint8_t *p, size_t n, sc_ids *ou
             if (out->len == base) goto done; /* unreachable with all single bytes as tokens */
             uint32_t last = out->ids[--out->len];
             pos -= token_len(v, last);
-            token = candidate(v, p + pos, n - pos, token_len(v, last), &w);
+            token = shorter(v, last, &w);
             continue;
         }
         if (sc_ids_reserve(out, 1) != SC_OK) goto done;
         out->ids[out->len++] = token;
         pos += token_len(v, token);
-        token = candidate(v, p + pos, n - pos, SIZE_MAX, &w);
+        token = candidate(v, p + pos, n - pos, &w);
     }
     status = SC_OK;
 done:

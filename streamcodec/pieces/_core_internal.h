@@ -35,9 +35,10 @@ struct sc_vocab {
      * a FACT_* bit set says the matching split or verdict is written. */
     sc_atomic_u8 *facts;
     sc_atomic_u32 *split_left, *split_right; /* NONE when the token has no split */
+    sc_atomic_u32 *shorter; /* the next candidate after a token: its longest reachable prefix */
 };
 
-enum { FACT_SPLIT = 1, FACT_REACHABLE = 2, FACT_ORDER = 4, FACT_ORDERED = 8 };
+enum { FACT_SPLIT = 1, FACT_REACHABLE = 2, FACT_ORDER = 4, FACT_ORDERED = 8, FACT_SHORTER = 16 };
 
 static inline size_t token_len(const sc_vocab *v, uint32_t t) { return v->off[t + 1] - v->off[t]; }
 

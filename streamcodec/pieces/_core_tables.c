@@ -125,9 +125,10 @@ sc_vocab *sc_vocab_new(size_t n, const uint8_t *data, const size_t *offsets,
     v->facts = calloc(n ? n : 1, 1);
     v->split_left = calloc(n ? n : 1, sizeof *v->split_left);
     v->split_right = calloc(n ? n : 1, sizeof *v->split_right);
+    v->shorter = calloc(n ? n : 1, sizeof *v->shorter);
     if (!v->data || !v->off || !v->rank || !v->slots || !v->short_index || !v->prefix_order ||
         !v->prefix_from ||
-        !v->facts || !v->split_left || !v->split_right) {
+        !v->facts || !v->split_left || !v->split_right || !v->shorter) {
         sc_vocab_free(v);
         return NULL;
     }
@@ -181,5 +182,6 @@ void sc_vocab_free(sc_vocab *v) {
     free(v->facts);
     free(v->split_left);
     free(v->split_right);
+    free(v->shorter);
     free(v);
 }
