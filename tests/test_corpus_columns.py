@@ -318,3 +318,27 @@ def test_tasks_in_flight_are_bounded(
     monkeypatch.setattr(job_module, "_tasks", counted)
     tokenize([lines_file], tmp_path / "out", shard_bytes=40_000, jobs=2, progress=progress)
     assert max(ahead) <= 2 * 2 + 2 and read[0] > 20
+
+
+def test_a_stop_while_a_shard_is_put_in_place_leaves_none_of_its_files(
+    tmp_path: Path, lines_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A signal while a finished shard's files are hashed for its entry (after they were put
+    in place, before the manifest lists it) left them behind, unlisted: none are now."""
+    monkeypatch.setattr(job_module, "_BATCH_SIZE", 5000)
+    records = job_module.file_records
+    calls = []
+
+    def stopped_at_the_second(paths: Any) -> Any:
+        calls.append(paths)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return records(paths)
+
+    monkeypatch.setattr(job_module, "file_records", stopped_at_the_second)
+    out = tmp_path / "out"
+    with pytest.raises(KeyboardInterrupt):
+        tokenize([lines_file], out, shard_bytes=40_000, jobs=2)
+    listed = {f["name"] for e in json.loads((out / "manifest.json").read_text())["shards"]
+              for f in e["files"]}  # fmt: skip
+    assert listed and {p.name for p in out.iterdir()} == listed | {"manifest.json"}

@@ -22,7 +22,15 @@ import pytest
 
 import streamcodec
 from streamcodec.interrupts import Stopped, disarm, stop_signals
-from tools.signal_soak import SIGNALS, TARGETS, TIMEOUT_EARLIEST, abandon, big_file, signal_once
+from tools.signal_soak import (
+    SIGNALS,
+    TARGETS,
+    TIMEOUT_EARLIEST,
+    abandon,
+    big_file,
+    big_lines,
+    signal_once,
+)
 
 pytestmark = pytest.mark.skipif(
     not Path("/proc").is_dir() or shutil.which("timeout") is None,
@@ -37,15 +45,29 @@ def big(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return big_file(tmp_path_factory.mktemp("signals"), megabytes=36)
 
 
+@pytest.fixture(scope="module")
+def lines(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return big_lines(tmp_path_factory.mktemp("corpus"), megabytes=48)
+
+
+# encode --jobs 2, and tokenize-corpus --jobs 2 (about ten shards through one pipeline: it
+# must leave only the manifest and the whole shards it lists); the latest moment still in
+# the run, and the runs of each target
+RUNS = {"encode": ("big", 1.2, 2), "tokenize-corpus": ("lines", 1.0, 1)}
+
+
+@pytest.mark.parametrize("command", sorted(RUNS))
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("signum", SIGNALS, ids=lambda s: signal.Signals(s).name)
 def test_a_signal_at_a_random_moment_ends_the_run_cleanly(
-    big: Path, backend: str, signum: int
+    request: pytest.FixtureRequest, command: str, backend: str, signum: int
 ) -> None:
-    for target in TARGETS * 2:
+    fixture, latest, repeat = RUNS[command]
+    source = request.getfixturevalue(fixture)
+    for target in TARGETS * repeat:
         # From streamcodec's first line (timeout's clock includes Python's start) into the work.
-        at = random.uniform(TIMEOUT_EARLIEST if target == "timeout" else 0, 1.2)
-        problems = signal_once(big, backend, signum, target, at, budget=BUDGET)
+        at = random.uniform(TIMEOUT_EARLIEST if target == "timeout" else 0, latest)
+        problems = signal_once(source, backend, signum, target, at, budget=BUDGET)
         assert not problems, (
             f"{signal.Signals(signum).name} to the {target} at {at:.2f} s: {problems}"
         )

@@ -15,6 +15,11 @@ Both backends (``STREAMCODEC_BACKEND=native`` and ``python``) unless ``--backend
 
     python -m tools.signal_soak --count 100 --abandon 1000   # the full soak (about an hour)
     python -m tools.signal_soak --count 2 --abandon 20       # a quick look
+    python -m tools.signal_soak --corpus --count 3 --abandon 0   # tokenize-corpus, many shards
+
+With ``--corpus`` each run is ``tokenize-corpus BIG.jsonl --jobs 2 --shard-size 4M`` (about ten
+shards): it must end as above, leaving in its folder only the manifest and the whole shards it
+lists (the finished shards are kept, for the rerun), never a temporary file.
 
 ``--count`` is the number of runs for each signal and each target, per backend. The test suite
 runs a few of each (tests/test_signals.py).
@@ -24,8 +29,10 @@ from __future__ import annotations
 
 import argparse
 import collections
+import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -55,6 +62,35 @@ def big_file(folder: Path, megabytes: int = 72) -> Path:
         for _ in range(megabytes * 1_000_000 // len(text.encode()) + 1):
             f.write(text)
     return path
+
+
+def big_lines(folder: Path, megabytes: int = 36) -> Path:
+    """JSON Lines of ``megabytes`` MB of the same prose, a document of 4 KB a line: several
+    shards of ``tokenize-corpus --shard-size 4M``."""
+    text = big_file(folder, megabytes).read_text(encoding="utf-8")
+    path = folder / "big.jsonl"
+    with open(path, "w", encoding="utf-8") as f:
+        for start in range(0, len(text), 4000):
+            f.write(json.dumps({"text": text[start : start + 4000]}) + "\n")
+    return path
+
+
+def _corpus_problems(out: Path) -> list[str]:
+    """What a stopped ``tokenize-corpus`` left in ``out`` that it should not have: a file
+    neither the manifest nor a shard it lists (whole, of its listed size)."""
+    if not out.exists():
+        return []
+    manifest = (
+        json.loads((out / "manifest.json").read_text())
+        if (out / "manifest.json").exists()
+        else {"shards": []}
+    )
+    listed = {f["name"]: f["bytes"] for e in manifest["shards"] for f in e["files"]}
+    return [
+        f"left behind: {p.name}"
+        for p in out.iterdir()
+        if p.name != "manifest.json" and listed.get(p.name) != p.stat().st_size
+    ]
 
 
 def _env(backend: str) -> dict[str, str]:
@@ -105,13 +141,17 @@ def signal_once(
     big: Path, backend: str, signum: int, target: str, at: float, *, budget: float = 1.0
 ) -> list[str]:
     """One run, signalled ``at`` seconds after streamcodec's first line (after the start of
-    ``timeout``, for that target); what went wrong (nothing: ``[]``)."""
+    ``timeout``, for that target); what went wrong (nothing: ``[]``). A ``.jsonl`` ``big`` is
+    made into shards (``tokenize-corpus --jobs 2``, several shards), any other is encoded."""
     _heard()
     folder = Path(tempfile.mkdtemp(prefix="soak."))
     out = folder / "out.ids"
     out.write_bytes(b"old")
     command = [sys.executable, "-m", "streamcodec", "encode", str(big), "-o", str(out),
                "--jobs", "2", "-q"]  # fmt: skip
+    if big.suffix == ".jsonl":
+        command = [sys.executable, "-m", "streamcodec", "tokenize-corpus", str(big), "-o",
+                   str(folder / "shards"), "--jobs", "2", "--shard-size", "4M", "-q"]  # fmt: skip
     name = signal.Signals(signum).name
     if target == "timeout":  # timeout signals its command, then the whole group
         command = ["timeout", "--preserve-status", "-s", name, "-k", "30", f"{at:.3f}", *command]
@@ -145,7 +185,8 @@ def signal_once(
         problems.append(f"stderr: {lines[-3:]!r} ({len(lines)} lines)")
     if out.read_bytes() != b"old":
         problems.append("-o changed")
-    left = sorted(p.name for p in folder.iterdir() if p.name != "out.ids")
+    problems += _corpus_problems(folder / "shards")
+    left = sorted(p.name for p in folder.iterdir() if p.name not in ("out.ids", "shards"))
     if left:
         problems.append(f"left behind: {left}")
     deadline = time.monotonic() + 0.5
@@ -154,9 +195,7 @@ def signal_once(
     if behind:
         os.killpg(proc.pid, signal.SIGKILL)
         problems.append(f"processes left: {behind}")
-    for path in folder.iterdir():
-        path.unlink()
-    folder.rmdir()
+    shutil.rmtree(folder)
     return problems
 
 
@@ -229,12 +268,15 @@ def main() -> int:
     parser.add_argument("--backend", choices=BACKENDS, action="append")
     parser.add_argument("--budget", type=float, default=1.0, help="seconds to end after a signal")
     parser.add_argument("--latest", type=float, default=2.0, help="latest signal, in seconds")
+    parser.add_argument(
+        "--corpus", action="store_true", help="signal tokenize-corpus runs (several shards)"
+    )
     args = parser.parse_args()
     backends = tuple(args.backend or BACKENDS)
     failed = 0
     tally: collections.Counter[tuple[str, ...]] = collections.Counter()
     with tempfile.TemporaryDirectory() as folder:
-        big = big_file(Path(folder))
+        big = big_lines(Path(folder)) if args.corpus else big_file(Path(folder))
         for n, (backend, name, target) in enumerate(signal_runs(args.count, backends=backends)):
             at = random.uniform(TIMEOUT_EARLIEST if target == "timeout" else 0, args.latest)
             problems = signal_once(big, backend, signal.Signals[name], target, at,

@@ -22,6 +22,7 @@ import contextlib
 import dataclasses
 import functools
 import hashlib
+import os
 from collections.abc import Callable, Generator, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeAlias
@@ -243,10 +244,9 @@ def make_shards(
                     reported = 0
                 before, spanned = writer.tokens, 0
                 if isinstance(result, _End):
-                    shard_files.close()  # the shard's files whole, in place
+                    _finish_shard(job, shard, writer, digests[n], shard_files, finished)
                     if progress is not None:
                         progress(shard.size - reported, 0)  # compressed, streamed: at the end
-                    finished(_entry(job, shard, writer, digests[n]))
                     writer = None
                     continue
                 if isinstance(result, _Streamed):
@@ -257,6 +257,27 @@ def make_shards(
                 if progress is not None:
                     progress(spanned, writer.tokens - before)
                 reported += spanned
+
+
+def _finish_shard(
+    job: Job,
+    shard: ShardPlan,
+    writer: Any,
+    digests: list[Any],
+    files: contextlib.ExitStack[Any],
+    finished: Callable[[dict[str, Any]], object],
+) -> None:
+    """Put the shard's files in place and list it (``finished``); stopped on the way (a signal
+    while its files are hashed for the entry, or between two of them renamed), it leaves none
+    of its files: a shard not listed is not kept, so it is made again."""
+    try:
+        files.close()
+        finished(_entry(job, shard, writer, digests))
+    except BaseException:
+        for path in writer.paths:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+        raise
 
 
 def _numbered_tasks(
