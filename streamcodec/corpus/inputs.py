@@ -1,17 +1,20 @@
-"""A corpus's inputs opened (compressed or not) and cut into documents.
+"""A corpus's inputs cut into documents: :func:`documents`, whatever the kind.
 
-An :class:`Input` (found by :func:`streamcodec.corpus.finding.find_inputs`) has a *kind*:
-JSON Lines (one document per line, the text in a field), Parquet (one document per row, the
-text in a column; ``pyarrow``) or plain text (the file is one document, or documents split by a
-separator). ``.gz``, ``.xz`` and ``.zst`` are read as streams (``zstandard`` for the last),
-each file checked as :mod:`streamcodec.corpus.files` says (a regular file, the one planned,
-decompressed to its proper end). Bad text is refused where it is (file:line, byte offset, row)
-unless ``errors="replace"``: invalid UTF-8, and lone surrogates from JSON escapes.
+An :class:`~streamcodec.corpus.document.Input` (found by
+:func:`streamcodec.corpus.finding.find_inputs`) has a *kind*: JSON Lines (one document per line,
+the text in a field: :mod:`streamcodec.corpus.jsonlines`), Parquet (one document per row, the
+text in a column; ``pyarrow``: here) or plain text (the file is one document, or documents split
+by a separator: here). ``.gz``, ``.xz`` and ``.zst`` are read as streams (``zstandard`` for the
+last), each file checked as :mod:`streamcodec.corpus.files` says (a regular file, the one
+planned, decompressed to its proper end). Bad text is refused where it is (file:line, byte
+offset, row) unless ``errors="replace"``: invalid UTF-8, and lone surrogates from JSON escapes.
 
-:func:`documents` yields the documents of a :class:`Range` of an input: bytes ``[start, end)``
-of an uncompressed JSON Lines file (a line belongs to the range it starts in, so ranges cut
-anywhere never split or repeat a line), row groups ``[start, end)`` of a Parquet file, or the
-whole input.
+:func:`documents` yields the documents of a :class:`~streamcodec.corpus.document.Range` of an
+input, read by the Python readers (the reference; the corpus tool reads most JSON Lines blocks
+and Parquet batches by pyarrow instead, :mod:`streamcodec.corpus.columns`): bytes ``[start,
+end)`` of an uncompressed JSON Lines file (a line belongs to the range it starts in, so ranges
+cut anywhere never split or repeat a line), row groups ``[start, end)`` of a Parquet file, or
+the whole input.
 
     >>> import os, tempfile
     >>> path = os.path.join(tempfile.mkdtemp(), "a.jsonl")
