@@ -241,18 +241,32 @@ static uint32_t candidate(const sc_vocab *v, const uint8_t *p, size_t n, work *w
     return is_reachable(v, t, w) ? t : shorter(v, t, w);
 }
 
+/* The candidates a search may try, per byte of its piece and beyond that, before it gives way to
+ * the rank merge by heap (_core_merge.c), whose ids are the same. Pieces of real text try 0.01-4
+ * candidates a byte; a run of one byte whose every length is a token tries 10-50 (o200k_base's
+ * runs of "-": 48, each try a valid-pair walk), and the heap's merge costs about 2 tries a byte
+ * (o200k_base, 100 KB pieces: 7-65 MB/s; the search 0.4-140). The pure twin's tries are mostly
+ * memo hits: it gives way at 8 (streamcodec.pieces.backtrack.TRIES_PER_BYTE). */
+#define TRIES_PER_BYTE 2
+#define TRIES_BEYOND 64
+
 int sc_backtrack_piece(const sc_vocab *v, const uint8_t *p, size_t n, sc_ids *out) {
     size_t base = out->len; /* the tokens taken so far are out->ids[base:] */
+    size_t tries = n < (SIZE_MAX - TRIES_BEYOND) / TRIES_PER_BYTE ? TRIES_PER_BYTE * n + TRIES_BEYOND : SIZE_MAX;
     uint8_t *dead = calloc(n / 8 + 1, 1);
     work w = {NULL, {.starts = NULL}, NULL, 0, SC_OK};
     w.merge.starts = w.merge.stack_starts; /* nothing on the heap yet */
-    int status = SC_NOMEM;
+    int status = SC_NOMEM, merge = 0;
     if (!dead || room(&w, 64) != SC_OK) goto done;
     size_t pos = 0;
     uint32_t token = candidate(v, p, n, &w);
     while (pos < n) {
         /* Take the longest candidate that ends on a live position and pairs with the last. */
         while (token != NONE) {
+            if (!tries--) {
+                merge = 1;
+                goto done;
+            }
             size_t end = pos + token_len(v, token);
             if (!(dead[end >> 3] >> (end & 7) & 1) &&
                 (out->len == base || valid_pair(v, out->ids[out->len - 1], token, &w)))
@@ -281,5 +295,5 @@ done:
     free(w.bytes);
     free(w.stack);
     sc__scratch_free(&w.merge);
-    return status;
+    return merge ? sc_merge_piece(v, p, n, out) : status;
 }

@@ -16,6 +16,7 @@ typedef _Atomic uint32_t sc_atomic_u32;
 
 #define NONE UINT32_MAX  /* no token; also "no merge" as a pair rank (ranks are below it) */
 #define STACK_PARTS 512  /* merges of pieces up to this long keep their state on the stack */
+#define HEAP_MERGE 128   /* merges of this many bytes or more keep their pairs in a heap (faster from ~96) */
 
 struct sc_vocab {
     size_t n, longest, long_piece;

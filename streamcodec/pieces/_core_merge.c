@@ -7,18 +7,126 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The rank of the token p[:n], or NONE (sc_lookup, inline). */
+/* The rank of the token p[:n], or NONE (sc_lookup, inline). A join longer than every token is
+ * none, unhashed: a long merge's parts grow past them. */
 static inline uint32_t pair_rank(const sc_vocab *v, const uint8_t *p, size_t n) {
+    if (n > v->longest) return NONE;
     int64_t t = sc_table_lookup(&v->table, p, n, sc_head(p, n));
     if (t < 0) return NONE;
     return v->ranks_are_indices ? (uint32_t)t : v->rank[t];
 }
 
+/* ------------------------------------------------------------------ the same merge, by heap */
+
+/* The parts of a long merge: a list over their start offsets (next, prev), and each part's pair
+ * with the next in an indexed min-heap keyed (rank, start), so that its least key is the pair
+ * the loop below would merge: the lowest rank, leftmost on ties. A merge then costs O(log n)
+ * where the loop's scan costs O(n), and a piece's n - 1 merges O(n log n) where the loop's cost
+ * O(n^2): what a megabyte of one byte repeated needs (tiktoken merges large pieces so too). */
+typedef struct {
+    uint32_t *rank;  /* the pair rank of part i and the next (NONE: none, and out of the heap) */
+    uint32_t *next, *prev, *where, *heap; /* where[i]: part i's index in heap[], or NONE */
+    size_t size;
+} pair_heap;
+
+static inline uint64_t heap_key(const pair_heap *h, uint32_t i) {
+    return (uint64_t)h->rank[i] << 32 | i;
+}
+
+static inline void heap_put(pair_heap *h, size_t at, uint32_t i) {
+    h->heap[at] = i;
+    h->where[i] = (uint32_t)at;
+}
+
+static void sift_up(pair_heap *h, size_t at) {
+    uint32_t i = h->heap[at];
+    uint64_t key = heap_key(h, i);
+    for (size_t up; at > 0 && heap_key(h, h->heap[up = (at - 1) / 2]) > key; at = up)
+        heap_put(h, at, h->heap[up]);
+    heap_put(h, at, i);
+}
+
+static void sift_down(pair_heap *h, size_t at) {
+    uint32_t i = h->heap[at];
+    uint64_t key = heap_key(h, i);
+    for (size_t child; (child = 2 * at + 1) < h->size; at = child) {
+        if (child + 1 < h->size && heap_key(h, h->heap[child + 1]) < heap_key(h, h->heap[child]))
+            child++;
+        if (heap_key(h, h->heap[child]) > key) break;
+        heap_put(h, at, h->heap[child]);
+    }
+    heap_put(h, at, i);
+}
+
+/* Give part i's pair the rank `rank`: into the heap, out of it (NONE), or moved within it. */
+static void heap_set(pair_heap *h, uint32_t i, uint32_t rank) {
+    uint32_t at = h->where[i];
+    h->rank[i] = rank;
+    if (at == NONE) {
+        if (rank == NONE) return;
+        heap_put(h, h->size++, i);
+        sift_up(h, h->size - 1);
+    } else if (rank == NONE) {
+        uint32_t last = h->heap[--h->size];
+        h->where[i] = NONE;
+        if (at == h->size) return;
+        heap_put(h, at, last);
+        sift_up(h, at);
+        sift_down(h, h->where[last]);
+    } else {
+        sift_up(h, at);
+        sift_down(h, h->where[i]);
+    }
+}
+
+/* A heap for a merge of n bytes (n < NONE), its five arrays in one block; 0 when its memory
+ * cannot be had. */
+static int heap_new(pair_heap *h, size_t n) {
+    uint32_t *block = malloc(5 * n * sizeof *block);
+    *h = (pair_heap){block, block + n, block + 2 * n, block + 3 * n, block + 4 * n, 0};
+    return block != NULL;
+}
+
+/* merge_parts by heap: the same merges, the parts left as the list from 0 (h->next); returns
+ * their number. */
+static size_t merge_heap(const sc_vocab *v, const uint8_t *p, size_t n, size_t parts,
+                         pair_heap *h) {
+    for (uint32_t i = 0; i < n; i++) {
+        h->next[i] = i + 1;
+        h->prev[i] = i ? i - 1 : NONE;
+        h->where[i] = NONE;
+        h->rank[i] = NONE;
+    }
+    for (uint32_t i = 0; i + 1 < n; i++) heap_set(h, i, pair_rank(v, p + i, 2));
+    size_t count = n;
+    while (count > parts && h->size) {
+        /* The right part of the least pair joins it. */
+        uint32_t i = h->heap[0], right = h->next[i], after = h->next[right];
+        heap_set(h, right, NONE);
+        h->next[i] = after;
+        if (after < n) h->prev[after] = i;
+        count--;
+        heap_set(h, i, after < n ? pair_rank(v, p + i, h->next[after] - i) : NONE);
+        uint32_t before = h->prev[i];
+        if (before != NONE) heap_set(h, before, pair_rank(v, p + before, h->next[i] - before));
+    }
+    return count;
+}
+
 /* ------------------------------------------------------------------ the rank merge */
 
-/* streamcodec.pieces.merge.merge_parts (described in _core_internal.h). */
+/* streamcodec.pieces.merge.merge_parts (described in _core_internal.h); by heap from HEAP_MERGE
+ * bytes on (the loop's, if the heap's memory cannot be had). */
 size_t sc__merge_parts(const sc_vocab *v, const uint8_t *p, size_t n, size_t parts,
                        size_t *starts, uint32_t *pair) {
+    pair_heap h;
+    if (n >= HEAP_MERGE && n < NONE && heap_new(&h, n)) {
+        size_t count = merge_heap(v, p, n, parts, &h), k = 0;
+        for (uint32_t i = 0; i < n; i = h.next[i]) starts[k++] = i;
+        starts[k] = n;
+        free(h.rank);
+        return count;
+    }
     for (size_t i = 0; i <= n; i++) starts[i] = i;
     size_t count = n;
     for (size_t i = 0; i + 1 < count; i++) pair[i] = pair_rank(v, p + i, 2);
@@ -66,6 +174,17 @@ void sc__scratch_free(merge_scratch *s) {
 }
 
 int sc_merge_piece(const sc_vocab *v, const uint8_t *p, size_t n, sc_ids *out) {
+    if (n >= HEAP_MERGE && n < NONE) {
+        /* The heap's parts, read off its list: no array of starts beside it. */
+        pair_heap h;
+        if (!heap_new(&h, n)) return SC_NOMEM;
+        size_t count = merge_heap(v, p, n, 1, &h);
+        int status = sc_ids_reserve(out, count);
+        for (uint32_t i = 0; status == SC_OK && i < n; i = h.next[i])
+            out->ids[out->len++] = (uint32_t)sc_lookup(v, p + i, h.next[i] - i);
+        free(h.rank);
+        return status;
+    }
     merge_scratch s;
     if (sc_ids_reserve(out, n) != SC_OK || sc__scratch_init(&s, n) != SC_OK) return SC_NOMEM;
     size_t count = sc__merge_parts(v, p, n, 1, s.starts, s.pair);

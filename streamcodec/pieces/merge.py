@@ -5,6 +5,10 @@ checks the whole-piece rule first). It keeps the rank of each adjacent pair in a
 each merge, recomputes only the two pairs around it, so one merge costs a scan for the minimum
 rather than a rebuild: quadratic in the worst case, fast for the short segments that make up real
 text (long segments go to the backtracking encoder in :mod:`streamcodec.pieces.backtrack`).
+From ``HEAP_MERGE`` bytes on the pairs are kept in a heap instead, keyed (rank, start), whose
+least entry is the same pair, lowest rank and leftmost: one merge costs O(log n), so a piece
+that the backtracking search gives back (a run whose every length is a token) merges in
+O(n log n), as tiktoken merges its large pieces.
 
     >>> merge_piece(b"abc", {b"a": 0, b"b": 1, b"c": 2, b"bc": 3, b"ab": 4})
     [0, 3]
@@ -14,13 +18,17 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
+from heapq import heapify, heappop, heappush
 from itertools import repeat
 from operator import add
 
-__all__ = ["merge_parts", "merge_piece"]
+__all__ = ["HEAP_MERGE", "merge_parts", "merge_piece"]
 
 _NO_MERGE = sys.maxsize
 _BYTES = [bytes((b,)) for b in range(256)]  # each byte as a one-byte string, made once
+# Merges of this many bytes or more keep their pairs in a heap: faster from 64-128 bytes on, here
+# as in the compiled core (its twin, _core_internal.h's HEAP_MERGE).
+HEAP_MERGE = 128
 
 
 def merge_parts(piece: bytes, ranks: Mapping[bytes, int], *, parts: int = 1) -> list[bytes]:
@@ -33,6 +41,8 @@ def merge_parts(piece: bytes, ranks: Mapping[bytes, int], *, parts: int = 1) -> 
     >>> merge_parts(b"abc", {b"a": 0, b"b": 1, b"c": 2, b"bc": 3, b"abc": 4}, parts=2)
     [b'a', b'bc']
     """
+    if len(piece) >= HEAP_MERGE:
+        return _merge_parts_heap(piece, ranks, parts)
     get = ranks.get
     # segments[i] is part i; pair_ranks[i] is the rank of parts i and i + 1 joined. The parts are
     # kept as bytes (not as bounds into the piece) so that building them and the pair keys,
@@ -50,6 +60,47 @@ def merge_parts(piece: bytes, ranks: Mapping[bytes, int], *, parts: int = 1) -> 
             pair_ranks[i - 1] = get(segments[i - 1] + segments[i], _NO_MERGE)
         if i < len(pair_ranks):
             pair_ranks[i] = get(segments[i] + segments[i + 1], _NO_MERGE)
+    return segments
+
+
+def _merge_parts_heap(piece: bytes, ranks: Mapping[bytes, int], parts: int) -> list[bytes]:
+    """:func:`merge_parts` with the pairs in a heap. Part i starts at byte i; ``after[i]`` is
+    where it ends and ``rank[i]`` the rank of its pair with the next (``None`` once it has
+    joined the part before it). An entry whose rank is no longer its part's is stale, skipped."""
+    get = ranks.get
+    n = len(piece)
+    after = list(range(1, n + 1))
+    before = list(range(-1, n - 1))
+    rank: list[int | None] = [get(piece[i : i + 2], _NO_MERGE) for i in range(n - 1)]
+    rank.append(_NO_MERGE)
+    heap = [(r, i) for i, r in enumerate(rank) if r != _NO_MERGE]
+    heapify(heap)
+    count = n
+    while count > parts and heap:
+        best, i = heappop(heap)
+        if rank[i] != best:
+            continue
+        # Part ``right`` joins part i; then the pairs on both sides of the joined part change.
+        right = after[i]
+        end = after[i] = after[right]
+        rank[right] = None
+        rank[i] = _NO_MERGE
+        count -= 1
+        if end < n:
+            before[end] = i
+            rank[i] = r = get(piece[i : after[end]], _NO_MERGE)
+            if r != _NO_MERGE:
+                heappush(heap, (r, i))
+        left = before[i]
+        if left >= 0:
+            rank[left] = r = get(piece[left:end], _NO_MERGE)
+            if r != _NO_MERGE:
+                heappush(heap, (r, left))
+    segments = []
+    i = 0
+    while i < n:
+        segments.append(piece[i : after[i]])
+        i = after[i]
     return segments
 
 

@@ -57,6 +57,11 @@ class RankOrder:
         self._ordered: dict[int, bool] = {}
         self._valid: dict[tuple[int, int], bool] = {}
 
+    @property
+    def ranks(self) -> Mapping[bytes, int]:
+        """The vocabulary: token bytes to rank."""
+        return self._ranks
+
     def token_bytes(self, token: int) -> bytes:
         """The bytes of ``token``."""
         decoder = self._decoder
