@@ -35,6 +35,8 @@ STEPS: list[dict[str, Any]] = [
     {"type": "Digits", "individual_digits": False},
     {"type": "Punctuation", "behavior": "Isolated"},
     {"type": "Punctuation", "behavior": "Contiguous"},
+    _split(r"(\s?)(\p{L}+)"),  # groups: the matches are whole
+    _split(r"(a)\1|([0-9])\2*"),  # backreferences: the gaps are found between the matches
 ]
 BYTE_LEVEL = {
     "type": "ByteLevel",
@@ -79,3 +81,23 @@ def test_falcon_cuts_inside_a_character() -> None:
     steps = [BYTE_LEVEL, {"type": "Digits", "individual_digits": False}]
     enc, hugging_face = _pair(steps, "python")
     assert enc.encode("x½") == hugging_face.encode("x½").ids == [ord("x"), 0xC2, 0xBD]
+
+
+#: A Split whose pattern has groups and backreferences, alone before ByteLevel: one pattern
+#: with its gaps where it can be (the copy of a pattern in it would renumber its groups).
+GROUPED = [r"(\s?)(\p{L}+)", r"(a)\1", r"(?:(a)|(b))+", r"([0-9])\1*", r"(!)\1+|(a)b"]
+
+
+@pytest.mark.parametrize("backend", ["native", "python"])
+@pytest.mark.parametrize("pattern", GROUPED)
+def test_one_split_with_groups_as_hugging_face(pattern: str, backend: str) -> None:
+    enc, hugging_face = _pair([_split(pattern), BYTE_LEVEL | {"use_regex": False}], backend)
+    for text in ["aab aa  b1 aaaab", "x1y22z333 !!a!", "ab ab\nab", "", "aaaa"]:
+        assert enc.encode(text) == hugging_face.encode(text).ids, text
+
+
+@pytest.mark.parametrize("pattern", GROUPED)
+def test_a_split_step_with_groups_as_hugging_face(pattern: str) -> None:
+    enc, hugging_face = _pair([_split(pattern), BYTE_LEVEL], "python")
+    for text in ["aab aa  b1 aaaab", "x1y22z333 !!a!", "ab ab\nab", "aaaa"]:
+        assert enc.encode(text) == hugging_face.encode(text).ids, text

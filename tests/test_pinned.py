@@ -9,6 +9,7 @@ import pytest
 import regex
 
 from streamcodec.formats.gguf_pre import PRE
+from streamcodec.formats.split_gaps import GAPS
 from streamcodec.text.known_patterns import (
     HF_BYTE_LEVEL_PATTERN,
     KNOWN_PATTERNS,
@@ -17,7 +18,6 @@ from streamcodec.text.known_patterns import (
 )
 from streamcodec.text.pinned import pinned_pattern, pinned_re
 from streamcodec.text.pretokenize import Pretokenizer
-from streamcodec.text.sequence import GAPS
 from streamcodec.vocab import PATTERNS
 from tests.test_newest_regex import probe
 

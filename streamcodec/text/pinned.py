@@ -25,7 +25,7 @@ import sys
 
 from streamcodec.text.unicode_classes import CLASSES, class_ranges
 
-__all__ = ["pinned_pattern", "pinned_re", "whole_matches"]
+__all__ = ["pinned_pattern", "pinned_re"]
 
 Range = tuple[int, int]
 # A token of a pattern: a property or escape, a class, a case-insensitive group's opening, any
@@ -81,16 +81,6 @@ def pinned_re(pattern: str) -> re.Pattern[str] | None:
         return re.compile(pinned)
     except re.error:
         return None
-
-
-def whole_matches(compiled: re.Pattern[str], text: str, start: int = 0, end: int = -1) -> list[str]:
-    """The matches of ``compiled`` in ``text[start:end]``, whole (``findall`` would give a
-    pattern's groups when it has some)."""
-    end = len(text) if end < 0 else end
-    if compiled.groups:
-        return [match.group() for match in compiled.finditer(text, start, end)]
-    matches: list[str] = compiled.findall(text, start, end)
-    return matches
 
 
 def _token_ranges(token: str, folded: bool) -> tuple[bool, list[Range]] | None:

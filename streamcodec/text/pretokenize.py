@@ -38,13 +38,8 @@ import sys
 
 from streamcodec.text.known_patterns import named_pattern, native_number
 from streamcodec.text.native import NativeScanner, native_scanner
-from streamcodec.text.pinned import pinned_re, whole_matches
-from streamcodec.text.regex_patterns import (
-    compile_regex,
-    quick_in_re,
-    refuse_empty,
-    regex_pieces,
-)
+from streamcodec.text.pinned import pinned_re
+from streamcodec.text.regex_patterns import compile_regex, quick_in_re, whole_matches
 from streamcodec.text.sequence import STEPS_PREFIX, Steps
 from streamcodec.text.unicode_classes import class_ranges
 from streamcodec.vocab import CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN
@@ -127,12 +122,11 @@ class Pretokenizer:
             if text.isascii() or _bmp_sets_apply(text, start, end):
                 return fast_pattern(self.named).findall(text, start, end)
             return full_pattern(self.named).findall(text, start, end)
+        # An empty match met in the text is refused on both (compiling's check may miss one).
         if self._pinned is not None:
-            pieces = whole_matches(self._pinned, text, start, end)
-            refuse_empty(self._pinned, pieces, text, start, end)  # compiling's check may miss one
-            return pieces
+            return whole_matches(self._pinned, text, start, end)
         assert self._regex is not None  # set for every pattern the branches above do not cut
-        return regex_pieces(self._regex, text, start, end)
+        return whole_matches(self._regex, text, start, end)
 
     def words(self, text: str, start: int = 0, end: int | None = None) -> list[str] | None:
         """``text[start:end]`` cut where every named pattern must end a piece, whatever follows:

@@ -21,26 +21,33 @@ away (``regex`` checks for signals).
 
     >>> compile_regex(r"\\p{L}+").findall("héllo wörld")
     ['héllo', 'wörld']
+
+:func:`whole_matches` is the one reader of a pattern's matches, ``re``'s or ``regex``'s: whole
+(``findall`` gives a pattern's groups when it has some), an empty one refused.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, TypeAlias
 
 if TYPE_CHECKING:
     import re
 
     import regex
 
+#: A compiled pattern of either engine: ``re`` runs the pinned patterns, ``regex`` the others.
+Pattern: TypeAlias = "re.Pattern[str] | regex.Pattern[str]"
+
 __all__ = [
     "PROBE_SECONDS",
+    "Pattern",
     "RegexMissingError",
     "compile_regex",
     "quick_in_re",
     "refuse_empty",
-    "regex_pieces",
+    "whole_matches",
 ]
 
 #: The time a probe of the backtracking check may take: a pattern that backtracks without
@@ -111,7 +118,7 @@ def _check(compiled: regex.Pattern[str]) -> None:
     (the module docstring: why and how)."""
     for probe in _probes(compiled.pattern, _RUN):
         try:
-            regex_pieces(compiled, probe, timeout=PROBE_SECONDS)
+            whole_matches(compiled, probe, timeout=PROBE_SECONDS)
         except TimeoutError:
             raise ValueError(
                 f"the pre-tokenizer pattern {_shown(compiled.pattern)} backtracks without "
@@ -121,8 +128,8 @@ def _check(compiled: regex.Pattern[str]) -> None:
             ) from None
 
 
-def regex_pieces(
-    compiled: regex.Pattern[str],
+def whole_matches(
+    compiled: Pattern,
     text: str,
     start: int = 0,
     end: int = -1,
@@ -131,19 +138,20 @@ def regex_pieces(
 ) -> list[str]:
     """The matches of ``compiled`` in ``text[start:end]``, whole, as tiktoken takes them
     (``findall`` gives a pattern's groups when it has some: ``(ab)+|.`` failed on tuples);
-    an empty one refused (:func:`refuse_empty`)."""
+    an empty one refused (:func:`refuse_empty`). ``timeout`` (seconds) is ``regex``'s: a
+    :class:`TimeoutError` past it; ``re`` has none."""
     end = len(text) if end < 0 else end
+    budget: dict[str, Any] = {} if timeout is None else {"timeout": timeout}  # regex's alone
     if compiled.groups:
-        found = compiled.finditer(text, start, end, timeout=timeout)
-        pieces = [match.group() for match in found]
+        pieces = [match.group() for match in compiled.finditer(text, start, end, **budget)]
     else:
-        pieces = compiled.findall(text, start, end, timeout=timeout)
+        pieces = compiled.findall(text, start, end, **budget)
     refuse_empty(compiled, pieces, text, start, end)
     return pieces
 
 
 def refuse_empty(
-    compiled: regex.Pattern[str] | re.Pattern[str],
+    compiled: Pattern,
     pieces: list[str],
     text: str,
     start: int = 0,

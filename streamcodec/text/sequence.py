@@ -19,7 +19,9 @@ an encoding pickles, streams and names its pre-tokenizer as any other:
     [b'x', b'\xc2', b'\xbd']
 
 The steps (each Hugging Face's, with its ``Isolated`` behaviour: a match is a piece, and so is
-each run of text between two matches):
+each run of text between two matches, found between the pattern's own matches; a pattern that
+also matched the runs would hold it twice, and the copy's backreferences would name the first
+copy's groups: ``(a)\1`` cut ``aaaab`` unlike Hugging Face):
 
 - ``("split", pattern)``: ``Split`` with a regex (``regex`` dialect);
 - ``("digits", individual)``: ``Digits``: each digit alone, or runs of digits;
@@ -33,27 +35,20 @@ from __future__ import annotations
 
 import functools
 import json
-import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from streamcodec.text.byte_alphabet import token_to_unicode, unicode_to_tokens
 from streamcodec.text.known_patterns import HF_BYTE_LEVEL_PATTERN
-from streamcodec.text.pinned import pinned_re, whole_matches
-from streamcodec.text.regex_patterns import compile_regex, regex_pieces
+from streamcodec.text.pinned import pinned_re
+from streamcodec.text.regex_patterns import Pattern, compile_regex, refuse_empty
 
-if TYPE_CHECKING:
-    import regex
-
-__all__ = ["GAPS", "STEPS_PREFIX", "Step", "Steps", "parse_steps", "steps_pattern"]
+__all__ = ["STEPS_PREFIX", "Step", "Steps", "parse_steps", "steps_pattern"]
 
 #: How a ``pat_str`` of steps begins (a regex comment: no pattern written by hand starts so).
 STEPS_PREFIX = "(?#steps)"
 Step = tuple[str, Any]
 _KINDS = {"split": str, "digits": bool, "punctuation": bool, "bytelevel": bool}
 _PUNCTUATION = r"[\p{P}!-/:-@\[-`{-~]"
-#: A match of a pattern, else the longest run of characters at none of which it matches
-#: (``[\s\S]``, not ``(?s:.)``: Oniguruma, Hugging Face's engine, has no ``s`` flag).
-GAPS = r"(?:{0})|(?:(?!(?:{0}))[\s\S])+"
 
 
 def steps_pattern(steps: list[Step]) -> str:
@@ -90,17 +85,17 @@ class Steps:
             raise ValueError(f"not a pre-tokenizer Sequence: {pattern[:60]!r}")
         self.pattern = pattern
         # The patterns that cut, in order, and where ByteLevel writes the bytes as characters.
-        self._cutters: list[regex.Pattern[str] | re.Pattern[str] | None] = []
+        self._cutters: list[Pattern | None] = []
         for kind, argument in steps:
             if kind == "split":
-                self._cutters.append(_gapped(argument))
+                self._cutters.append(_cutter(argument))
             elif kind == "digits":
-                self._cutters.append(_gapped(r"\p{N}" if argument else r"\p{N}+"))
+                self._cutters.append(_cutter(r"\p{N}" if argument else r"\p{N}+"))
             elif kind == "punctuation":
-                self._cutters.append(_gapped(_PUNCTUATION + ("+" if argument else "")))
+                self._cutters.append(_cutter(_PUNCTUATION + ("+" if argument else "")))
             else:
                 if argument:
-                    self._cutters.append(_gapped(HF_BYTE_LEVEL_PATTERN))
+                    self._cutters.append(_cutter(HF_BYTE_LEVEL_PATTERN))
                 self._cutters.append(None)  # the byte alphabet from here on
         first = self._cutters.index(None) if None in self._cutters else len(self._cutters)
         self._text_cutters = self._cutters[:first]
@@ -112,7 +107,7 @@ class Steps:
         pieces = [text[start:end]] if end is None or start < end else []
         for cutter in self._text_cutters:
             assert cutter is not None
-            pieces = [p for piece in pieces for p in _matches(cutter, piece) if p]
+            pieces = [p for piece in pieces for p in _isolated(cutter, piece)]
         return [p for p in pieces if p]
 
     def byte_pieces(
@@ -125,21 +120,31 @@ class Steps:
             return [piece.encode("utf-8", errors) for piece in pieces]
         written = [token_to_unicode(piece.encode("utf-8", errors)) for piece in pieces]
         for cutter in self._byte_cutters:
-            written = [p for piece in written for p in _matches(cutter, piece) if p]
+            written = [p for piece in written for p in _isolated(cutter, piece)]
         return unicode_to_tokens(written)
 
 
-def _matches(cutter: regex.Pattern[str] | re.Pattern[str], text: str) -> list[str]:
-    """Each match of ``cutter`` in ``text``, whole (a pattern with groups too)."""
-    if isinstance(cutter, re.Pattern):
-        return whole_matches(cutter, text)
-    return regex_pieces(cutter, text)
+def _isolated(cutter: Pattern, text: str) -> list[str]:
+    """``text`` cut as ``Isolated`` cuts it: each match of ``cutter`` is a piece, and so is each
+    run of text between two matches (an empty match refused, as compiling refuses one)."""
+    pieces = []
+    at = 0
+    for match in cutter.finditer(text):
+        start, end = match.span()
+        if start == end:
+            refuse_empty(cutter, [""], text)
+        if start > at:
+            pieces.append(text[at:start])
+        pieces.append(text[start:end])
+        at = end
+    if at < len(text):
+        pieces.append(text[at:])
+    return pieces
 
 
 @functools.cache
-def _gapped(pattern: str) -> regex.Pattern[str] | re.Pattern[str]:
-    """``pattern`` whose matches are pieces, and each run between them too (``Isolated``),
-    checked by ``regex``, and cut on the shipped Unicode tables where its classes pin."""
-    gapped = GAPS.format(pattern)
-    checked = compile_regex(gapped)
-    return pinned_re(gapped) or checked
+def _cutter(pattern: str) -> Pattern:
+    """``pattern`` compiled: checked by ``regex``, and cut on the shipped Unicode tables where
+    its classes pin (:mod:`streamcodec.text.pinned`)."""
+    checked = compile_regex(pattern)
+    return pinned_re(pattern) or checked
