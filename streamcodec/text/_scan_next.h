@@ -127,6 +127,34 @@ static inline Py_ssize_t K(punctuation)(const CH *s, Py_ssize_t j, Py_ssize_t n,
     return k;
 }
 
+/* For the case shapes (o200k_base, Tekken), the commonest pieces of text first: a lower-case
+ * ASCII letter, or a capital and a lower-case one, alone or after one space, taken with a few
+ * tests of code units before K(shape_next) tries the alternatives in order (for these shapes,
+ * K(case_letters) is their longest code); the end, or -1 for any other piece (and for the
+ * other shapes, whose letter alternative is short already). The same end as the alternatives
+ * give: no contraction or digit barrier starts at a letter or a space in these shapes; a space
+ * before a letter is the prefix P = [^\r\n\p{L}\p{N}], tried first; U*W+ at a lower-case
+ * letter takes no capital, and at a capital before a lower-case letter takes that one capital,
+ * then the run of W (K(run), as K(o200k_lower) runs it); then the contraction suffix, as
+ * K(case_letters) takes it. */
+static inline __attribute__((always_inline)) Py_ssize_t
+K(ascii_word)(const CH *s, Py_ssize_t i, Py_ssize_t n, const sc_pattern *p) {
+    if (p->letters != SC_LETTERS_CASES) return -1;
+    Py_ssize_t j = s[i] == ' ' && i + 1 < n ? i + 1 : i;
+    unsigned c = s[j];
+    if (c - 'a' < 26u) {
+        j += 1;
+    } else if (c - 'A' < 26u && j + 1 < n && (unsigned)s[j + 1] - 'a' < 26u) {
+        j += 2;
+    } else {
+        return -1;
+    }
+    Py_ssize_t e = K(run)(s, j, n, O200K_LOWER);
+    if (p->contraction != SC_CONTRACTION_SUFFIX) return e;
+    Py_ssize_t t = K(contraction)(s, e, n, 1);
+    return t ? t : e;
+}
+
 /* The piece at i for a pattern of shape p (_scan_pattern.h), alternatives in order:
  *   contraction | letters | numbers | ' ?[^\s\p{L}\p{N}]+' trail | whitespace
  * Always inlined by K(next) with a constant shape, so each pattern gets its own straight code.
@@ -136,6 +164,8 @@ static inline Py_ssize_t K(punctuation)(const CH *s, Py_ssize_t j, Py_ssize_t n,
 static inline __attribute__((always_inline)) Py_ssize_t
 K(shape_next)(const CH *s, Py_ssize_t i, Py_ssize_t n, const sc_pattern *p) {
     Py_UCS4 c = s[i];
+    Py_ssize_t e = K(ascii_word)(s, i, n, p);
+    if (e >= 0) return e;
     unsigned f = uc_class(c);
     if (p->barrier && (f & UC_NUMBER)) return i + 1; /* SC_LETTERS_SPACE only: HF's Digits */
     if (c == '\'' && (p->contraction == SC_CONTRACTION_CASED ||
@@ -152,7 +182,7 @@ K(shape_next)(const CH *s, Py_ssize_t i, Py_ssize_t n, const sc_pattern *p) {
         if (!(f & UC_SPACE)) return K(punctuation)(s, j, n, p->trail);
         return K(spaces)(s, i, n, p);
     }
-    Py_ssize_t e = p->letters == SC_LETTERS_PREFIX
+    e = p->letters == SC_LETTERS_PREFIX
                        ? K(prefix_letters)(s, i, n, c, f)
                        : K(case_letters)(s, i, n, c, f, p->contraction == SC_CONTRACTION_SUFFIX);
     if (e >= 0) return e;
