@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 import streamcodec
 from streamcodec.corpus import job as job_module
 from streamcodec.corpus import read_documents, tokenize
-from streamcodec.corpus.columns import json_column
+from streamcodec.corpus.columns import holds_special, json_column
 from streamcodec.corpus.document import Input, Range, Reading
 from streamcodec.corpus.jsonlines import Lines, json_documents, line_blocks
 
@@ -342,3 +342,27 @@ def test_a_stop_while_a_shard_is_put_in_place_leaves_none_of_its_files(
     listed = {f["name"] for e in json.loads((out / "manifest.json").read_text())["shards"]
               for f in e["files"]}  # fmt: skip
     assert listed and {p.name for p in out.iterdir()} == listed | {"manifest.json"}
+
+
+_PIECES = st.sampled_from(["a", "é", "日", "🙂", "<|", "|>", ".", "*", "\\", "[", "]", "(", "?",
+                           "$", "^", "{1}", "\x00", "\x7f", "\n", " ", "\ud800"])  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.lists(_PIECES, min_size=1, max_size=4).map("".join), max_size=4),
+    st.lists(st.lists(_PIECES, max_size=12).map("".join), max_size=5),
+    st.sampled_from(["string", "large_string", "binary"]),
+)
+def test_a_special_token_is_found_in_any_column_as_in_the_text(
+    specials: list[str], texts: list[str], kind: str
+) -> None:
+    """Arrow's RE2 (string columns, the GIL released) and ``re`` over the data (binary) find a
+    special token's text exactly where ``in`` does, whatever its characters."""
+    rows = [t.encode("utf-8", "replace") for t in texts]
+    if kind != "binary":
+        rows = [r.decode("utf-8") for r in rows]  # type: ignore[misc]
+    column = pyarrow.array(rows, kind)
+    decoded = [r if isinstance(r, str) else r.decode("utf-8") for r in rows]
+    expected = any(token in text for token in specials for text in decoded)
+    assert holds_special(column, frozenset(specials)) == expected

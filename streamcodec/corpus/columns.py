@@ -123,13 +123,41 @@ def parquet_column(values: Any) -> Any:
 
 
 def holds_special(column: Any, specials: frozenset[str]) -> bool:
-    """Whether the text of one of ``specials`` is in the data of the Arrow string array
-    ``column`` (searched whole: a sliced array's other bytes can only say yes, and a yes sends
-    the block to the Python reader, which finds where)."""
+    """Whether the text of one of ``specials`` is in a value of the Arrow array ``column``
+    (a yes sends the block to the Python reader, which finds where). A string column is
+    searched by Arrow's RE2 with the GIL released; a binary one (Parquet), whose bytes may
+    not be UTF-8, by ``re`` over its data, searched whole (a sliced array's other bytes can
+    only say yes)."""
+    specials = _in_utf8(specials)  # one with a lone surrogate is in no UTF-8 text
     if not specials:
         return False
+    import pyarrow
+    import pyarrow.compute
+
+    if pyarrow.types.is_string(column.type) or pyarrow.types.is_large_string(column.type):
+        found = pyarrow.compute.match_substring_regex(column, _re2_alternatives(specials))
+        return bool(pyarrow.compute.any(found).as_py())
     data = column.buffers()[2]
     return data is not None and _special_bytes(specials).search(memoryview(data)) is not None
+
+
+@functools.lru_cache(maxsize=16)
+def _in_utf8(specials: frozenset[str]) -> frozenset[str]:
+    return frozenset(t for t in specials if not any(0xD800 <= ord(c) <= 0xDFFF for c in t))
+
+
+@functools.lru_cache(maxsize=16)
+def _re2_alternatives(specials: frozenset[str]) -> str:
+    """An RE2 pattern matching any of ``specials`` literally (its metacharacters escaped,
+    control characters as ``\\xNN``)."""
+    meta = set("\\.+*?()|[]{}^$")
+
+    def literal(char: str) -> str:
+        if char in meta:
+            return "\\" + char
+        return f"\\x{ord(char):02x}" if ord(char) < 0x20 or char == "\x7f" else char
+
+    return "|".join("".join(map(literal, token)) for token in sorted(specials))
 
 
 @functools.lru_cache(maxsize=16)
