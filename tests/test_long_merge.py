@@ -90,7 +90,7 @@ def test_runs_of_every_length_on_both_paths(seed: int | None) -> None:
 def test_the_search_gives_way_on_a_run_and_keeps_real_pieces(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Every run of ``a`` to 300 bytes: a run tries over 100 candidates a byte, and the search
+    """Every run of ``a`` to 500 bytes: a run tries over 100 candidates a byte, and the search
     gives its piece to the merge; a piece that pairs at once (``ab`` repeated) keeps the search."""
     given_up: list[bytes] = []
 
@@ -99,9 +99,9 @@ def test_the_search_gives_way_on_a_run_and_keeps_real_pieces(
         return merge_piece(piece, ranks)
 
     monkeypatch.setattr(backtrack, "merge_piece", merge)
-    ranks = runs(300, None)
+    ranks = runs(500, None)
     encoder = PieceEncoder(ranks, long_piece=1)
-    run = b"a" * 3000 + b"b"
+    run = b"a" * 2000 + b"b"
     assert encoder(run) == merge_piece(run, ranks)
     assert given_up == [run]
     assert encoder(b"ab" * 2000) == [ranks[b"ab"]] * 2000

@@ -32,10 +32,12 @@ from streamcodec.pieces.trie import TokenTrie
 __all__ = ["TRIES_BEYOND", "TRIES_PER_BYTE", "backtrack_piece"]
 
 # The search's budget of candidate tries, a byte and beyond. Here a try is mostly a memo's hit
-# and a heap merge in Python costs about 8 a byte (o200k_base: runs of "1" and "-" as fast as
-# unbounded, every run of "a" to 500 bytes 450x faster); the compiled twin's tries cost more
-# beside its heap merge, and it gives way at 2 a byte (_core_backtrack.c).
-TRIES_PER_BYTE = 8
+# and a heap merge in Python costs 2-5 us a byte: at 64 a byte the runs of real vocabularies
+# (o200k_base's "-" 48 tries a byte, "=" 29, "*" 20) keep the search and its speed (a lower
+# budget made them 1.3-3x slower), every run of "a" to 500 bytes (over 100) gives way, 7x
+# faster than unbounded. The compiled twin's tries cost more beside its heap merge: it gives
+# way at 2 a byte (_core_backtrack.c).
+TRIES_PER_BYTE = 64
 TRIES_BEYOND = 64
 
 _MAX_WINDOWS = 4096  # candidate lists remembered per piece
