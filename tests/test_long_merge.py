@@ -119,3 +119,11 @@ def test_long_runs_in_a_whole_text(backend: str) -> None:
     pieces = ["a" * 1200 + "b", " ", "a" * 700, "\n", "a" * 200]
     expected = [i for piece in pieces for i in rank_merge(piece.encode(), ranks)]
     assert enc.encode_ordinary("".join(pieces)) == expected
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**32), piece=long_pieces)
+def test_the_pure_heap_takes_ranks_past_2_to_the_32(seed: int, piece: bytes) -> None:
+    """A pair's key is ``rank * n + start``: any rank orders as the pair (rank, start) does."""
+    ranks = {data: rank * 7 + 2**40 for data, rank in random_vocabulary(seed, shuffle=True).items()}
+    assert merge_piece(piece, ranks) == rank_merge(piece, ranks, whole_piece=False)
