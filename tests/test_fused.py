@@ -196,6 +196,26 @@ def test_a_stretch_with_no_safe_cut_is_read_as_it_is(run: str, wide: str) -> Non
             assert one_pass == two_steps, (pattern, text[:20])
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    wide=st.lists(class_texts(), min_size=1, max_size=3),
+    at=st.lists(st.integers(0, WINDOW + 64), min_size=1, max_size=3),
+    size=st.integers(WINDOW - 64, WINDOW + 64),
+)
+def test_wide_fragments_anywhere_in_a_window_of_latin1(
+    wide: list[str], at: list[int], size: int
+) -> None:
+    """Random class samples (contractions, whitespace and CR/LF runs, marks, emoji...) put at
+    random offsets of Latin-1 text about one window long: where the stretches end, their safe
+    cuts, the window's end and the text's."""
+    text = (LATIN1_TEXT * (size // len(LATIN1_TEXT) + 1))[:size]
+    for fragment, offset in zip(wide, at, strict=False):
+        text = text[:offset] + fragment + text[offset:]
+    for pattern in NAMED:
+        one_pass, two_steps = _both(pattern, text, 0, len(text), "surrogateescape")
+        assert one_pass == two_steps, (pattern, text)
+
+
 def test_a_wider_strs_blocks_end_inside_a_window() -> None:
     """A text past the pass's block of 2**20 code units (the GIL and signals between blocks):
     the blocks end inside windows, and the ids are tiktoken's."""
