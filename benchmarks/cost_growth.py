@@ -8,7 +8,7 @@ sharing their first bytes with the text (a vocabulary of the 256 bytes, ``ab`` a
 100,000 ``c``; one with ``ab`` + ``c`` * k for every k to 600; one with every run of ``a`` to
 500 bytes, each position of a run starting 500 candidates), o200k_base on pieces that start many
 tokens (``"--+" * n``, ``"  x" * n``, ``"-+" * n``: one piece, from 400 K to 800 K characters;
-``"-" * n``, every run to 64 a token) and the pathological inputs (one letter, spaces, digits,
+``"-" * n``: 28 runs of ``-`` are tokens) and the pathological inputs (one letter, spaces, digits,
 CJK). The C candidate search was once cubic here (it hashed every prefix length), then quadratic
 in the longest run (a trie walk per candidate), and runs cost 10-100 tries a byte until the
 search gave way to the merge by heap. Exits 1 when a ratio is over ``--limit``; rerun a failing

@@ -173,7 +173,7 @@ LONG_PIECES = [
     "ab" * 2000,
     "🙂" * 500,
     "x" + "y" * 3000 + "z",
-    "-" * 3000,  # every run of "-" to 64 is an o200k_base token: the search gives way to the merge
+    "-" * 3000,  # o200k_base has 28 runs of "-" as tokens: the search gives way to the merge
     "=" * 1000 + "*" * 1000,
 ]
 

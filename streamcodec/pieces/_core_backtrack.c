@@ -243,7 +243,7 @@ static uint32_t candidate(const sc_vocab *v, const uint8_t *p, size_t n, work *w
 
 /* The candidates a search may try, per byte of its piece and beyond that, before it gives way to
  * the rank merge by heap (_core_merge.c), whose ids are the same. Pieces of real text try 0.01-4
- * candidates a byte; a run of one byte whose every length is a token tries 10-50 (o200k_base's
+ * candidates a byte; a run of one byte that starts many tokens tries 10-50 (o200k_base's
  * runs of "-": 48, each try a valid-pair walk), and the heap's merge costs about 2 tries a byte
  * (o200k_base, 100 KB pieces: 7-65 MB/s; the search 0.4-140). The pure twin's tries are mostly
  * memo hits: it gives way at 64 (streamcodec.pieces.backtrack.TRIES_PER_BYTE). */

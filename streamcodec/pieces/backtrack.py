@@ -12,7 +12,7 @@ position that failed once fails always and is marked dead: each position is left
 Unreachable tokens can never be part of a merge result, so they are never candidates.
 
 The search is linear in the piece, but each position may try as many candidates as the longest
-token it starts is long: a run of one byte whose every length is a token (o200k_base's runs of
+token it starts is long: a run of one byte that starts many tokens (o200k_base's runs of
 ``-``) tries 10-50 a byte, each a valid-pair check, and every run of ``a`` to 500 bytes over
 100. After ``TRIES_PER_BYTE`` tries a byte (and ``TRIES_BEYOND``) the search gives way to the
 rank merge by heap (:mod:`.merge`), which gives the same ids in O(n log n) whatever the

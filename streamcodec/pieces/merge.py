@@ -7,7 +7,7 @@ rather than a rebuild: quadratic in the worst case, fast for the short segments 
 text (long segments go to the backtracking encoder in :mod:`streamcodec.pieces.backtrack`).
 From ``HEAP_MERGE`` bytes on the pairs are kept in a heap instead, keyed (rank, start), whose
 least entry is the same pair, lowest rank and leftmost: one merge costs O(log n), so a piece
-that the backtracking search gives back (a run whose every length is a token) merges in
+that the backtracking search gives back (a run that starts many tokens) merges in
 O(n log n), as tiktoken merges its large pieces.
 
     >>> merge_piece(b"abc", {b"a": 0, b"b": 1, b"c": 2, b"bc": 3, b"ab": 4})
