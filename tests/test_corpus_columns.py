@@ -366,3 +366,16 @@ def test_a_special_token_is_found_in_any_column_as_in_the_text(
     decoded = [r if isinstance(r, str) else r.decode("utf-8") for r in rows]
     expected = any(token in text for token in specials for text in decoded)
     assert holds_special(column, frozenset(specials)) == expected
+
+
+def test_a_block_past_pyarrows_block_size_is_the_python_readers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """pyarrow's block size is 32-bit (a larger one is an OverflowError, not a read): a block
+    of one line over 2 GiB goes to the Python reader."""
+    from streamcodec.corpus import columns
+
+    block = _lines(b'{"text": "a line longer than the limit"}\n')
+    assert json_column(block, Reading()) is not None
+    monkeypatch.setattr(columns, "_MOST", 20)
+    assert json_column(block, Reading()) is None

@@ -36,6 +36,7 @@ from streamcodec.corpus.jsonlines import Lines
 __all__ = ["arrow_reads", "holds_special", "json_column", "parquet_column"]
 
 _BOM = b"\xef\xbb\xbf"
+_MOST = (1 << 31) - 2  # pyarrow's block size is 32-bit: a longer line is the Python reader's
 _SPACE = b" \t\r\x0b\x0c"  # what bytes.strip() takes away, less the newline
 _BLANK_INSIDE = re.compile(rb"\n[ \t\r\x0b\x0c]*\n")
 _BLANK_FIRST = re.compile(rb"[ \t\r\x0b\x0c]*\n")
@@ -60,7 +61,9 @@ def json_column(lines: Lines, reading: Reading) -> Any:
     import pyarrow.json
 
     data = lines.data
-    if data.startswith(_BOM) or b"\n" + _BOM in data or _has_blank_line(data):
+    if len(data) >= _MOST or data.startswith(_BOM) or b"\n" + _BOM in data:
+        return None
+    if _has_blank_line(data):
         return None
     try:
         _valid_utf8(data)
