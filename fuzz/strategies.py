@@ -40,10 +40,12 @@ if TYPE_CHECKING:
     from streamcodec import Encoding
 
 __all__ = [
+    "BLOCK_FRAGMENTS",
     "CLASS_SAMPLES",
     "REAL_VOCABS",
     "Case",
     "Vocab",
+    "block_texts",
     "case",
     "class_texts",
     "pieces",
@@ -291,13 +293,36 @@ def class_texts() -> st.SearchStrategy[str]:
     return st.lists(fragment, max_size=10).map("".join)
 
 
+# What the scanner's block step (streamcodec/text/_scan_block.h) tells apart, and what it must
+# leave to the step of one piece: ASCII words of each case, digit runs, whitespace runs with and
+# without newlines, punctuation and its trails, contractions, a few Latin-1 code points.
+BLOCK_FRAGMENTS = (
+    *("the", " the", "The", " WORD", "camelCase", "HTMLParser", "aB", "x"),
+    *("1", "12", "123", "1234", "1234567", " 42"),
+    *(" ", "  ", "    ", "\t", "\n", "\n\n", "\r\n", "\n    ", "  \n", "\t\n", " \n ", "\v\f"),
+    *(".", ",", "...", " (", ");", "=", "//", "/", "\n/", ".\n", ":\n\n  ", "-"),
+    *("'", "'s", "'LL", "'ve", "'x", "don't"),
+    *("\xe9", "\xa0", "\x85", "\xb2", "\xd7"),
+)
+
+
+def block_texts() -> st.SearchStrategy[str]:
+    """Text of mostly ASCII, a few block lengths (64 code points) long, for the scanner's block
+    step: :data:`BLOCK_FRAGMENTS` and runs of one of them, glued in any order."""
+    fragment = st.one_of(
+        st.sampled_from(BLOCK_FRAGMENTS),
+        st.tuples(st.sampled_from(BLOCK_FRAGMENTS), st.integers(2, 70)).map(lambda t: t[0] * t[1]),
+    )
+    return st.lists(fragment, min_size=10, max_size=120).map("".join)
+
+
 def scanner_cases() -> st.SearchStrategy[Case]:
-    """Cases for the pre-tokenizer's scanner: :func:`class_texts` and cuts (the vocabulary is
-    unused: the scanner is checked on every named pattern)."""
+    """Cases for the pre-tokenizer's scanner: :func:`class_texts`, :func:`block_texts` and cuts
+    (the vocabulary is unused: the scanner is checked on every named pattern)."""
     return st.builds(
         Case,
         st.just(Vocab()),
-        texts=st.lists(class_texts(), max_size=8).map(tuple),
+        texts=st.lists(st.one_of(class_texts(), block_texts()), max_size=8).map(tuple),
         cuts=st.lists(st.integers(0, 64), max_size=8).map(tuple),
     )
 

@@ -10,6 +10,16 @@
  */
 #include "../text/_scan_cut.h"
 #include "../text/_scan_next.h"
+#include "../text/_scan_block.h"
+
+/* The piece s[i:e] of a 1-byte string, all ASCII: its own UTF-8, read in place. */
+static inline int K(in_place)(const CH *s, Py_ssize_t i, Py_ssize_t e, Py_ssize_t n,
+                              fused_pass *p) {
+    const uint8_t *b = (const uint8_t *)s + i;
+    size_t len = (size_t)(e - i);
+    /* Eight bytes from b are the text's while e + 8 <= n: one load for the head. */
+    return fused_piece(p, b, len, e + 8 <= n ? sc_head_padded(b, len) : sc_head(b, len));
+}
 
 /* The pieces of s[:n] from *at (a piece start) until one ends at or past `stop`: *at is left
  * at the next piece start. SC_OK, SC_NOMEM, FUSED_LIMIT, or FUSED_REFUSED with the refused
@@ -21,14 +31,29 @@ static int K(fused_units)(const CH *s, Py_ssize_t *at, Py_ssize_t stop, Py_ssize
     /* 1-byte strings: the first byte at or after i that is not ASCII (a piece before it is all
      * ASCII), found again only once i passes it, not piece by piece. */
     Py_ssize_t high = sizeof(CH) == 1 && !p->ascii ? -1 : n;
+    /* 1-byte strings: 64 code points at a time where the block step can (_scan_block.h), whose
+     * pieces are all ASCII; K(next) from where it stops until a piece ends past `past` (the
+     * first code point it could not settle). */
+    const sc_pattern *shape = sizeof(CH) == 1 ? sc_block_shape(p->pattern) : NULL;
+    Py_ssize_t past = i - 1;
     while (i < stop && status == SC_OK) {
+        if (shape && i > past && n - i >= SC_BLOCK) {
+            int hard;
+            Py_ssize_t base = i;
+            for (uint64_t ends = sc_block_ends((const uint8_t *)s + i, shape, &hard);
+                 ends && i < stop && status == SC_OK; ends &= ends - 1) {
+                Py_ssize_t e = base + __builtin_ctzll(ends);
+                status = K(in_place)(s, i, e, n, p);
+                i = e;
+            }
+            past = hard < SC_BLOCK ? base + hard : i > base ? i - 1 : i;
+            continue;
+        }
         Py_ssize_t e = K(next)(s, i, n, p->pattern);
-        const uint8_t *b = (const uint8_t *)s + i;
         size_t len = (size_t)(e - i);
         if (sizeof(CH) == 1 && high < i) high = ascii_end((const uint8_t *)s, i, n);
         if (sizeof(CH) == 1 && e <= high) {
-            /* Eight bytes from b are the text's while e + 8 <= n: one load for the head. */
-            status = fused_piece(p, b, len, e + 8 <= n ? sc_head_padded(b, len) : sc_head(b, len));
+            status = K(in_place)(s, i, e, n, p);
         } else {
             size_t most = sc_utf8_most((int)sizeof(CH)) * len;
             if (most > p->buf_cap && fused_grow_buffer(p, most) != SC_OK) return SC_NOMEM;
