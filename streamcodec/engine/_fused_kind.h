@@ -2,11 +2,12 @@
  *   CH         the code unit type (Py_UCS1, Py_UCS2 or Py_UCS4),
  *   K(name)    the name with the kind's suffix.
  *
- * Each piece is cut by the scanner's step (streamcodec/text/_scan_next.h) and handed to
- * fused_piece (_fused.c) as soon as it is cut, as UTF-8: a 1-byte string's piece of ASCII code
- * points is its own UTF-8 (read in place), any other is encoded into p->buf
- * (streamcodec/_utf8.h). A 2- or 4-byte string is read as 1-byte strings where it can be (its
- * stretches of code points below 256, cut at safe cuts: K(fused)). No Python object is touched.
+ * Each piece is cut by the scanner's step (streamcodec/text/_scan_next.h), or in a 1-byte string
+ * 64 code points at a time by its block step (_scan_block.h), and handed to fused_piece
+ * (_fused.c) as soon as it is cut, as UTF-8: a 1-byte string's piece of ASCII code points is
+ * its own UTF-8 (read in place), any other is encoded into p->buf (streamcodec/_utf8.h). A 2- or
+ * 4-byte string is read as 1-byte strings where it can be (its stretches of code points below
+ * 256, cut at safe cuts: K(fused)). No Python object is touched.
  */
 #include "../text/_scan_cut.h"
 #include "../text/_scan_next.h"
