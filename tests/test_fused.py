@@ -47,8 +47,9 @@ def _core() -> object:
     )
 
 
-# The word cache off, one set (evicting at every turn), and the default.
-CACHE_SIZES = (0, 300, 32 << 20)
+# The caches off; a first level of 2 lines and no word cache; 8 lines and 2 sets (both evicting at
+# every turn); the default.
+CACHE_SIZES = (0, 300, 2000, 32 << 20)
 
 
 @functools.cache
@@ -242,6 +243,24 @@ def test_real_text_equals_tiktoken(real_encoding: streamcodec.Encoding) -> None:
         info = fused.cache_info()
         assert (info["hits"] > 0) == (size > 0), info
         assert info["bytes"] <= size
+
+
+def test_the_first_level_tells_short_pieces_apart() -> None:
+    """The first level's key is a piece's first 15 bytes, zero-padded, and its length: pieces that
+    differ only past byte 8, by trailing NUL bytes, or in length about 8 and 15 bytes, and pieces
+    of one to many tokens, each get their own ids, from a cache that holds them or evicts."""
+    rng = random.Random(5)
+    pieces = [" " + "!" * n + "\x00" * k for n in range(1, 17) for k in range(4)]
+    tails = ("".join(rng.choices("hijé€😀", k=n)) for n in range(12) for _ in range(9))
+    pieces += [" abcdefg" + tail for tail in tails]
+    pieces += ["".join(rng.choices("qzx\x00é😀", k=n)) for n in range(1, 18) for _ in range(9)]
+    text = " ".join(pieces * 3)  # repeated: cached the first time, answered by the cache after
+    expected = _core().encode_pieces(regex.findall(CL100K_PATTERN, text))  # type: ignore[attr-defined]
+    for size in (*CACHE_SIZES, 1 << 16):
+        fused = _fused(CL100K_PATTERN, size)
+        for _ in range(2):
+            assert fused.encode(text, 0, len(text), "strict") == expected, size
+            assert fused.count(text, 0, len(text), "strict", -1) == len(expected)
 
 
 def test_count_stops_past_its_limit() -> None:

@@ -81,12 +81,33 @@ static inline int fused_emit(fused_pass *p, const uint32_t *ids, size_t n) {
     return SC_OK;
 }
 
-/* One piece's bytes (head: sc_head's of them): the whole-piece rule, the word cache, or the
- * core's merge. */
+/* A first-level entry's ids (or, counting, their number). */
+static inline int fused_emit_entry(fused_pass *p, const fl_entry *e) {
+    size_t n = e->ids[0] >> 24;
+    if (n == 1) {
+        uint32_t t = e->ids[0] & FL_INDEX;
+        return fused_emit(p, &t, 1);
+    }
+    uint32_t ids[FL_IDS] = {e->ids[0] & FL_INDEX, e->ids[1], e->ids[2], e->ids[3]};
+    return fused_emit(p, ids, n);
+}
+
+/* One piece's bytes (head: sc_head's of them): the first level (a token or a short piece seen
+ * before, one line), else the whole-piece rule, the word cache, or the core's merge, whose
+ * answer is offered to the first level or the word cache. */
 static inline int fused_piece(fused_pass *p, const uint8_t *b, size_t len, uint64_t head) {
+    first_level *first = &p->cache->first;
+    fl_key short_key;
+    int short_piece = len <= FL_KEY && first->lines;
+    if (short_piece) {
+        fl_key_set(&short_key, b, len, head);
+        const fl_entry *e = fl_get(first, &short_key);
+        if (e) return fused_emit_entry(p, e);
+    }
     int64_t token = sc_table_lookup(p->table, b, len, head);
     if (token >= 0) {
         uint32_t t = (uint32_t)token;
+        if (short_piece) fl_offer(first, &short_key, &t, 1);
         return fused_emit(p, &t, 1);
     }
     wc_key key;
@@ -99,7 +120,8 @@ static inline int fused_piece(fused_pass *p, const uint8_t *b, size_t len, uint6
     size_t before = p->out.len;
     if (p->api->encode_merged(p->vocab, b, len, &p->out) != SC_OK) return SC_NOMEM;
     size_t n = p->out.len - before;
-    if (cacheable) wc_offer(p->cache, &key, p->out.ids + before, n);
+    if (!(short_piece && fl_offer(first, &short_key, p->out.ids + before, n)) && cacheable)
+        wc_offer(p->cache, &key, p->out.ids + before, n);
     if (!p->counting) return SC_OK;
     p->out.len = before;
     p->count += n;
@@ -175,6 +197,9 @@ typedef struct {
     Py_ssize_t pooled, pool_cap, made;
 } FusedEncoder;
 
+static word_cache *take_cache(FusedEncoder *self);
+static void give_back(FusedEncoder *self, word_cache *c);
+
 static const sc_api *core_api(void) {
     const sc_api *api = PyCapsule_Import("streamcodec.pieces._core._C_API", 0);
     if (api && api->version != 3) {
@@ -218,6 +243,11 @@ static int fused_init(FusedEncoder *self, PyObject *args, PyObject *kwds) {
     self->pattern = pattern;
     self->cache_bytes = (size_t)cache_bytes;
     self->core = Py_NewRef(core);
+    /* The first cache now: filling its first level with the vocabulary is the encoder's build,
+     * not its first call's. */
+    word_cache *first = take_cache(self);
+    if (!first) return -1;
+    give_back(self, first);
     return 0;
 }
 
@@ -235,7 +265,7 @@ static void fused_dealloc(FusedEncoder *self) {
 static word_cache *take_cache(FusedEncoder *self) {
     if (self->pooled) return self->pool[--self->pooled];
     word_cache *c = PyMem_Malloc(sizeof *c);
-    if (!c || wc_init(c, self->cache_bytes) < 0) {
+    if (!c || wc_init(c, self->cache_bytes, self->api->table_of(self->vocab)) < 0) {
         PyMem_Free(c);
         PyErr_NoMemory();
         return NULL;
@@ -394,8 +424,8 @@ static PyObject *fused_cache_info(FusedEncoder *self, PyObject *unused) {
     uint64_t hits = 0, misses = 0;
     size_t bytes = 0;
     for (Py_ssize_t i = 0; i < self->pooled; i++) {
-        hits += self->pool[i]->hits;
-        misses += self->pool[i]->misses;
+        hits += self->pool[i]->hits + self->pool[i]->first.hits;
+        misses += self->pool[i]->misses + self->pool[i]->first.misses;
         bytes += wc_bytes(self->pool[i]);
     }
     return Py_BuildValue("{s:K,s:K,s:n,s:n,s:n}", "hits", (unsigned long long)hits, "misses",

@@ -5,10 +5,16 @@
  * the whole-piece rule and the rank merge depend on the piece's bytes alone, not on the text
  * around it (docs/performance.md, "The word cache").
  *
- * Shape (measured against the alternatives in docs/performance.md):
+ * Two levels in one bound (`bytes`): the first level (_first_level.h, up to three quarters),
+ * filled with the vocabulary's short tokens when it is made, answers a token or a piece of up to
+ * 15 bytes and 4 tokens with one probe of one line, and is asked first; the sets below are for
+ * what it does not hold (longer pieces, more tokens, pieces its full lines turned away).
+ *
+ * The sets' shape (measured against the alternatives in docs/performance.md):
  *   - set-associative: 4 ways of 64-byte entries (a cache line each, the table aligned to
- *     lines), the key and its ids inline, so a hit reads one line and allocates nothing; pieces longer than WC_KEY bytes or
- *     of more than WC_IDS tokens are not cached (they are rare, and merged as before);
+ *     lines), the key and its ids inline, so a hit reads one line and allocates nothing; pieces
+ *     longer than WC_KEY bytes or of more than WC_IDS tokens are not cached (they are rare, and
+ *     merged as before);
  *   - least-recently-used within a set: a hit moves its entry to the front;
  *   - scan-resistant by admission: once the cache has its full size, a piece that would evict
  *     another enters only on its second miss, remembered by a "doorkeeper" array of
@@ -22,7 +28,7 @@
  * the GIL held, and gives it back): no lock on the hot path.
  *
  *     word_cache c;
- *     wc_init(&c, 1 << 20);                       // about 1 MB
+ *     wc_init(&c, 1 << 20, table);                // about 1 MB; table: the vocabulary's
  *     wc_key k; wc_key_set(&k, (const uint8_t *)" hello", 6);
  *     const wc_entry *e = wc_get(&c, &k);        // NULL: a miss
  *     wc_offer(&c, &k, ids, 2);                   // remembered; a second offer stores it
@@ -38,6 +44,8 @@
 #else
 #include <sys/mman.h> /* madvise */
 #endif
+
+#include "_first_level.h"
 
 #define WC_KEY 24 /* key bytes an entry holds */
 #define WC_IDS 8  /* token indices an entry holds */
@@ -60,6 +68,7 @@ typedef struct {
 } wc_key;
 
 typedef struct {
+    first_level first; /* asked first: tokens and short pieces, one line (_first_level.h) */
     wc_entry *sets;    /* WC_WAYS entries a set */
     uint32_t *door;    /* fingerprints of pieces missed once */
     uint64_t set_mask; /* sets - 1 (a power of two) */
@@ -116,18 +125,45 @@ static int wc_alloc(word_cache *c, size_t sets) {
     return 0;
 }
 
-/* A cache of at most `bytes` (entries and doorkeeper together); too small for one set: no
- * cache (every lookup misses). 0 on success, -1 when out of memory. */
-static int wc_init(word_cache *c, size_t bytes) {
+static void wc_free(word_cache *c);
+
+/* The first level within `bytes`, filled with t's short tokens: 0, or -1 out of memory. */
+static int wc_first_init(first_level *f, size_t bytes, const sc_table *t) {
+    size_t lines = fl_lines_for(bytes, t->n);
+    if (!lines) return 0;
+    fl_entry *entries = wc_aligned_zeroed(lines * 2 * sizeof *entries);
+    uint32_t *door = wc_aligned_zeroed(lines * sizeof *door);
+    uint64_t *used = wc_aligned_zeroed((lines + 63) / 64 * sizeof *used);
+    if (!entries || !door || !used) {
+        wc_aligned_free(entries);
+        wc_aligned_free(door);
+        wc_aligned_free(used);
+        return -1;
+    }
+    fl_fill(f, lines, entries, door, used, t);
+    return 0;
+}
+
+/* A cache of at most `bytes` (entries and doorkeepers together): up to three quarters for the
+ * first level (filled with t's short tokens), the rest for the sets; too small for one set: no
+ * sets (every lookup misses). 0 on success, -1 when out of memory. */
+static int wc_init(word_cache *c, size_t bytes, const sc_table *t) {
     memset(c, 0, sizeof *c);
+    if (wc_first_init(&c->first, bytes / 4 * 3, t) < 0) return -1;
+    bytes -= fl_bytes(&c->first);
     if (bytes < WC_SET_BYTES) return 0;
     size_t sets = 1;
     while (2 * sets * WC_SET_BYTES <= bytes) sets *= 2;
     c->max_sets = sets;
-    return wc_alloc(c, sets < WC_FIRST_SETS ? sets : WC_FIRST_SETS);
+    if (wc_alloc(c, sets < WC_FIRST_SETS ? sets : WC_FIRST_SETS) == 0) return 0;
+    wc_free(c);
+    return -1;
 }
 
 static void wc_free(word_cache *c) {
+    wc_aligned_free(c->first.lines);
+    wc_aligned_free(c->first.door);
+    wc_aligned_free(c->first.used);
     wc_aligned_free(c->sets);
     wc_aligned_free(c->door);
     memset(c, 0, sizeof *c);
@@ -135,7 +171,7 @@ static void wc_free(word_cache *c) {
 
 /* The bytes a cache holds now. */
 static size_t wc_bytes(const word_cache *c) {
-    return c->sets ? (size_t)(c->set_mask + 1) * WC_SET_BYTES : 0;
+    return fl_bytes(&c->first) + (c->sets ? (size_t)(c->set_mask + 1) * WC_SET_BYTES : 0);
 }
 
 static inline uint64_t wc_rotl(uint64_t x, int r) { return x << r | x >> (64 - r); }

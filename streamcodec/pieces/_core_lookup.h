@@ -51,6 +51,7 @@ typedef struct {
      * bit says "no token" from memory small enough for the CPU's cache (sc_table_may_hold). */
     const uint64_t *filter;
     uint64_t filter_mask; /* bits - 1 (a power of two) */
+    size_t n;             /* tokens */
 } sc_table;
 
 #define SC_SHORT_ONE 65536

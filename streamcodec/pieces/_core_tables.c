@@ -146,7 +146,7 @@ sc_vocab *sc_vocab_new(size_t n, const uint8_t *data, const size_t *offsets,
         return NULL;
     }
     v->table = (sc_table){v->slots, cap - 1, v->short_index, v->data, v->off, v->filter,
-                          filter_bits - 1};
+                          filter_bits - 1, n};
     for (size_t i = 0; i < SC_SHORT_ONE + 256; i++) v->short_index[i] = NONE;
     for (size_t t = 0; t < n; t++) {
         const uint8_t *p = data + offsets[t];

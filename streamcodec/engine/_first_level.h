@@ -1,0 +1,180 @@
+/* The first level of the fused pass's cache: one probe of one cache line answers the common
+ * piece, a token or a piece of a few tokens.
+ *
+ * A piece of up to FL_KEY (15) bytes is a 16-byte key: its bytes, zero-padded, with its length
+ * in the last byte (so no two pieces share a key, and an empty entry, all zeros, matches none).
+ * An entry is the key and up to FL_IDS (4) token indices, 32 bytes; a line of 64 bytes holds
+ * two, and a piece's hash names one line, so a lookup reads one line (the table is aligned to
+ * lines, and to 2 MiB huge pages when it is that large). A bit a line says whether it holds
+ * anything, so a piece whose line is empty misses without reading it. When the table is made,
+ * each line's first way takes the vocabulary's lowest-index token of up to FL_KEY bytes that
+ * hashes there (the lower indices, merged first, are the common ones); the second ways, and
+ * first ways left free, take the text's pieces and tokens as the slow path (the vocabulary's
+ * table, the word cache, the merge) answers them. The table has a line for every second token
+ * at most: small enough to stay in the CPU's cache after it is filled, so a fresh encoder gains
+ * too (sizes measured in docs/performance.md).
+ *
+ * Why an answer is always right: a piece's ids are a function of its bytes alone (the word
+ * cache's argument, docs/performance.md), and an entry's key is the piece's bytes in full, its
+ * length included: a hash match alone never serves an answer. A token missing from the table
+ * (its line went to another, or it was evicted) is found by the slow path, as before.
+ *
+ * Scan resistance, as the word cache's: a piece takes a free way at once, but evicts only on
+ * its second miss, remembered by a doorkeeper of fingerprints, one a line. A hit in the second
+ * way swaps it to the first; an admitted piece replaces the second (least recently used).
+ *
+ * One table serves one thread at a time (it is part of a word_cache, _word_cache.h, which owns
+ * its memory): written on hits and misses with no lock.
+ */
+#ifndef STREAMCODEC_FIRST_LEVEL_H
+#define STREAMCODEC_FIRST_LEVEL_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "../pieces/_core_lookup.h"
+
+#define FL_KEY 15 /* key bytes (the 16th is the length) */
+#define FL_IDS 4  /* token indices an entry holds */
+#define FL_INDEX 0xFFFFFFu /* ids[0]: the first index; its top byte, how many there are */
+
+typedef struct {
+    uint64_t k0, k1; /* bytes 0-7; bytes 8-14 and the length in the top byte */
+    uint32_t ids[FL_IDS];
+} fl_entry;
+_Static_assert(sizeof(fl_entry) == 32, "two first-level entries fill a cache line");
+
+typedef struct {
+    uint64_t k0, k1, hash;
+} fl_key;
+
+typedef struct {
+    fl_entry *lines; /* 2 entries a line; NULL: no first level */
+    uint32_t *door;  /* a fingerprint a line: pieces missed once */
+    uint64_t *used;  /* a bit a line: set once it holds an entry */
+    int shift;       /* 64 - log2(lines): a line is hash >> shift */
+    uint64_t hits, misses;
+} first_level;
+
+/* The key of p[:n] (1 <= n <= FL_KEY; head = sc_head(p, n)): bytes 8 onwards come from one load
+ * of the key's last 8 bytes, which lie within it. */
+static inline void fl_key_set(fl_key *k, const uint8_t *p, size_t n, uint64_t head) {
+    uint64_t rest = 0;
+    if (n > 8) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ || defined(_M_X64) || \
+    defined(_M_ARM64)
+        rest = sc_load64(p + n - 8) >> (8 * (16 - n));
+#else
+        for (size_t i = 8; i < n; i++) rest |= (uint64_t)p[i] << (8 * (i - 8));
+#endif
+    }
+    k->k0 = head;
+    k->k1 = rest | (uint64_t)n << 56;
+    uint64_t h = (head * 0x9e3779b97f4a7c15ull ^ k->k1) * 0xbf58476d1ce4e5b9ull;
+    k->hash = h ^ h >> 31;
+}
+
+static inline fl_entry *fl_line(const first_level *f, const fl_key *k) {
+    return f->lines + 2 * (k->hash >> f->shift);
+}
+
+static inline int fl_same(const fl_entry *e, const fl_key *k) {
+    return e->k0 == k->k0 && e->k1 == k->k1;
+}
+
+/* The entry of k, or NULL (f has lines). A hit in the second way moves to the first. */
+static inline const fl_entry *fl_get(first_level *f, const fl_key *k) {
+    uint64_t i = k->hash >> f->shift;
+    if (!(f->used[i >> 6] >> (i & 63) & 1)) {
+        f->misses++;
+        return NULL;
+    }
+    fl_entry *line = fl_line(f, k);
+    if (fl_same(line, k)) {
+        f->hits++;
+        return line;
+    }
+    if (fl_same(line + 1, k)) {
+        fl_entry hit = line[1];
+        line[1] = line[0];
+        line[0] = hit;
+        f->hits++;
+        return line;
+    }
+    f->misses++;
+    return NULL;
+}
+
+/* Store k's ids (1 <= n <= FL_IDS) in e, a way of k's line. */
+static inline void fl_put(first_level *f, fl_entry *e, const fl_key *k, const uint32_t *ids,
+                          size_t n) {
+    uint64_t line = k->hash >> f->shift;
+    f->used[line >> 6] |= 1ull << (line & 63);
+    e->k0 = k->k0;
+    e->k1 = k->k1;
+    e->ids[0] = (uint32_t)n << 24 | ids[0];
+    for (size_t i = 1; i < FL_IDS; i++) e->ids[i] = i < n ? ids[i] : 0;
+}
+
+/* Offer k's ids (1 <= n) after a miss: a free way takes them; a full line only on the second
+ * offer the doorkeeper remembers. Whether they were stored (not: more than FL_IDS ids, or a
+ * first offer to a full line). */
+static inline int fl_offer(first_level *f, const fl_key *k, const uint32_t *ids, size_t n) {
+    if (n > FL_IDS) return 0;
+    fl_entry *line = fl_line(f, k);
+    if (line[1].k1 == 0 || line[0].k1 == 0) {
+        fl_put(f, line[0].k1 == 0 ? line : line + 1, k, ids, n);
+        return 1;
+    }
+    uint32_t tag = (uint32_t)k->hash | 1u, *door = &f->door[k->hash >> f->shift];
+    if (*door != tag) {
+        *door = tag;
+        return 0;
+    }
+    *door = 0;
+    fl_put(f, line + 1, k, ids, n);
+    return 1;
+}
+
+/* The bytes of a first level of `lines` lines: entries, doorkeeper, `used`. */
+static size_t fl_size(size_t lines) {
+    return lines * (2 * sizeof(fl_entry) + sizeof(uint32_t)) + (lines + 63) / 64 * 8;
+}
+
+/* The lines of a first level within `bytes` for a vocabulary of n tokens: a power of two, at
+ * most n / 2 rounded up (a line for every second token: measured against a line for every token
+ * and more, the smaller table wins cold, where its lines are still in the CPU's cache, and
+ * warm alike, docs/performance.md); fewer than 2: none. */
+static size_t fl_lines_for(size_t bytes, size_t n) {
+    size_t lines = 1;
+    while (fl_size(2 * lines) <= bytes && lines < n / 2) lines *= 2;
+    return lines < 2 ? 0 : lines;
+}
+
+/* Set f up over zeroed memory (lines * 2 entries, lines doorkeeper slots, (lines + 63) / 64
+ * words of `used`) and fill it: each line's first way with the lowest-index token of up to
+ * FL_KEY bytes that hashes to it (the lower indices, merged first, are the common ones); the
+ * second way is left to the text's pieces and the tokens the slow path finds. */
+static void fl_fill(first_level *f, size_t lines, fl_entry *entries, uint32_t *door,
+                    uint64_t *used, const sc_table *t) {
+    int bits = 0;
+    while (((size_t)1 << bits) < lines) bits++;
+    *f = (first_level){entries, door, used, 64 - bits, 0, 0};
+    /* A hash's top bits name its line: bits is at least 1 (lines >= 2), so the shift is < 64. */
+    for (size_t i = 0; i < t->n; i++) {
+        size_t n = t->off[i + 1] - t->off[i];
+        if (n == 0 || n > FL_KEY) continue;
+        const uint8_t *p = t->data + t->off[i];
+        fl_key k;
+        fl_key_set(&k, p, n, sc_head(p, n));
+        fl_entry *line = fl_line(f, &k);
+        uint32_t index = (uint32_t)i;
+        if (line[0].k1 == 0) fl_put(f, line, &k, &index, 1);
+    }
+}
+
+static size_t fl_bytes(const first_level *f) {
+    return f->lines ? fl_size((size_t)1 << (64 - f->shift)) : 0;
+}
+
+#endif
