@@ -15,11 +15,14 @@
  *
  * The pass, with the GIL released, for each piece: cut it (text/_scan_next.h; a 2- or 4-byte
  * str's stretches below U+0100 are cut as 1-byte strings, _fused_kind.h), UTF-8 it, then
- *   1. the whole-piece rule: a piece that is a token is that token (one table probe, inline:
+ *   1. the first level (_first_level.h, part of the word cache): a piece of up to 15 bytes that
+ *      is a common token, or was met before, gives its ids (one probe of one line);
+ *   2. the whole-piece rule: a piece that is a token is that token (one table probe, inline:
  *      pieces/_core_lookup.h; the table's filter first, which most pieces that are no token
  *      leave without the probe);
- *   2. the word cache (_word_cache.h): a piece met before gives its ids (one probe);
- *   3. otherwise the core's rank merge or backtracking, and the ids are offered to the cache.
+ *   3. the word cache's sets (_word_cache.h): a piece met before gives its ids (one probe);
+ *   4. otherwise the core's rank merge or backtracking, and the ids are offered to the first
+ *      level, or, if it turns them away, to the sets.
  * Ids are appended to one uint32 buffer of token indices, which becomes a list (from int
  * objects made once per vocabulary), an array (ranks, no copy), or only a count.
  *
@@ -443,7 +446,7 @@ static PyMethodDef fused_methods[] = {
     {"count", (PyCFunction)(void (*)(void))fused_count, METH_FASTCALL,
      "count(text, start, end, errors, limit): how many ids; stops once past limit (-1: none)."},
     {"cache_info", (PyCFunction)fused_cache_info, METH_NOARGS,
-     "cache_info(): hits, misses and bytes of the idle word caches; caches made."},
+     "cache_info(): hits, misses (both levels) and bytes of the idle word caches; caches made."},
     {"encode_batch", (PyCFunction)(void (*)(void))fused_encode_batch, METH_FASTCALL,
      "encode_batch(texts, arrow, threads, errors, mode, lengths): many texts on native threads "
      "(_fused_batch.h)."},
