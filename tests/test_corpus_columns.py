@@ -329,11 +329,11 @@ def test_a_stop_while_a_shard_is_put_in_place_leaves_none_of_its_files(
     records = job_module.file_records
     calls = []
 
-    def stopped_at_the_second(paths: Any) -> Any:
+    def stopped_at_the_second(paths: Any, sha256: Any) -> Any:
         calls.append(paths)
         if len(calls) == 2:
             raise KeyboardInterrupt
-        return records(paths)
+        return records(paths, sha256)
 
     monkeypatch.setattr(job_module, "file_records", stopped_at_the_second)
     out = tmp_path / "out"
@@ -342,6 +342,33 @@ def test_a_stop_while_a_shard_is_put_in_place_leaves_none_of_its_files(
     listed = {f["name"] for e in json.loads((out / "manifest.json").read_text())["shards"]
               for f in e["files"]}  # fmt: skip
     assert listed and {p.name for p in out.iterdir()} == listed | {"manifest.json"}
+
+
+def test_a_stop_while_the_ids_are_read_back_leaves_none_of_the_shards_files(
+    tmp_path: Path, lines_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ids' file of a format with a header is hashed on a thread after its last write: a
+    signal while it is waited for (the files put in place) leaves none of them behind."""
+    from streamcodec.corpus import shards
+
+    monkeypatch.setattr(job_module, "_BATCH_SIZE", 5000)
+    result = shards._FileDigest.result
+    calls = []
+
+    def stopped_at_the_second(self: Any) -> Any:
+        calls.append(self)
+        if len(calls) == 2:
+            self.wait()
+            raise KeyboardInterrupt
+        return result(self)
+
+    monkeypatch.setattr(shards._FileDigest, "result", stopped_at_the_second)
+    out = tmp_path / "out"
+    with pytest.raises(KeyboardInterrupt):
+        tokenize([lines_file], out, shard_bytes=40_000, jobs=2)
+    listed = {f["name"] for e in json.loads((out / "manifest.json").read_text())["shards"]
+              for f in e["files"]}  # fmt: skip
+    assert len(listed) == 2 and {p.name for p in out.iterdir()} == listed | {"manifest.json"}
 
 
 _PIECES = st.sampled_from(["a", "é", "日", "🙂", "<|", "|>", ".", "*", "\\", "[", "]", "(", "?",

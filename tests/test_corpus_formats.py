@@ -214,6 +214,48 @@ def test_check_corpus_finds_a_changed_byte_and_a_bad_header(tmp_path: Path, name
         check_corpus(tmp_path / "out")
 
 
+@pytest.mark.parametrize("jobs", [1, 2])
+@pytest.mark.parametrize("name", list(FORMATS))
+def test_the_manifests_hashes_are_the_files_own(tmp_path: Path, name: str, jobs: int) -> None:
+    # each file is hashed as it is written (the ids' file with a header: read back on a
+    # thread), not read back after: every hash listed must still be the file's real SHA-256,
+    # the side files' and a streamed document's (add, end_document) included
+    import gzip
+    import hashlib
+
+    source = json_lines(tmp_path, stdlib_texts(12, seed=8))
+    streamed = tmp_path / "whole.txt.gz"
+    streamed.write_bytes(gzip.compress("".join(stdlib_texts(2, seed=9)).encode("utf-8")))
+    tokenize([source, streamed], tmp_path / "out", encoding="r50k_base", format=name,
+             keep=["id"], shard_bytes=12_000, special_as_text=True, jobs=jobs)  # fmt: skip
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert len(manifest["shards"]) > 2
+    for entry in manifest["shards"]:
+        for record in entry["files"]:
+            data = (tmp_path / "out" / record["name"]).read_bytes()
+            assert (record["bytes"], record["sha256"]) == (
+                len(data),
+                hashlib.sha256(data).hexdigest(),
+            ), record["name"]
+
+
+@pytest.mark.parametrize("name", ["llmc", "streamcodec"])
+def test_a_failed_read_back_of_the_ids_leaves_no_shard(
+    tmp_path: Path, name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the ids' file of a format with a header is hashed on a thread: its error is the run's
+    source = json_lines(tmp_path, stdlib_texts(3, seed=10))
+
+    def failing(fd: int, size: int, offset: int) -> bytes:
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(os, "pread", failing)
+    with pytest.raises(OSError, match="Input/output error"):
+        tokenize([source], tmp_path / "out", encoding="r50k_base", format=name,
+                 special_as_text=True)  # fmt: skip
+    assert not [p.name for p in (tmp_path / "out").iterdir() if p.name != "manifest.json"]
+
+
 @pytest.mark.parametrize("name", ["llmc", "megatron", "streamcodec", "datatrove"])
 def test_a_truncated_shard_is_named_when_read(tmp_path: Path, name: str) -> None:
     source = json_lines(tmp_path, stdlib_texts(3, seed=6))

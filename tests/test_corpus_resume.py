@@ -224,6 +224,24 @@ def test_check_corpus_checks_the_encodings_hash_not_its_size(tmp_path: Path) -> 
         check_corpus(tmp_path / "out", text=1)
 
 
+def test_the_encodings_record_is_made_once_per_encoding_and_each_its_own() -> None:
+    from streamcodec.corpus.manifest import encoding_record
+
+    first = encoding_record(ENC)
+    first["sha256"] = "changed by the caller"
+    again = encoding_record(ENC)
+    assert again["sha256"] != first["sha256"]  # a new dict each call
+    other = streamcodec.Encoding(
+        name="cl100k_base", pat_str=r"\S+|\s+", mergeable_ranks=ENC._mergeable_ranks,
+        special_tokens=ENC._special_tokens,
+    )  # fmt: skip
+    # same name and size, another pattern: another hash, though ENC's is cached
+    assert encoding_record(other)["sha256"] != again["sha256"]
+    assert {k: v for k, v in encoding_record(other).items() if k != "sha256"} == {
+        k: v for k, v in again.items() if k != "sha256"
+    }
+
+
 _BOUNDED_CHECK = """
 import resource, sys
 import streamcodec

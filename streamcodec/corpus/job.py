@@ -317,7 +317,7 @@ def _write_streamed(job: Job, inp: Input, writer: Any, jobs: int) -> None:
 def _entry(job: Job, shard: ShardPlan, writer: Any, digests: list[Any]) -> dict[str, Any]:
     return {
         "index": shard.index,
-        "files": file_records(writer.paths),
+        "files": file_records(writer.paths, writer.sha256),
         "sources": source_records(job.inputs, shard),
         # of each source, what its documents were read from (None: streamed, not hashed)
         "read_sha256": [None if d is None else d.hexdigest() for d in digests],

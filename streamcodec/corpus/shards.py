@@ -10,6 +10,12 @@ the side files (offsets, an index, the kept fields) once the ids are all in. So 
 grow with the shard's tokens, only with its documents (one end each). Each file is replaced
 whole or not at all (:mod:`streamcodec.atomicfile`), so an interrupted shard leaves nothing.
 
+The manifest lists each file's SHA-256 (``sha256``, once the ``with`` block ends). It is fed
+the bytes as they are written, not read back at the end (serial work that held up the run's
+last step): the side files' whole, the ids' file as it grows; for a format with a header,
+known only last, the ids' file is read back on a thread of its own while the side files are
+written and the files synced, so that reading overlaps the writing (``sha256`` waits for it).
+
     >>> import os, tempfile
     >>> from streamcodec.corpus.writers import shard_format
     >>> folder, layout = tempfile.mkdtemp(), Layout("nanogpt", "uint16", (), (9,))
@@ -29,6 +35,7 @@ import itertools
 import json
 import os
 import sys
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from types import TracebackType
 from typing import Any, BinaryIO, ClassVar
@@ -95,6 +102,9 @@ class TokenShard:
         self._stack = contextlib.ExitStack()
         self._out: BinaryIO | None = None
         self._open = False  # a document is in hand (its bos written)
+        self._digest = hashlib.sha256()  # of the ids as written (with no header)
+        self._digests: list[Any] = []  # of each file, once written: a hash, or a thread's
+        self.sha256: list[str] | None = None  # of each file, once the ``with`` block ended
 
     def __enter__(self) -> TokenShard:
         self._out = self._stack.enter_context(atomic_output(self.paths[0]))
@@ -192,7 +202,10 @@ class TokenShard:
         if sys.byteorder == "big" and isinstance(data, array.array):
             data = array.array(data.typecode, data)
             data.byteswap()
-        self._out.write(memoryview(data).cast("B"))
+        view = memoryview(data).cast("B")
+        self._out.write(view)
+        if not self.header_size:
+            self._digest.update(view)  # hashlib releases the GIL for a large buffer
         self.tokens += len(data)
 
     def header(self) -> bytes:
@@ -206,7 +219,17 @@ class TokenShard:
     def __exit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        close_whole(self._stack, kind, exc, tb, self._finish)
+        try:
+            close_whole(self._stack, kind, exc, tb, self._finish)
+        except BaseException:
+            for digest in self._digests:  # a reading thread outlives no shard
+                if isinstance(digest, _FileDigest):
+                    digest.wait()
+            raise
+        if kind is None:
+            self.sha256 = [
+                (d.result() if isinstance(d, _FileDigest) else d).hexdigest() for d in self._digests
+            ]
 
     def _finish(self) -> None:
         assert self._out is not None
@@ -214,12 +237,51 @@ class TokenShard:
             self._out.seek(0)
             self._out.write(self.header())
             self._out.seek(0, os.SEEK_END)
+            self._out.flush()
+            self._digests.append(_FileDigest(self._out.fileno()))
+        else:
+            self._digests.append(self._digest)
         kept = [kept_fields(self.fields)] if self.layout.keep else []
         for path, data in zip(
             self.paths[1:], itertools.chain(self.index_files(), kept), strict=True
         ):
             with atomic_output(path) as f:
                 f.write(data)
+            self._digests.append(hashlib.sha256(data))
+
+
+class _FileDigest:
+    """The SHA-256 of a file open for writing (all of it written), read on a thread of its own
+    through a duplicate of its descriptor, so the file may be closed and renamed meanwhile."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = os.dup(fd)
+        self._digest = hashlib.sha256()
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._read, daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        try:
+            offset = 0
+            while block := os.pread(self._fd, 1 << 20, offset):  # GIL released: read, hash
+                self._digest.update(block)
+                offset += len(block)
+        except BaseException as exc:  # handed to result(), on the caller's thread
+            self._error = exc
+        finally:
+            os.close(self._fd)
+
+    def wait(self) -> None:
+        """Until the thread has ended."""
+        self._thread.join()
+
+    def result(self) -> Any:
+        """The digest, once the whole file is read (its error, raised here)."""
+        self.wait()
+        if self._error is not None:
+            raise self._error
+        return self._digest
 
 
 def _narrowed(ids: array.array[int], typecode: str) -> array.array[int] | None:
@@ -287,9 +349,11 @@ def sha256_file(path: str) -> str:
     return digest.hexdigest()
 
 
-def file_records(paths: Sequence[str]) -> list[dict[str, Any]]:
-    """Each file of a shard as the manifest lists it: its name, size and SHA-256."""
+def file_records(paths: Sequence[str], sha256: Sequence[str] | None) -> list[dict[str, Any]]:
+    """Each file of a shard as the manifest lists it: its name, size and SHA-256 (``sha256``:
+    the shard's, hashed as written; None: each file read back for it)."""
+    digests = sha256 if sha256 is not None else [sha256_file(p) for p in paths]
     return [
-        {"name": os.path.basename(p), "bytes": os.path.getsize(p), "sha256": sha256_file(p)}
-        for p in paths
+        {"name": os.path.basename(p), "bytes": os.path.getsize(p), "sha256": digest}
+        for p, digest in zip(paths, digests, strict=True)
     ]

@@ -40,6 +40,7 @@ class Shard:
 
     suffixes: ClassVar[tuple[str, ...]] = (".parquet",)
     holds = "int32 (at most 2,147,483,648 ids)"
+    sha256 = None  # pyarrow writes the file: it is read back for the manifest
 
     def __init__(self, folder: str, index: int, layout: Layout) -> None:
         self.paths = (os.path.join(folder, f"shard_{index:05d}.parquet"),)
