@@ -317,6 +317,7 @@ def _check_rank_order(case: Case) -> Tally:
 def _check_cache(case: Case) -> Tally:
     """Encoding with a tiny cache (Python path), texts encoded twice in turn == reference."""
     import streamcodec
+    from streamcodec.engine.cache import ENTRY_BYTES
 
     enc = case.vocab.encoding
     size = case.cuts[0] % 5 if case.cuts else 1
@@ -325,7 +326,7 @@ def _check_cache(case: Case) -> Tally:
         pat_str=enc.pat_str,
         mergeable_ranks=enc.mergeable_ranks,
         special_tokens=enc.special_tokens,
-        cache_size=size,
+        cache_bytes=size * ENTRY_BYTES,
         backend="python",  # the cache is the Python path's (the compiled core needs none)
     )
     checked = [*case.texts, *reversed(case.texts)]

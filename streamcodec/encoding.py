@@ -61,10 +61,11 @@ class Encoding(StreamMethods, TiktokenMethods, BatchMethods, metaclass=PresentsA
 
     The constructor and the public methods are those of ``tiktoken.Encoding``, so code written
     for tiktoken runs unchanged after swapping the import. Added, keyword-only: ``cache_bytes``
-    (the compiled word cache per thread; 0: none) and ``cache_size`` (the pure path's cache;
-    :mod:`streamcodec.engine.ordinary`), ``backend`` (:mod:`streamcodec.engine.backend`;
-    attributes: ``backend``, ``native_pattern``); streaming: ``StreamMethods``; many texts on
-    every core: ``BatchMethods`` (:mod:`streamcodec.batch`).
+    (the caches' bound on both paths, per thread for the compiled word cache; 0: none;
+    :mod:`streamcodec.engine.ordinary`; ``cache_size``, in entries, is its deprecated alias),
+    ``backend`` (:mod:`streamcodec.engine.backend`; attributes: ``backend``,
+    ``native_pattern``); streaming: ``StreamMethods``; many texts on every core:
+    ``BatchMethods`` (:mod:`streamcodec.batch`).
     """
 
     name: str
@@ -86,8 +87,8 @@ class Encoding(StreamMethods, TiktokenMethods, BatchMethods, metaclass=PresentsA
         mergeable_ranks: dict[bytes, int],
         special_tokens: dict[str, int],
         explicit_n_vocab: int | None = None,
-        cache_size: int = engine.DEFAULT_CACHE_SIZE,
         cache_bytes: int = engine.DEFAULT_CACHE_BYTES,
+        cache_size: int | None = None,
         backend: str | None = None,
         rules: ModelRules | None = None,
     ) -> None:
@@ -113,7 +114,9 @@ class Encoding(StreamMethods, TiktokenMethods, BatchMethods, metaclass=PresentsA
             raise ValueError(f"encoding {name!r}: {exc}") from None
         self._special_token_values = frozenset(special_tokens.values())
         # The keyword options, pickled with the encoding (the backend as the caller asked).
-        self._options: dict[str, Any] = dict(cache_size=cache_size, cache_bytes=cache_bytes)
+        if cache_size is not None:
+            cache_bytes = engine.cache_size_as_bytes(cache_size, cache_bytes=cache_bytes)
+        self._options: dict[str, Any] = dict(cache_bytes=cache_bytes)
         self._options["backend"] = backend
         ordinary = model_encoder(rules, pat_str, mergeable_ranks, **self._options)
         self._options["rules"] = rules

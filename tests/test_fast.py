@@ -11,6 +11,7 @@ import pickle
 import random
 import sys
 import threading
+import warnings
 from collections import Counter
 
 import pytest
@@ -21,7 +22,7 @@ from hypothesis import strategies as st
 import streamcodec
 from fuzz.corpus import samples
 from streamcodec import Encoding
-from streamcodec.engine.cache import MAX_KEY_LENGTH, IdCache
+from streamcodec.engine.cache import DICT_SLOT, ENTRY_BYTES, MAX_KEY_LENGTH, IdCache
 from streamcodec.pieces.backtrack import backtrack_piece
 from streamcodec.pieces.merge import merge_parts, merge_piece
 from streamcodec.pieces.piece import PieceEncoder
@@ -139,10 +140,10 @@ def test_shuffled_vocabularies_do_have_unreachable_tokens() -> None:
     seed=st.integers(0, 2**32),
     shuffle=st.booleans(),
     text=st.text(st.sampled_from("ab c\n"), max_size=80),
-    cache_size=st.sampled_from([0, 1, 3, 1000]),
+    cache_bytes=st.sampled_from([0, 1, 150, 500, 100_000]),
 )
 def test_encoding_with_caches_equals_rank_merge_per_piece(
-    backend: str, seed: int, shuffle: bool, text: str, cache_size: int
+    backend: str, seed: int, shuffle: bool, text: str, cache_bytes: int
 ) -> None:
     ranks = random_vocabulary(seed, shuffle=shuffle)
     pattern = PATTERNS["cl100k_base"]
@@ -151,7 +152,7 @@ def test_encoding_with_caches_equals_rank_merge_per_piece(
         pat_str=pattern,
         mergeable_ranks=ranks,
         special_tokens={},
-        cache_size=cache_size,
+        cache_bytes=cache_bytes,
         backend=backend,
     )
     expected = [
@@ -160,7 +161,7 @@ def test_encoding_with_caches_equals_rank_merge_per_piece(
     for _ in range(2):  # cold, then warm
         assert enc.encode_ordinary(text) == expected
         assert enc.encode_ordinary(text + " ab") == enc.encode_ordinary(text + " ab")
-    assert len(enc.ordinary._cache) <= cache_size
+    assert enc.ordinary._cache.bytes <= cache_bytes
 
 
 LONG_PIECES = [
@@ -247,8 +248,13 @@ def test_fast_sets_differ_from_re_whitespace() -> None:
 # ---------------------------------------------------------------- caches
 
 
+def charge(key: str) -> int:
+    """What a cache entry of ``key`` with one id is charged (engine/cache.py)."""
+    return sys.getsizeof(key) + sys.getsizeof((0,)) + DICT_SLOT
+
+
 def test_a_full_cache_keeps_what_it_holds() -> None:
-    cache = IdCache(size=2)
+    cache = IdCache(cache_bytes=2 * charge("ccc"))  # a and bb fit, not ccc too
     calls: list[str] = []
 
     def compute(keys: list[str]) -> list[tuple[str, tuple[int, ...]]]:
@@ -262,20 +268,25 @@ def test_a_full_cache_keeps_what_it_holds() -> None:
     assert cache.flat(["a", "ccc", "bb"], compute) == [1, 3, 2]
     assert calls == ["ccc"]
     assert len(cache) == 2 and "a" in cache and "ccc" not in cache
-    with pytest.raises(ValueError, match="cache size"):
-        IdCache(size=-1)
+    assert cache.info() == {
+        "bytes": charge("a") + charge("bb"),
+        "entries": 2,
+        "bytes_each": 2 * charge("ccc"),
+    }
+    with pytest.raises(ValueError, match="cache_bytes"):
+        IdCache(cache_bytes=-1)
 
 
 def test_a_second_pass_computes_no_more_than_the_first() -> None:
     # More distinct keys than the cache holds: an LRU recomputed every key on every pass.
-    cache = IdCache(size=100)
+    cache = IdCache(cache_bytes=100 * charge("k000"))
     computed: list[int] = []
 
     def compute(keys: list[str]) -> list[tuple[str, tuple[int, ...]]]:
         computed[-1] += len(keys)
         return [(k, (len(k),)) for k in keys]
 
-    texts = [[f"k{i}" for i in range(start, start + 30)] for start in range(0, 300, 30)]
+    texts = [[f"k{i:03}" for i in range(start, start + 30)] for start in range(0, 300, 30)]
     for _ in range(3):
         computed.append(0)
         for keys in texts:
@@ -284,39 +295,39 @@ def test_a_second_pass_computes_no_more_than_the_first() -> None:
 
 
 def test_a_cache_that_turned_away_many_keys_admits_again() -> None:
-    cache = IdCache(size=10)
+    cache = IdCache(cache_bytes=10 * charge("old00"))
     compute = lambda keys: [(k, (len(k),)) for k in keys]  # noqa: E731
-    cache.flat([f"old{i}" for i in range(10)], compute)
+    cache.flat([f"old{i:02}" for i in range(10)], compute)
     for start in range(0, 50, 5):
-        cache.flat([f"new{i}" for i in range(start, start + 5)], compute)
-    assert len(cache) <= 10
-    assert sum(f"old{i}" in cache for i in range(10)) == 5  # the older half went, once
-    assert all(f"new{i}" in cache for i in range(45, 50))  # admitted after the refresh
+        cache.flat([f"new{i:02}" for i in range(start, start + 5)], compute)
+    assert len(cache) <= 10 and cache.bytes == len(cache) * charge("old00")
+    assert sum(f"old{i:02}" in cache for i in range(10)) == 5  # the older half went, once
+    assert all(f"new{i:02}" in cache for i in range(45, 50))  # admitted after the refresh
 
 
 def test_cache_gives_up_on_keys_it_knows_nothing_of() -> None:
-    cache = IdCache(size=10)
+    cache = IdCache(cache_bytes=10 * charge("dddd"))
     compute = lambda keys: [(k, (len(k),)) for k in keys]  # noqa: E731
     assert cache.flat(["a", "bb", "ccc", "a"], compute, give_up=0.5) is None
     assert len(cache) == 0
     assert cache.flat(["a", "a", "a", "bb"], compute, give_up=0.5) == [1, 1, 1, 2]  # repeats
     assert cache.flat(["ccc", "dddd"], compute, give_up=0.5) is None
     assert cache.flat(["a", "x", "y"], compute, give_up=0.5) == [1, 1, 1]  # a is known
-    full = IdCache(size=3)
+    full = IdCache(cache_bytes=3 * charge("a"))
     full.flat(["a", "b", "c"], compute)
     assert full.flat(["a", "x", "y"], compute, give_up=0.5) is None  # no room for x and y
     assert full.flat(["a", "a", "a", "x"], compute, give_up=0.5) == [1, 1, 1, 1]  # few missing
 
 
 def test_long_keys_serve_one_call_only() -> None:
-    cache = IdCache(size=10)
+    cache = IdCache(cache_bytes=10 * charge("a"))
     long_key = "x" * (MAX_KEY_LENGTH + 1)
     ids = cache.flat([long_key, "a", long_key], lambda keys: [(k, (len(k),)) for k in keys])
     assert ids == [MAX_KEY_LENGTH + 1, 1, MAX_KEY_LENGTH + 1]
     assert len(cache) == 1
 
 
-def test_cache_size_is_an_option_that_survives_pickling() -> None:
+def test_cache_bytes_is_an_option_that_survives_pickling() -> None:
     base = streamcodec.get_encoding("cl100k_base")
     kwargs = dict(
         pat_str=base.pat_str,
@@ -324,13 +335,31 @@ def test_cache_size_is_an_option_that_survives_pickling() -> None:
         special_tokens={},
         backend="python",
     )
-    small = Encoding("small", cache_size=5, **kwargs)  # type: ignore[arg-type]
-    assert small.encode_ordinary("one two three four five six seven") == base.encode_ordinary(
-        "one two three four five six seven"
-    )
-    assert len(small.ordinary._cache) <= 5
+    small = Encoding("small", cache_bytes=600, **kwargs)  # type: ignore[arg-type]
+    text = "one two three four five six seven"
+    assert small.encode_ordinary(text) == base.encode_ordinary(text)
+    info = small.ordinary.cache_info()
+    assert 0 < info["bytes"] <= 600 and info["bytes_each"] == 600 and 0 < info["entries"] < 7
     copy = pickle.loads(pickle.dumps(small))
-    assert copy.ordinary._cache.size == 5 and copy.backend == "python"
+    assert copy.ordinary.cache_info()["bytes_each"] == 600 and copy.backend == "python"
+
+
+def test_cache_size_is_a_deprecated_alias_of_cache_bytes() -> None:
+    base = streamcodec.get_encoding("cl100k_base")
+    kwargs = dict(pat_str=base.pat_str, mergeable_ranks=base.mergeable_ranks, special_tokens={})
+    with pytest.warns(DeprecationWarning, match=f"give cache_bytes={5 * ENTRY_BYTES} "):
+        old = Encoding("old", cache_size=5, backend="python", **kwargs)  # type: ignore[arg-type]
+    assert old.ordinary.cache_info()["bytes_each"] == 5 * ENTRY_BYTES
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # pickled as cache_bytes: no second warning
+        assert (
+            pickle.loads(pickle.dumps(old)).ordinary.cache_info()["bytes_each"] == 5 * ENTRY_BYTES
+        )
+    with pytest.warns(DeprecationWarning):
+        native = Encoding("off", cache_size=0, **kwargs)  # type: ignore[arg-type]
+    assert native.ordinary.cache_info().get("bytes_each", 0) == 0  # both paths
+    with pytest.raises(ValueError, match="cache_size and cache_bytes both given"):
+        Encoding("both", cache_size=5, cache_bytes=1000, **kwargs)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="cache_size=-1: expected a whole number of at least 0"):
         Encoding("bad", cache_size=-1, **kwargs)  # type: ignore[arg-type]
 
@@ -344,7 +373,7 @@ def test_threads_sharing_an_encoding_get_the_same_ids(backend: str) -> None:
         pat_str=base.pat_str,
         mergeable_ranks=base.mergeable_ranks,
         special_tokens=base.special_tokens,
-        cache_size=16,  # tiny, so threads turn away each other's entries all the time
+        cache_bytes=16 * ENTRY_BYTES,  # tiny: threads turn away each other's entries
         backend=backend,
     )
     rng = random.Random(1)

@@ -22,7 +22,8 @@ Three paths, chosen once (:mod:`streamcodec.engine.backend`), all equal:
 - **compiled pieces** (compiled, any other pattern): ``regex`` cuts the pieces, the compiled
   core merges them all in one call (``Core.encode_pieces``).
 - **pure Python**, the readable twin: real text repeats itself, so ids are cached
-  (:class:`~streamcodec.engine.cache.IdCache`). For the named patterns the text is first cut
+  (:class:`~streamcodec.engine.cache.IdCache`, bounded by ``cache_bytes`` as the fused pass's
+  word cache is, one cache shared by threads). For the named patterns the text is first cut
   into *words* (:meth:`Pretokenizer.words`): each word ends where the pattern must end a piece
   whatever follows, so its ids do not depend on its neighbours, and whole words are cached too.
   One cache holds words and pieces alike: a string has the same ids whether it is a word or a
@@ -38,42 +39,42 @@ from __future__ import annotations
 
 import array
 import functools
+import warnings
 from collections.abc import Mapping
 from itertools import accumulate, chain
 from typing import Any
 
 from streamcodec.arguments import whole_number
 from streamcodec.engine.backend import Backend, compiled_module, resolve_backend
-from streamcodec.engine.cache import DEFAULT_CACHE_SIZE, IdCache, Ids
+from streamcodec.engine.cache import ENTRY_BYTES, IdCache, Ids
 from streamcodec.pieces import LONG_PIECE, ByteMode, PieceEncoder
 from streamcodec.text.pretokenize import Pretokenizer
 from streamcodec.text.unicode import has_surrogates
 from streamcodec.vocab import BYTE_MODE_PATTERN
 
-__all__ = ["DEFAULT_CACHE_BYTES", "DEFAULT_CACHE_SIZE", "OrdinaryEncoder"]
+__all__ = ["DEFAULT_CACHE_BYTES", "OrdinaryEncoder", "cache_size_as_bytes"]
 
-#: The fused pass's word cache, per thread encoding at once (``cache_bytes``).
+#: The bound of the fused pass's word cache, per thread encoding at once, and of the pure
+#: path's cache (``cache_bytes``).
 DEFAULT_CACHE_BYTES = 32 << 20
 
 
 class OrdinaryEncoder:
     """Ordinary text to ids with ``pattern`` and ``ranks``. ``backend`` as for
     :class:`streamcodec.Encoding`; the attribute ``backend`` is the path taken ("python" in byte
-    mode, and for vocabularies the core does not take). The pure path caches up to
-    ``cache_size`` words and pieces; the fused pass keeps a word cache of at most
-    ``cache_bytes`` per thread encoding at once (0: none)."""
+    mode, and for vocabularies the core does not take). ``cache_bytes`` bounds the caches (0:
+    none): the fused pass's word cache per thread encoding at once, the pure path's cache of
+    words and pieces (one, shared by threads)."""
 
     def __init__(
         self,
         pattern: str,
         ranks: Mapping[bytes, int],
         *,
-        cache_size: int = DEFAULT_CACHE_SIZE,
         cache_bytes: int = DEFAULT_CACHE_BYTES,
         backend: str | None = None,
     ) -> None:
         cache_bytes = whole_number("cache_bytes", cache_bytes)  # 0: no word cache
-        cache_size = whole_number("cache_size", cache_size)
         self.pattern = pattern
         chosen = resolve_backend(backend)
         self.pretokenizer = Pretokenizer(pattern, native=chosen == "native")
@@ -81,7 +82,7 @@ class OrdinaryEncoder:
         self.byte_mode = ByteMode(ranks) if pattern == BYTE_MODE_PATTERN else None
         self.encode_piece: PieceEncoder = self.byte_mode or PieceEncoder(ranks)
         self._ranks = ranks
-        self._cache = IdCache(size=cache_size)
+        self._cache = IdCache(cache_bytes=cache_bytes)
         self._core = _compiled_core(ranks) if chosen == "native" and not self.byte_mode else None
         scanner = self.pretokenizer.scanner if self._core is not None else None
         self._fused: Any = None
@@ -163,9 +164,14 @@ class OrdinaryEncoder:
         return len(self.encode(text, errors, start=start, end=end, whole_piece=whole_piece))
 
     def cache_info(self) -> dict[str, int]:
-        """The fused pass's word caches (idle ones): ``hits``, ``misses``, ``bytes``, ``caches``
-        made (one per thread that encoded at once) and ``bytes_each``; empty on other paths."""
-        return dict(self._fused.cache_info()) if self._fused is not None else {}
+        """The caches, in bytes. The fused pass's word caches (idle ones): ``hits``,
+        ``misses``, ``bytes``, ``caches`` made (one per thread that encoded at once) and
+        ``bytes_each`` (the bound); the pure path's one cache: ``bytes`` (charged, see
+        :mod:`streamcodec.engine.cache`), ``entries`` and ``bytes_each``; empty on the
+        compiled-pieces path, which caches nothing."""
+        if self._fused is not None:
+            return dict(self._fused.cache_info())
+        return self._cache.info() if self._core is None else {}
 
     def _encode_steps(self, text: str, errors: str, start: int, end: int) -> list[int]:
         """A Sequence of pre-tokenizer steps: its pieces are bytes, a cut may split a character
@@ -187,7 +193,7 @@ class OrdinaryEncoder:
                 for token in self.encode_piece(piece.encode("utf-8", errors))
             ]
         words = self.pretokenizer.words(text, start, end)
-        if words is not None and len(words) > 1 and self._cache.size:
+        if words is not None and len(words) > 1 and self._cache.cache_bytes:
             first, last = words[0], words[-1]
             ids = self._cache.flat(
                 words, lambda missing: self._new_words(missing, first, last), give_up=0.1
@@ -233,6 +239,23 @@ class OrdinaryEncoder:
         flat = tuple(chain.from_iterable(ids))
         slices = map(slice, ends, ends[1:])
         return list(zip(words, map(flat.__getitem__, slices), strict=True))
+
+
+def cache_size_as_bytes(cache_size: object, *, cache_bytes: int) -> int:
+    """The deprecated ``cache_size`` (entries of the pure path's cache) as ``cache_bytes``, at
+    ``ENTRY_BYTES`` an entry, with a ``DeprecationWarning`` saying what to give instead;
+    ``cache_bytes`` is what the caller gave too (a ``ValueError`` unless the default)."""
+    entries = whole_number("cache_size", cache_size)
+    if cache_bytes != DEFAULT_CACHE_BYTES:
+        raise ValueError("cache_size and cache_bytes both given: give cache_bytes only")
+    converted = entries * ENTRY_BYTES
+    warnings.warn(
+        f"cache_size is deprecated: give cache_bytes={converted} (the caches' bound in bytes, "
+        f"on both paths; {ENTRY_BYTES} bytes for a typical entry of the pure path's cache)",
+        DeprecationWarning,
+        stacklevel=3,  # the caller of Encoding()
+    )
+    return converted
 
 
 def _compiled_core(ranks: Mapping[bytes, int]) -> Any:
