@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import gc
 import random
+import sys
 import tracemalloc
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -21,7 +22,7 @@ from hypothesis import strategies as st
 import streamcodec
 from fuzz.corpus import samples
 from streamcodec import Encoding
-from streamcodec.engine.cache import IdCache, Ids
+from streamcodec.engine.cache import DICT_SLOT, IdCache, Ids
 from streamcodec.engine.ordinary import DEFAULT_CACHE_BYTES
 from streamcodec.reference import rank_merge
 
@@ -124,3 +125,37 @@ def test_every_bound_gives_tiktoken_and_the_reference_ids(
         for _ in range(2):  # cold, then warm
             assert enc.encode_ordinary(text) == expected, bound
         assert enc.ordinary.cache_info().get("bytes", 0) <= bound
+        if enc.backend == "python":
+            assert enc.ordinary._cache.bytes == recharged(enc.ordinary._cache)
+
+
+def recharged(cache: IdCache) -> int:
+    """The charges of the entries ``cache`` holds, counted afresh (the module docstring's)."""
+    table = cache._table
+    return sum(sys.getsizeof(key) + sys.getsizeof(ids) + DICT_SLOT for key, ids in table.items())
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    calls=st.lists(st.lists(st.text("abcé中", min_size=0, max_size=6), max_size=12), max_size=30),
+    bound=st.integers(0, 3000),
+    give_up=st.sampled_from([0.1, 0.5, 1.0]),
+)
+def test_the_charge_is_each_entry_s_and_stays_in_the_bound(
+    calls: list[list[str]], bound: int, give_up: float
+) -> None:
+    # Keys that look up other keys while computed, as words look up their pieces.
+    cache = IdCache(cache_bytes=bound)
+
+    def pieces(keys: list[str]) -> list[tuple[str, Ids]]:
+        return [(key, tuple(map(ord, key))) for key in keys]
+
+    def words(keys: list[str]) -> list[tuple[str, Ids]]:
+        cache.each([key[:1] for key in keys] + keys, pieces)
+        return pieces(keys)
+
+    for keys in calls:
+        found = cache.flat(keys, words, give_up=give_up)
+        assert found is None or found == [ord(c) for key in keys for c in key]
+        assert cache.bytes == recharged(cache) <= bound
+        assert all(cache._table[key] == tuple(map(ord, key)) for key in cache._table)
