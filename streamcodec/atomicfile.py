@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import os
 import re
 import shutil
@@ -33,9 +34,16 @@ import socket
 import stat
 import tempfile
 from collections.abc import Iterator
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
-__all__ = ["atomic_output", "check_folder", "naming", "replaces", "temporary_prefix"]
+__all__ = [
+    "atomic_output",
+    "check_folder",
+    "naming",
+    "replaces",
+    "start_writeback",
+    "temporary_prefix",
+]
 
 # The paths that name a descriptor this process already holds.
 _DESCRIPTOR = re.compile(r"/dev/(?:fd/(\d+)|(stdout)|(stderr))|/proc/self/fd/(\d+)")
@@ -204,6 +212,30 @@ def _descriptor(name: str) -> int | None:
             return None
         name = os.path.join(os.path.dirname(name), os.readlink(name))
     return None
+
+
+def start_writeback(fd: int) -> None:
+    """Start writing to disk what was written to ``fd`` so far, without waiting (Linux's
+    ``sync_file_range(SYNC_FILE_RANGE_WRITE)``; elsewhere, or for what is not a file, nothing):
+    a large file written over a while is then mostly on disk when its ``fsync`` comes (that
+    of 40 MB: 20 ms down to 2-5 ms here), which stays the proof that it is."""
+    call = _sync_file_range()
+    if call is not None:
+        call(fd, 0, 0, 2)  # SYNC_FILE_RANGE_WRITE; an error (a pipe, a device) changes nothing
+
+
+@functools.cache
+def _sync_file_range() -> Any:
+    try:
+        import ctypes
+    except ImportError:  # Pyodide
+        return None
+    try:
+        call = ctypes.CDLL(None, use_errno=True).sync_file_range
+    except (AttributeError, OSError):  # not Linux
+        return None
+    call.argtypes = [ctypes.c_int, ctypes.c_int64, ctypes.c_int64, ctypes.c_uint]
+    return call
 
 
 def _stat(name: str) -> os.stat_result | None:

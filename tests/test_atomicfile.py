@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -67,3 +68,25 @@ def test_temporaries_of_dead_writers_are_removed_by_the_next(tmp_path: Path) -> 
         f.write(b"whole")
     assert target.read_bytes() == b"whole"
     assert sorted(os.listdir(tmp_path)) == sorted([*kept, "out.ids"])
+
+
+def test_start_writeback_changes_nothing_on_a_file_or_a_pipe(tmp_path: Path) -> None:
+    from streamcodec.atomicfile import _sync_file_range, start_writeback
+
+    if sys.platform.startswith("linux"):
+        assert _sync_file_range() is not None  # the call is made where it exists
+    path = tmp_path / "out.bin"
+    with atomic_output(path) as f:
+        f.write(b"a" * 100_000)
+        f.flush()
+        start_writeback(f.fileno())
+        f.write(b"b")
+    assert path.read_bytes() == b"a" * 100_000 + b"b"
+    read, write = os.pipe()
+    try:
+        os.write(write, b"x")
+        start_writeback(write)  # not a file: nothing, no error
+        assert os.read(read, 1) == b"x"
+    finally:
+        os.close(read)
+        os.close(write)

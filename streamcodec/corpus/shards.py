@@ -40,7 +40,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from types import TracebackType
 from typing import Any, BinaryIO, ClassVar
 
-from streamcodec.atomicfile import atomic_output
+from streamcodec.atomicfile import atomic_output, start_writeback
 
 __all__ = [
     "FIELDS",
@@ -57,6 +57,7 @@ __all__ = [
 TYPECODES = {"uint16": "H", "uint32": "I", "int32": "i", "int64": "q", "uint64": "Q"}
 Fields = dict[str, Any]
 Fields_ = Sequence[Fields | None] | None  # each document's kept fields, or none kept
+_WRITEBACK = 8 << 20  # bytes of ids written between two starts of their writeback to disk
 FIELDS = ".fields.jsonl"  # the kept fields of a shard's documents, one JSON object per line
 
 
@@ -105,6 +106,7 @@ class TokenShard:
         self._digest = hashlib.sha256()  # of the ids as written (with no header)
         self._digests: list[Any] = []  # of each file, once written: a hash, or a thread's
         self.sha256: list[str] | None = None  # of each file, once the ``with`` block ended
+        self._unsynced = 0  # bytes of ids written since their writeback last started
 
     def __enter__(self) -> TokenShard:
         self._out = self._stack.enter_context(atomic_output(self.paths[0]))
@@ -207,6 +209,11 @@ class TokenShard:
         if not self.header_size:
             self._digest.update(view)  # hashlib releases the GIL for a large buffer
         self.tokens += len(data)
+        self._unsynced += view.nbytes
+        if self._unsynced >= _WRITEBACK:  # on disk while the run goes on: a short fsync last
+            self._out.flush()
+            start_writeback(self._out.fileno())
+            self._unsynced = 0
 
     def header(self) -> bytes:
         """The header of the ids' file, now that the ids are all in (``header_size`` bytes)."""
