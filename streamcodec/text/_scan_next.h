@@ -64,12 +64,8 @@ static inline Py_ssize_t K(spaces)(const CH *s, Py_ssize_t i, Py_ssize_t n, cons
  * (?i:'s|'t|'re|'ve|'m|'ll|'d) also is: no two of them match at one place); its end, or 0. */
 static inline Py_ssize_t K(contraction)(const CH *s, Py_ssize_t i, Py_ssize_t n, int folded) {
     if (i + 1 >= n || s[i] != '\'') return 0;
-    char a = folded ? uc_fold(s[i + 1]) : s[i + 1] < 0x80 ? (char)s[i + 1] : 0;
-    if (a == 's' || a == 'd' || a == 'm' || a == 't') return i + 2;
-    if (i + 2 >= n) return 0;
-    char b = folded ? uc_fold(s[i + 2]) : s[i + 2] < 0x80 ? (char)s[i + 2] : 0;
-    if ((a == 'l' && b == 'l') || (a == 'v' && b == 'e') || (a == 'r' && b == 'e')) return i + 3;
-    return 0;
+    int length = sc_contraction_length(s[i + 1], i + 2 < n ? s[i + 2] : 0, folded);
+    return length ? i + length : 0;
 }
 
 /* [^\r\n\p{L}\p{N}]?\p{L}+ at i (c = s[i], f its class): the end, or -1. The prefix is greedy

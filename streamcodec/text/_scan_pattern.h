@@ -46,6 +46,16 @@ static inline int sc_cjk(uint32_t c) {
     return (c >= 0x4E00 && c <= 0x9FA5) || (c >= 0x3040 && c <= 0x30FF);
 }
 
+/* The length of the contraction after an apostrophe followed by the code points a and b (0 for
+ * none, as past the text's end): 's 't 'm 'd 2, 'll 've 're 3; under regex's IGNORECASE when
+ * `folded`, else ASCII lower case only. No two of them match at one place. */
+static inline int sc_contraction_length(uint32_t a, uint32_t b, int folded) {
+    char x = folded ? uc_fold(a) : a < 0x80 ? (char)a : 0;
+    if (x == 's' || x == 'd' || x == 'm' || x == 't') return 2;
+    char y = folded ? uc_fold(b) : b < 0x80 ? (char)b : 0;
+    return (x == 'l' && y == 'l') || (x == 'v' && y == 'e') || (x == 'r' && y == 'e') ? 3 : 0;
+}
+
 /* The pattern numbers (K(next)'s `pattern`); CUT_WORDS cuts Pretokenizer.words instead. */
 enum {
     PATTERN_GPT2 = 0,   /* gpt2/r50k/p50k; HF ByteLevel; whisper */
