@@ -128,3 +128,16 @@ def test_the_fused_pass_at_every_start_offset() -> None:
             for start in range(0, 70):
                 text = base[start:] + base
                 assert ours.encode_ordinary(text) == theirs.encode_ordinary(text)  # type: ignore[attr-defined]
+
+
+CONTRACTIONS = ("don't's", "x's's's", "it'S'LL've", "''s", " 's", ".'s", "\t's", "x'll'll", "'re'")
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_contractions_in_a_row_at_every_offset(pattern: str) -> None:
+    """gpt2's and cl100k's contractions are alternatives of their own (one after another, each
+    starts a piece); o200k's is a word's suffix (one a word: the next apostrophe starts a piece
+    of its own, which may take one)."""
+    for contraction in CONTRACTIONS:
+        for at in range(0, 67):
+            _check(pattern, PROSE[:at] + contraction + PROSE)

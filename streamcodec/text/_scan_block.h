@@ -8,8 +8,8 @@
  * every piece of ASCII letters, digits, spaces, tabs, CR/LF and punctuation is cut where its
  * class run ends, but for the prefix a letter run takes (one space, tab, or punctuation that
  * starts a piece), digit groups, and the whitespace alternatives' give-back. What the masks
- * cannot settle is "hard": a byte past ASCII, an apostrophe of o200k's contraction suffix
- * (the other shapes' contractions are told from the two code points after), a space or tab
+ * cannot settle is "hard": a byte past ASCII, an apostrophe in the block's last three code
+ * points (a contraction is told from the two after it), a space or tab
  * before CR/LF (\s*[\r\n] gives back to the run's last newline), o200k's '/' after CR/LF (its
  * trail); the bitmap stops two code points before the first hard one, and before a run of
  * whitespace that reaches it. Without SSE2 (or with -DSTREAMCODEC_NO_SIMD) there is no block
@@ -94,9 +94,7 @@ static inline uint64_t sc_block_ends(const uint8_t *s, const sc_pattern *p, int 
     sc_classify(s, &m);
     uint64_t L = m.letter, D = m.digit, S = m.space, N = m.newline, X = m.space | m.tab;
     uint64_t W = X | N;
-    int contraction = p->contraction == SC_CONTRACTION_CASED ||
-                      p->contraction == SC_CONTRACTION_FOLDED; /* alternatives of their own */
-    uint64_t bad = m.high | (p->contraction == SC_CONTRACTION_SUFFIX ? m.apostrophe : 0);
+    uint64_t bad = m.high;
     uint64_t P = ~(L | D | W | bad); /* the rest of ASCII: [^\s\p{L}\p{N}] */
     uint64_t starts;
     if (p->letters == SC_LETTERS_SPACE) {
@@ -116,18 +114,23 @@ static inline uint64_t sc_block_ends(const uint8_t *s, const sc_pattern *p, int 
         bad |= N & (X << 1); /* a run's last CR/LF is past a space or tab */
         if (p->trail == SC_TRAIL_NEWLINES_SLASH) bad |= m.slash & (N << 1);
     }
-    if (contraction && m.apostrophe) {
-        /* An apostrophe starts a piece unless punctuation (the run goes on) or a space (' ?')
-         * is before it; there the contraction is tried first, and takes the next 1 or 2 code
-         * points whatever their starts. It needs the two after it in the block. */
-        uint64_t at = m.apostrophe & ~(P << 1) & ~(S << 1);
+    if (p->contraction != SC_CONTRACTION_NONE && m.apostrophe) {
+        /* Where a contraction is tried: as an alternative of its own (gpt2, cl100k), at an
+         * apostrophe that starts a piece, after anything but punctuation (the run goes on) or a
+         * space (' ?'); as o200k's suffix, at one after a letter, unless that letter ends a
+         * suffix already (a word takes one). A contraction takes the next 1 or 2 code points
+         * whatever their starts (and, as a suffix, its apostrophe): they must be in the block. */
+        int suffix = p->contraction == SC_CONTRACTION_SUFFIX, taken = -1;
+        uint64_t at = m.apostrophe & (suffix ? L << 1 : ~(P << 1) & ~(S << 1));
         bad |= at & (7ull << 61);
         for (at &= ~(7ull << 61); at; at &= at - 1) {
             int j = __builtin_ctzll(at);
             int length = sc_contraction_length(s[j + 1], s[j + 2],
-                                               p->contraction == SC_CONTRACTION_FOLDED);
-            if (length)
-                starts = (starts & ~(((1ull << length) - 2) << j)) | 1ull << (j + length);
+                                               p->contraction != SC_CONTRACTION_CASED);
+            if (!length || (suffix && j == taken)) continue;
+            starts &= ~(((1ull << length) - 2 + (uint64_t)suffix) << j);
+            starts |= 1ull << (j + length);
+            taken = j + length;
         }
     }
     int limit = bad ? __builtin_ctzll(bad) : SC_BLOCK;
