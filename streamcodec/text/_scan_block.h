@@ -7,13 +7,14 @@
  * (the pieces from there are those of s[0:] as a whole text: the patterns look only forward),
  * every piece of ASCII letters, digits, spaces, tabs, CR/LF and punctuation is cut where its
  * class run ends, but for the prefix a letter run takes (one space, tab, or punctuation that
- * starts a piece), digit groups, and the whitespace alternatives' give-back. What the masks
+ * starts a piece), digit groups, the whitespace alternatives' give-back and the contractions
+ * (the only loop over the text here: over its apostrophes, which are rare). What the masks
  * cannot settle is "hard": a byte past ASCII, an apostrophe in the block's last three code
- * points (a contraction is told from the two after it), a space or tab
- * before CR/LF (\s*[\r\n] gives back to the run's last newline), o200k's '/' after CR/LF (its
- * trail); the bitmap stops two code points before the first hard one, and before a run of
- * whitespace that reaches it. Without SSE2 (or with -DSTREAMCODEC_NO_SIMD) there is no block
- * step: sc_block_shape says none and K(next) cuts every piece, as before.
+ * points (a contraction is told from the two after it), a space or tab before CR/LF
+ * (\s*[\r\n] gives back to the run's last newline), o200k's '/' after CR/LF (its trail); the
+ * bitmap stops two code points before the first hard one, and before a run of whitespace that
+ * reaches it. Without SSE2 (or with -DSTREAMCODEC_NO_SIMD) there is no block step:
+ * sc_block_shape says none and K(next) cuts every piece, as before.
  */
 #ifndef STREAMCODEC_SCAN_BLOCK_H
 #define STREAMCODEC_SCAN_BLOCK_H
@@ -88,7 +89,8 @@ static inline uint64_t sc_digit_starts(uint64_t digit, int most) {
 
 /* The piece ends certain in s[0:64], s[0] a piece start of a text that goes on past s[63]: bit b
  * set for each b in [1, 62] where a piece of the shape p (sc_block_shape's) ends, all of them up
- * to the last one set (0: none). *hard gets the offset of the first hard code point, or 64. */
+ * to the last one set (0: none), each the end K(next) gives (regex's match there). *hard gets
+ * the offset of the first hard code point, or 64. */
 static inline uint64_t sc_block_ends(const uint8_t *s, const sc_pattern *p, int *hard) {
     sc_masks m;
     sc_classify(s, &m);
