@@ -198,12 +198,14 @@ def test_line_blocks_read_each_range_as_lines_were_read(
     raw = b"\n".join(lines) + (b"\n" if final else b"")
     cuts = sorted(data.draw(st.lists(st.integers(0, len(raw)), max_size=4)))
     size = data.draw(st.integers(1, 40))
+    first = data.draw(st.integers(0, 40))  # a ramp from it to size, or none
     bounds = [0, *cuts, -1]
     for start, end in itertools.pairwise(bounds):
         if end >= 0 and end < start:
             continue
         digest = hashlib.sha256()
-        blocks = list(line_blocks(io.BytesIO(raw), Range(0, start, end), digest=digest, size=size))
+        f = io.BytesIO(raw)
+        blocks = list(line_blocks(f, Range(0, start, end), digest=digest, size=size, first=first))
         expected, read = _old_line_reader(raw, start, end)
         assert b"".join(b.data for b in blocks) == b"".join(expected)
         assert digest.hexdigest() == hashlib.sha256(read).hexdigest()

@@ -53,6 +53,10 @@ __all__ = ["LARGE_DOCUMENT", "Job", "make_shard", "make_shards"]
 #: A plain-text file larger than this (or compressed, or standard input) is streamed.
 LARGE_DOCUMENT = 8 << 20
 _BATCH_SIZE = 1 << 20  # a task: about this many bytes (JSON Lines, Parquet) or characters
+# A JSON Lines range's first task, the next ones doubling to _BATCH_SIZE: the second worker
+# starts after 64 kB are read, not 1 MB, and the first result is written sooner (the
+# pipeline's filling was 12-18 ms of a 350 ms run on two cores)
+_FIRST_TASK = 64 << 10
 Progress = Callable[[int, int], object]  # (input bytes, tokens) done since the last call
 
 
@@ -123,7 +127,8 @@ def _tasks(job: Job, shard: ShardPlan, digests: list[Any]) -> Iterator[Task]:
         digests.append(digest)
         if inp.kind == "jsonl":
             with reading_input(inp) as f:
-                for lines in line_blocks(f, part, digest=digest, size=_BATCH_SIZE):
+                blocks = line_blocks(f, part, digest=digest, size=_BATCH_SIZE, first=_FIRST_TASK)
+                for lines in blocks:
                     yield _Block(inp, lines)
         elif inp.kind == "parquet":
             yield from parquet_batches(inp, part, job.reading, digest, size=_BATCH_SIZE)

@@ -46,11 +46,13 @@ class Lines:
 
 
 def line_blocks(
-    f: IO[bytes], part: Any, *, digest: Any = None, size: int = CHUNK_SIZE
+    f: IO[bytes], part: Any, *, digest: Any = None, size: int = CHUNK_SIZE, first: int = 0
 ) -> Iterator[Lines]:
     """The lines starting in ``part``'s byte range (a ``Range``) of the stream ``f``, in blocks
-    of whole lines of about ``size`` bytes (a longer line is a block alone). ``digest`` is fed
-    the bytes read for the range: the rest of the line that started before it, then its lines."""
+    of whole lines of about ``size`` bytes (a longer line is a block alone); with ``first``,
+    the first about ``first`` bytes and each next twice the last, up to ``size`` (so workers
+    waiting on the first block start sooner). ``digest`` is fed the bytes read for the range:
+    the rest of the line that started before it, then its lines."""
     position = part.start
     number = 0 if position > 0 else 1  # lines counted from the start (standard input's too)
     if position > 0:
@@ -61,9 +63,11 @@ def line_blocks(
         position += len(rest) - 1
     pending = bytearray()
     ended = False
+    step = min(first, size) if first > 0 else size
     while not ended and (part.end < 0 or position < part.end):
         searched = len(pending)
-        chunk = f.read(size)
+        chunk = f.read(step)
+        step = min(2 * step, size)
         ended = not chunk
         pending += chunk
         # what was held ends inside a line: a line ends in the new part, or none does (a long
