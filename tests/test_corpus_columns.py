@@ -373,6 +373,34 @@ def test_a_stop_while_the_ids_are_read_back_leaves_none_of_the_shards_files(
     assert len(listed) == 2 and {p.name for p in out.iterdir()} == listed | {"manifest.json"}
 
 
+def test_a_stop_just_after_the_manifest_lists_a_shard_keeps_its_files(
+    tmp_path: Path, lines_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A signal after the manifest listing a shard was put in place, before that save returned,
+    removed the shard's files: the manifest listed files that were gone (seen once in
+    test_ctrl_c_leaves_whole_shards_and_no_temporary_file). Listed, they are kept."""
+    import importlib
+
+    module = importlib.import_module("streamcodec.corpus.tokenize")
+    save = module.save_manifest
+    calls = []
+
+    def stopped_after_the_third(out: str, manifest: Any) -> None:
+        save(out, manifest)
+        calls.append(out)
+        if len(calls) == 3:  # the start's save, the first shard's, the second's
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(job_module, "_BATCH_SIZE", 5000)
+    monkeypatch.setattr(module, "save_manifest", stopped_after_the_third)
+    out = tmp_path / "out"
+    with pytest.raises(KeyboardInterrupt):
+        tokenize([lines_file], out, shard_bytes=40_000, jobs=2)
+    listed = {f["name"] for e in json.loads((out / "manifest.json").read_text())["shards"]
+              for f in e["files"]}  # fmt: skip
+    assert len(listed) == 4 and {p.name for p in out.iterdir()} == listed | {"manifest.json"}
+
+
 _PIECES = st.sampled_from(["a", "é", "日", "🙂", "<|", "|>", ".", "*", "\\", "[", "]", "(", "?",
                            "$", "^", "{1}", "\x00", "\x7f", "\n", " ", "\ud800"])  # fmt: skip
 

@@ -40,6 +40,7 @@ from streamcodec.corpus.document import (
 )
 from streamcodec.corpus.inputs import Rows, documents, parquet_batches, row_documents, where_in
 from streamcodec.corpus.jsonlines import Lines, json_documents, line_blocks
+from streamcodec.corpus.manifest import load_manifest
 from streamcodec.corpus.plan import ShardPlan
 from streamcodec.corpus.shards import Layout, file_records
 from streamcodec.corpus.writers import shard_format
@@ -274,15 +275,30 @@ def _finish_shard(
 ) -> None:
     """Put the shard's files in place and list it (``finished``); stopped on the way (a signal
     while its files are hashed for the entry, or between two of them renamed), it leaves none
-    of its files: a shard not listed is not kept, so it is made again."""
+    of its files: a shard not listed is not kept, so it is made again. Stopped once the
+    manifest on disk lists it (the save's last steps), its files are kept: they are listed."""
+    entry = None
     try:
         files.close()
-        finished(_entry(job, shard, writer, digests))
+        entry = _entry(job, shard, writer, digests)
+        finished(entry)
     except BaseException:
-        for path in writer.paths:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(path)
+        if entry is None or not _listed(job.out_dir, entry):
+            for path in writer.paths:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(path)
         raise
+
+
+def _listed(out_dir: str, entry: dict[str, Any]) -> bool:
+    """Whether the manifest in ``out_dir`` lists the shard of ``entry`` with its files."""
+    try:
+        manifest = load_manifest(out_dir)
+    except (OSError, ValueError):
+        return False
+    return manifest is not None and any(
+        e["index"] == entry["index"] and e["files"] == entry["files"] for e in manifest["shards"]
+    )
 
 
 def _numbered_tasks(
