@@ -322,6 +322,15 @@ def test_tasks_in_flight_are_bounded(
     assert max(ahead) <= 2 * 2 + 2 and read[0] > 20
 
 
+def _stopped_run(lines_file: Path, out: Path) -> tuple[set[str], set[str]]:
+    """A run stopped by ``KeyboardInterrupt``: the files its manifest lists, the files there."""
+    with pytest.raises(KeyboardInterrupt):
+        tokenize([lines_file], out, shard_bytes=40_000, jobs=2)
+    listed = {f["name"] for e in json.loads((out / "manifest.json").read_text())["shards"]
+              for f in e["files"]}  # fmt: skip
+    return listed, {p.name for p in out.iterdir()} - {"manifest.json"}
+
+
 def test_a_stop_while_a_shard_is_put_in_place_leaves_none_of_its_files(
     tmp_path: Path, lines_file: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -338,12 +347,8 @@ def test_a_stop_while_a_shard_is_put_in_place_leaves_none_of_its_files(
         return records(paths, sha256)
 
     monkeypatch.setattr(job_module, "file_records", stopped_at_the_second)
-    out = tmp_path / "out"
-    with pytest.raises(KeyboardInterrupt):
-        tokenize([lines_file], out, shard_bytes=40_000, jobs=2)
-    listed = {f["name"] for e in json.loads((out / "manifest.json").read_text())["shards"]
-              for f in e["files"]}  # fmt: skip
-    assert listed and {p.name for p in out.iterdir()} == listed | {"manifest.json"}
+    listed, present = _stopped_run(lines_file, tmp_path / "out")
+    assert listed and present == listed
 
 
 def test_a_stop_while_the_ids_are_read_back_leaves_none_of_the_shards_files(
@@ -365,12 +370,8 @@ def test_a_stop_while_the_ids_are_read_back_leaves_none_of_the_shards_files(
         return result(self)
 
     monkeypatch.setattr(shards._FileDigest, "result", stopped_at_the_second)
-    out = tmp_path / "out"
-    with pytest.raises(KeyboardInterrupt):
-        tokenize([lines_file], out, shard_bytes=40_000, jobs=2)
-    listed = {f["name"] for e in json.loads((out / "manifest.json").read_text())["shards"]
-              for f in e["files"]}  # fmt: skip
-    assert len(listed) == 2 and {p.name for p in out.iterdir()} == listed | {"manifest.json"}
+    listed, present = _stopped_run(lines_file, tmp_path / "out")
+    assert len(listed) == 2 and present == listed
 
 
 def test_a_stop_just_after_the_manifest_lists_a_shard_keeps_its_files(
@@ -393,12 +394,8 @@ def test_a_stop_just_after_the_manifest_lists_a_shard_keeps_its_files(
 
     monkeypatch.setattr(job_module, "_BATCH_SIZE", 5000)
     monkeypatch.setattr(module, "save_manifest", stopped_after_the_third)
-    out = tmp_path / "out"
-    with pytest.raises(KeyboardInterrupt):
-        tokenize([lines_file], out, shard_bytes=40_000, jobs=2)
-    listed = {f["name"] for e in json.loads((out / "manifest.json").read_text())["shards"]
-              for f in e["files"]}  # fmt: skip
-    assert len(listed) == 4 and {p.name for p in out.iterdir()} == listed | {"manifest.json"}
+    listed, present = _stopped_run(lines_file, tmp_path / "out")
+    assert len(listed) == 4 and present == listed
 
 
 _PIECES = st.sampled_from(["a", "é", "日", "🙂", "<|", "|>", ".", "*", "\\", "[", "]", "(", "?",
