@@ -33,8 +33,8 @@ static int K(fused_units)(const CH *s, Py_ssize_t *at, Py_ssize_t stop, Py_ssize
      * ASCII), found again only once i passes it, not piece by piece. */
     Py_ssize_t high = sizeof(CH) == 1 && !p->ascii ? -1 : n;
     /* 1-byte strings: 64 code points at a time where the block step can (_scan_block.h), whose
-     * pieces are all ASCII; K(next) from where it stops until a piece ends past `past` (the
-     * first code point it could not settle). */
+     * pieces are all ASCII; K(next) from where it stops until a piece ends past `past`
+     * (sc_block_past). */
     const sc_pattern *shape = sizeof(CH) == 1 ? sc_block_shape(p->pattern) : NULL;
     Py_ssize_t past = i - 1;
     while (i < stop && status == SC_OK) {
@@ -47,7 +47,7 @@ static int K(fused_units)(const CH *s, Py_ssize_t *at, Py_ssize_t stop, Py_ssize
                 status = K(in_place)(s, i, e, n, p);
                 i = e;
             }
-            past = hard < SC_BLOCK ? base + hard : i > base ? i - 1 : i;
+            past = sc_block_past(base, i, hard);
             continue;
         }
         Py_ssize_t e = K(next)(s, i, n, p->pattern);

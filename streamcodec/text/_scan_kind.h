@@ -26,7 +26,7 @@ static Py_ssize_t K(scan)(const CH *s, Py_ssize_t start, Py_ssize_t n, int patte
                 if (count == *cap && grow(out, cap) < 0) return -1;
                 (*out)[count++] = i = base + __builtin_ctzll(ends);
             }
-            past = hard < SC_BLOCK ? base + hard : i > base ? i - 1 : i;
+            past = sc_block_past(base, i, hard);
             continue;
         }
         e = K(next)(s, i, n, pattern);
