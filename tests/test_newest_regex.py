@@ -16,6 +16,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -81,17 +82,22 @@ def newest_regex(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-def test_ids_equal_tiktoken_with_the_newest_regex(newest_regex: Path) -> None:
+def _probe(script: str, newest_regex: Path) -> Any:
+    """The JSON that ``script`` prints, run with the newest regex first on the path."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(newest_regex), str(ROOT)])}
     result = subprocess.run(
-        [sys.executable, "-c", PROBE, str(newest_regex)],
+        [sys.executable, "-c", script, str(newest_regex)],
         capture_output=True,
         text=True,
         env=env,
         timeout=900,
     )
     assert result.returncode == 0, result.stderr[-2000:]
-    version, changed, sample, ids = json.loads(result.stdout)
+    return json.loads(result.stdout)
+
+
+def test_ids_equal_tiktoken_with_the_newest_regex(newest_regex: Path) -> None:
+    version, changed, sample, ids = _probe(PROBE, newest_regex)
     assert len(changed) > 1000, f"regex {version} classifies like Unicode 16.0: nothing to test"
     assert set(changed) <= set(sample)
     cl100k = streamcodec.get_encoding("cl100k_base")
@@ -148,16 +154,7 @@ def model_patterns() -> list[str]:
 def test_open_models_cut_alike_on_both_paths_with_the_newest_regex(newest_regex: Path) -> None:
     """Issue 29: with regex 2026.11.19 (Unicode 17), Llama 3 on '\\u0561\\u0558' gave other ids
     on the pure path than natively and in Hugging Face."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(newest_regex), str(ROOT)])}
-    result = subprocess.run(
-        [sys.executable, "-c", PROBE_MODELS, str(newest_regex)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=900,
-    )
-    assert result.returncode == 0, result.stderr[-2000:]
-    version, changed, backend, differ = json.loads(result.stdout)
+    version, changed, backend, differ = _probe(PROBE_MODELS, newest_regex)
     if backend != "native":
         pytest.skip("the compiled core is not built: no native path to compare with")
     assert changed > 1000, f"regex {version} classifies like Unicode 16.0: nothing to test"
