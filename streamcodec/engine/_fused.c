@@ -84,51 +84,78 @@ static inline int fused_emit(fused_pass *p, const uint32_t *ids, size_t n) {
     return SC_OK;
 }
 
-/* A first-level entry's ids (or, counting, their number). */
+/* A first-level entry's ids (or, counting, their number): straight-line, as most pieces end
+ * here. The entry's four slots are copied whatever its count (room for FL_IDS is made), the
+ * length advanced by the count: no branch on it. */
 static inline int fused_emit_entry(fused_pass *p, const fl_entry *e) {
-    size_t n = e->ids[0] >> 24;
-    if (n == 1) {
-        uint32_t t = e->ids[0] & FL_INDEX;
-        return fused_emit(p, &t, 1);
+    uint32_t first = e->ids[0];
+    size_t n = first >> 24;
+    if (p->counting) {
+        p->count += n;
+        return p->count > p->limit ? FUSED_LIMIT : SC_OK;
     }
-    uint32_t ids[FL_IDS] = {e->ids[0] & FL_INDEX, e->ids[1], e->ids[2], e->ids[3]};
-    return fused_emit(p, ids, n);
+    if (p->out.cap - p->out.len < FL_IDS && p->api->ids_reserve(&p->out, FL_IDS) != SC_OK)
+        return SC_NOMEM;
+    uint32_t *to = p->out.ids + p->out.len;
+    to[0] = first & FL_INDEX;
+    to[1] = e->ids[1];
+    to[2] = e->ids[2];
+    to[3] = e->ids[3];
+    p->out.len += n;
+    return SC_OK;
 }
 
-/* One piece's bytes (head: sc_head's of them): the first level (a token or a short piece seen
- * before, one line), else the whole-piece rule, the word cache, or the core's merge, whose
- * answer is offered to the first level or the word cache. */
-static inline int fused_piece(fused_pass *p, const uint8_t *b, size_t len, uint64_t head) {
+#if defined(__GNUC__)
+#define FUSED_COLD __attribute__((noinline))
+#else
+#define FUSED_COLD
+#endif
+
+/* A piece the first level did not answer (key: its key there, or NULL when it has no key: too
+ * long, or no first level): the whole-piece rule, the word cache, or the core's merge, whose
+ * answer is offered to the first level or the word cache. Out of line: the hit path that
+ * inlines the first level stays small. */
+static FUSED_COLD int fused_slow(fused_pass *p, const uint8_t *b, size_t len, uint64_t head,
+                                 const fl_key *key) {
     first_level *first = &p->cache->first;
-    fl_key short_key;
-    int short_piece = len <= FL_KEY && first->lines;
-    if (short_piece) {
-        fl_key_set(&short_key, b, len, head);
-        const fl_entry *e = fl_get(first, &short_key);
-        if (e) return fused_emit_entry(p, e);
-    }
     int64_t token = sc_table_lookup(p->table, b, len, head);
     if (token >= 0) {
         uint32_t t = (uint32_t)token;
-        if (short_piece) fl_offer(first, &short_key, &t, 1);
+        if (key) fl_offer(first, key, &t, 1);
         return fused_emit(p, &t, 1);
     }
-    wc_key key;
+    wc_key words;
     int cacheable = len <= WC_KEY && p->cache->sets;
     if (cacheable) {
-        wc_key_set(&key, b, len);
-        const wc_entry *hit = wc_get(p->cache, &key);
+        wc_key_set(&words, b, len);
+        const wc_entry *hit = wc_get(p->cache, &words);
         if (hit) return fused_emit(p, hit->ids, hit->n);
     }
     size_t before = p->out.len;
     if (p->api->encode_merged(p->vocab, b, len, &p->out) != SC_OK) return SC_NOMEM;
     size_t n = p->out.len - before;
-    if (!(short_piece && fl_offer(first, &short_key, p->out.ids + before, n)) && cacheable)
-        wc_offer(p->cache, &key, p->out.ids + before, n);
+    if (!(key && fl_offer(first, key, p->out.ids + before, n)) && cacheable)
+        wc_offer(p->cache, &words, p->out.ids + before, n);
     if (!p->counting) return SC_OK;
     p->out.len = before;
     p->count += n;
     return p->count > p->limit ? FUSED_LIMIT : SC_OK;
+}
+
+/* A piece of up to FL_KEY bytes whose first-level key is k (the first level has lines): its
+ * entry, or the slow path. */
+static inline int fused_keyed(fused_pass *p, const uint8_t *b, size_t len, const fl_key *k) {
+    const fl_entry *e = fl_get(&p->cache->first, k);
+    return e ? fused_emit_entry(p, e) : fused_slow(p, b, len, k->k0, k);
+}
+
+/* One piece's bytes (head: sc_head's of them): the first level (a token or a short piece seen
+ * before, one line), else the slow path. */
+static inline int fused_piece(fused_pass *p, const uint8_t *b, size_t len, uint64_t head) {
+    if (len > FL_KEY || !p->cache->first.lines) return fused_slow(p, b, len, head, NULL);
+    fl_key k;
+    fl_key_set(&k, b, len, head);
+    return fused_keyed(p, b, len, &k);
 }
 
 /* Whether the n bytes at b are all ASCII (then they are their own UTF-8). */
