@@ -1,5 +1,6 @@
 """Builds the optional compiled code: the piece encoder (streamcodec.pieces._core), the native
-pre-tokenizer (streamcodec.text._scan) and the fused pass over both (streamcodec.engine._fused);
+pre-tokenizer (streamcodec.text._scan), the fused pass over both (streamcodec.engine._fused) and
+the corpus tool's JSON Lines reader (streamcodec.corpus._jsonl);
 everything else is in pyproject.toml. Without a working C compiler the install goes on, pure
 Python, with a warning (streamcodec.engine.backend takes the compiled path only when all three
 are built). ``STREAMCODEC_PURE=1`` builds none of them: ``STREAMCODEC_PURE=1 pip wheel .`` makes
@@ -41,6 +42,7 @@ NAMES = {
     "streamcodec.pieces._core": ("compiled core", "pure Python"),
     "streamcodec.text._scan": ("native scanner", "pure Python"),
     "streamcodec.engine._fused": ("fused pass", "pure Python"),
+    "streamcodec.corpus._jsonl": ("JSON Lines reader", "the Python reader"),
 }
 
 # Every header of the package, for each extension: one forgotten in a hand-kept list left an old
@@ -73,6 +75,13 @@ fused = Extension(
     depends=HEADERS,
 )
 
+# The corpus tool's JSON Lines reader (corpus/_jsonl.c): each line's text field, off the GIL.
+jsonl = Extension(
+    "streamcodec.corpus._jsonl",
+    sources=["streamcodec/corpus/_jsonl.c"],
+    depends=HEADERS,
+)
+
 # The pure wheel: no extension at all, so the wheel is tagged for any Python and platform. It
 # takes only the declared package data (a normal build lists the C sources as package data in
 # the egg-info, which later builds read back) and builds in its own folder (build/lib keeps the
@@ -80,7 +89,7 @@ fused = Extension(
 PURE = os.environ.get("STREAMCODEC_PURE", "") not in ("", "0")
 ONLY_PURE = {"include_package_data": False, "options": {"build": {"build_base": "build/pure"}}}
 setup(
-    ext_modules=[] if PURE else [core, scan, fused],
+    ext_modules=[] if PURE else [core, scan, fused, jsonl],
     cmdclass={"build_ext": OptionalBuildExt},
     **(ONLY_PURE if PURE else {}),
 )

@@ -26,7 +26,7 @@ from __future__ import annotations
 import array
 from typing import TYPE_CHECKING, Any, Protocol
 
-from streamcodec.engine.batch import COUNTS, IDS, LISTS, Texts, encode_batch
+from streamcodec.engine.batch import COUNTS, IDS, LISTS, FlatTexts, Texts, encode_batch
 from streamcodec.text.specials import (
     AllowedSpecial,
     DisallowedSpecial,
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
     from streamcodec.engine.ordinary import OrdinaryEncoder
 
-__all__ = ["BatchMethods", "Batchable", "encode_flat_uint32"]
+__all__ = ["BatchMethods", "Batchable", "FlatTexts", "encode_flat_uint32"]
 
 
 class Batchable(Protocol):
@@ -148,10 +148,10 @@ def encode_flat_uint32(
     enc: Batchable, texts: Texts, *, errors: str = "strict"
 ) -> tuple[array.array[int], array.array[int]]:
     """:meth:`~BatchMethods.encode_ordinary_batch_to_numpy`'s ids and offsets as packed
-    ``array.array``s (uint32 and int64: picklable, and no numpy needed): the batch (str, bytes
-    or a pyarrow string array, read in place; ``errors`` as there) encoded on the calling
-    thread with the GIL released once, for callers that run several batches at once (the
-    corpus tool)."""
+    ``array.array``s (uint32 and int64: picklable, and no numpy needed): the batch (str, bytes,
+    a pyarrow string array or :class:`FlatTexts`, read in place; ``errors`` as there) encoded on
+    the calling thread with the GIL released once, for callers that run several batches at once
+    (the corpus tool)."""
     ids, offsets = encode_batch(
         enc.ordinary, texts, mode=IDS, num_threads=1, errors=errors, numpy=False
     )

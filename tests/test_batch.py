@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 import streamcodec
 from streamcodec import Encoding
+from streamcodec.engine.batch import FlatTexts
 from streamcodec.text.unicode import InvalidUTF8Error
 from tests.conftest import tiktoken_twin
 
@@ -73,6 +74,28 @@ def test_every_input_kind_equals_tiktoken_per_document(real_pair: Any, docs: lis
             chunked = pa.chunked_array([array[:50], array[50:]])
             assert enc.encode_ordinary_batch(chunked.to_pylist()) == want_valid
             assert split(*enc.encode_ordinary_batch_to_numpy(chunked)) == want_valid
+
+
+def flat(texts: list[str]) -> FlatTexts:
+    data = [text.encode() for text in texts]
+    return FlatTexts(np.cumsum([0, *map(len, data)], dtype=np.int64).tobytes(), b"".join(data))
+
+
+def test_flat_texts_equal_tiktoken_per_document(real_pair: Any, docs: list[str]) -> None:
+    """One run of UTF-8 and its offsets (the corpus tool's JSON Lines reader gives them), read
+    in place as a pyarrow array is."""
+    enc, ref = real_pair
+    valid = [text.encode("utf-8", "surrogatepass").decode("utf-8", "replace") for text in docs]
+    want = [ref.encode_ordinary(text) for text in valid]
+    for threads in (1, 3):
+        assert split(*enc.encode_ordinary_batch_to_numpy(flat(valid), num_threads=threads)) == want
+        counts = enc.count_tokens_batch(flat(valid), num_threads=threads)
+        assert counts.tolist() == list(map(len, want))
+    for texts in ([], [""], ["", "a", ""]):
+        ids, offsets = enc.encode_ordinary_batch_to_numpy(flat(texts))
+        assert split(ids, offsets) == [ref.encode_ordinary(t) for t in texts]
+    with pytest.raises(InvalidUTF8Error, match=r"texts\[1\].*byte offset 1"):
+        enc.count_tokens_batch(FlatTexts(np.array([0, 1, 3], np.int64).tobytes(), b"aa\xff"))
 
 
 def test_empty_batches_and_empty_texts(real_encoding: Encoding) -> None:

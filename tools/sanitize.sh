@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Memory safety of the compiled core, the native scanner and the fused and batch passes: build them with AddressSanitizer and
+# Memory safety of the compiled core, the native scanner, the fused and batch passes and the corpus
+# tool's JSON Lines reader: build them with AddressSanitizer and
 # UBSan, then run the native tests, the fuzz targets that reach them, and a campaign budget under
 # the sanitizers.
 #
@@ -24,7 +25,8 @@ cd "$work"
 CC=${CC:-gcc} CFLAGS="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined" \
     LDFLAGS="-fsanitize=address,undefined" \
     "$python" setup.py -q build_ext --inplace 2>&1 | grep -v Warning || true
-ls streamcodec/pieces/_core*.so streamcodec/text/_scan*.so streamcodec/engine/_fused*.so >/dev/null  # all must be built
+ls streamcodec/pieces/_core*.so streamcodec/text/_scan*.so streamcodec/engine/_fused*.so \
+    streamcodec/corpus/_jsonl*.so >/dev/null  # all must be built
 
 asan=$(${CC:-gcc} -print-file-name=libasan.so)
 ubsan=$(${CC:-gcc} -print-file-name=libubsan.so)
@@ -41,7 +43,7 @@ export PYTHONPATH="$work" STREAMCODEC_BACKEND=native
 # The engine's and the scanner's own tests whole (a name filter once skipped new ones), the
 # others' native cases.
 "$python" -m pytest -q -s -p no:cacheprovider tests/test_scan.py tests/test_scan_block.py \
-    tests/test_fused.py tests/test_batch.py tests/test_long_merge.py
+    tests/test_fused.py tests/test_batch.py tests/test_long_merge.py tests/test_corpus_columns.py
 "$python" -m pytest -q -s -p no:cacheprovider tests/test_native.py tests/test_known_patterns.py \
     tests/test_fuzz.py tests/test_hostile_vocab.py \
     -k "native or backends or tiktoken or stream or reference or cache or scan or pretokenize or pattern" \

@@ -1,114 +1,63 @@
-"""JSON Lines and Parquet as Arrow string columns, read off the GIL and encoded in place.
+"""JSON Lines and Parquet as columns of text, read off the GIL and encoded in place.
 
-pyarrow's readers turn a block of JSON lines (:func:`json_column`: ``pyarrow.json``, on the
-calling thread, the GIL released) or a batch of Parquet rows (:func:`parquet_column`) into an
-Arrow string column, which the batch pass encodes straight from its UTF-8 buffers: no Python
-object per document, so blocks on several threads run on several cores.
+A block of JSON lines is read by the native reader (:func:`json_column`, ``corpus/_jsonl.c``,
+the GIL released) into one run of UTF-8 with its offsets (``FlatTexts``), a batch of Parquet
+rows by pyarrow (:func:`parquet_column`) into an Arrow string column; the batch pass encodes
+either straight from its buffers: no Python object per document, so blocks on several threads
+run on several cores.
 
 The Python readers (:func:`~streamcodec.corpus.jsonlines.json_documents`,
-:func:`~streamcodec.corpus.inputs.row_documents`) are the reference. Wherever pyarrow could read
-a block otherwise than ``json.loads`` does, or the block holds anything they refuse, these
-return None and the block is left to them, so every id and every message is theirs:
+:func:`~streamcodec.corpus.inputs.row_documents`) are the reference. Wherever a block could be
+read otherwise than they read it, or holds anything they refuse, these return None and the block
+is left to them, so every id and every message is theirs:
 
-- bytes that are not UTF-8 anywhere in the block (the Python reader decodes each whole line;
-  pyarrow reads the fields it skips unchecked);
-- a line that starts with a UTF-8 byte order mark (``json.loads`` refuses one; pyarrow skips
-  it), a blank line, or not one object per line (pyarrow reads two objects on one line, and a
-  lone ``\\r`` as a line's end): the column must have a row for each line;
-- anything pyarrow refuses: not JSON, a line that is not an object, a field given twice, a
-  field that is not a string (the schema says string, so pyarrow infers nothing), a lone
-  surrogate escape, a number beyond a double (``json.loads`` reads it, in a skipped field);
-- a missing or null field (a null row);
+- JSON Lines: anything but UTF-8 lines of one JSON object each, read exactly as ``json.loads``
+  reads them, with the field a string given once (``_jsonl.c`` lists what it leaves: a key with
+  an escape, a lone surrogate, NaN, a long number, a byte order mark, ...); any field kept
+  (``--keep``: the kept fields are the Python reader's values, of any shape);
+- Parquet: a text column of another type, a null row, and invalid UTF-8 (the batch pass refuses
+  it);
 - the text of a special token in any document (unless the caller encodes them as text;
-  :func:`holds_special`), and, for Parquet, invalid UTF-8 (the batch pass refuses it).
+  :func:`holds_special` for Parquet, the native reader itself for JSON Lines).
 """
 
 from __future__ import annotations
 
 import functools
 import re
-import struct
 from typing import Any
 
+from streamcodec.batch import FlatTexts
 from streamcodec.corpus.document import Reading
 from streamcodec.corpus.jsonlines import Lines
 
-__all__ = ["arrow_reads", "holds_special", "json_column", "parquet_column"]
-
-_BOM = b"\xef\xbb\xbf"
-_MOST = (1 << 31) - 2  # pyarrow's block size is 32-bit: a longer line is the Python reader's
-_SPACE = b" \t\r\x0b\x0c"  # what bytes.strip() takes away, less the newline
-_BLANK_INSIDE = re.compile(rb"\n[ \t\r\x0b\x0c]*\n")
-_BLANK_FIRST = re.compile(rb"[ \t\r\x0b\x0c]*\n")
+__all__ = ["holds_special", "json_column", "json_reads", "parquet_column"]
 
 
-def arrow_reads(reading: Reading) -> bool:
-    """Whether pyarrow reads JSON Lines blocks: installed, and no field kept (the kept
-    fields are the Python reader's values, of any shape)."""
+def json_reads(reading: Reading) -> bool:
+    """Whether the native reader reads JSON Lines blocks: built, and no field kept."""
     if reading.keep:
         return False
     try:
-        import pyarrow.json  # noqa: F401
+        from streamcodec.corpus import _jsonl  # type: ignore[attr-defined]  # noqa: F401
     except ImportError:
         return False
     return True
 
 
-def json_column(lines: Lines, reading: Reading) -> Any:
-    """The text field of each line of ``lines`` as an Arrow string array, or None where the
-    block is the Python reader's (the module docstring)."""
-    import pyarrow
-    import pyarrow.json
+def json_column(lines: Lines, reading: Reading, specials: frozenset[str]) -> FlatTexts | None:
+    """The text field of each line of ``lines`` (blank lines skipped) as one run of UTF-8, or
+    None where the block is the Python reader's (the module docstring; a document holding one
+    of ``specials`` too)."""
+    from streamcodec.corpus import _jsonl  # type: ignore[attr-defined]
 
-    data = lines.data
-    if len(data) >= _MOST or data.startswith(_BOM) or b"\n" + _BOM in data:
-        return None
-    if _has_blank_line(data):
-        return None
-    try:
-        _valid_utf8(data)
-        table = pyarrow.json.read_json(
-            pyarrow.BufferReader(data),
-            read_options=pyarrow.json.ReadOptions(use_threads=False, block_size=len(data) + 1),
-            parse_options=_parse_options(reading.field),
-        )
-    except (pyarrow.ArrowException, UnicodeDecodeError):
-        return None
-    if table.num_rows != lines.count:
-        return None
-    column = table.column(0).combine_chunks()
-    return None if column.null_count else column
-
-
-def _has_blank_line(data: bytes) -> bool:
-    """Whether a line of ``data`` is blank as ``bytes.strip()`` sees it (the Python reader
-    skips it, pyarrow too, and the rows would no longer be counted by lines)."""
-    last = data[data.rfind(b"\n") + 1 :]
-    if last and not last.strip(_SPACE):
-        return True
-    return bool(_BLANK_FIRST.match(data) or _BLANK_INSIDE.search(data))
+    found = _jsonl.text_column(lines.data, reading.field, lines.count, _utf8_texts(specials))
+    return None if found is None else FlatTexts(*found)
 
 
 @functools.lru_cache(maxsize=16)
-def _parse_options(field: str) -> Any:
-    import pyarrow
-    import pyarrow.json
-
-    schema = pyarrow.schema([pyarrow.field(field, pyarrow.string())])
-    return pyarrow.json.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
-
-
-def _valid_utf8(data: bytes) -> None:
-    """``pyarrow.ArrowInvalid`` unless ``data`` is all UTF-8 (Arrow's check, as Python's:
-    no surrogates, no overlong forms), without a copy (and without ``pyarrow.array``, whose
-    first call imports pandas)."""
-    import pyarrow
-
-    bounds = pyarrow.py_buffer(struct.pack("<qq", 0, len(data)))
-    whole = pyarrow.Array.from_buffers(
-        pyarrow.large_string(), 1, [None, bounds, pyarrow.py_buffer(data)]
-    )
-    whole.validate(full=True)
+def _utf8_texts(specials: frozenset[str]) -> tuple[bytes, ...]:
+    return tuple(token.encode("utf-8") for token in sorted(_in_utf8(specials)))
 
 
 def parquet_column(values: Any) -> Any:

@@ -4,15 +4,15 @@
 read and encoded while the last is written; :func:`make_shard` is one shard alone, a plain
 function of a :class:`Job` (what every shard shares: the inputs, the encoding, the options) and
 a :class:`~streamcodec.corpus.plan.ShardPlan`, so a thread, a process or a Dask worker runs it
-alike. The inputs are read here, in order, as tasks of about a megabyte: JSON Lines as blocks
-of whole lines (their bytes only), Parquet as batches of rows (decoded by pyarrow), plain text
-as documents. ``jobs`` threads (native path) or processes (pure path) each take a task, read
-it into documents and encode them: a JSON Lines block by pyarrow into an Arrow string column
+alike. The inputs are read here, in order, as tasks of about a megabyte: JSON Lines as blocks of
+whole lines (their bytes only), Parquet as batches of rows (decoded by pyarrow), plain text as
+documents. ``jobs`` threads (native path) or processes (pure path) each take a task, read it
+into documents and encode them: a JSON Lines block by the native reader into one run of UTF-8
 (:mod:`streamcodec.corpus.columns`: the GIL released) that the batch pass encodes in place, or
-by the Python reader where pyarrow could differ from it. The results are written in the tasks'
-order, so the shards' bytes do not depend on ``jobs``; at most ``2 * jobs`` tasks are in
-flight, so memory is bounded. Each document is encoded exactly as ``encode_ordinary`` encodes
-it alone; a large plain-text file is streamed (``Encoding.iter_encode_chunks``).
+by the Python reader where the native one could differ from it. The results are written in the
+tasks' order, so the shards' bytes do not depend on ``jobs``; at most ``2 * jobs`` tasks are in
+flight, so memory is bounded. Each document is encoded exactly as ``encode_ordinary`` encodes it
+alone; a large plain-text file is streamed (``Encoding.iter_encode_chunks``).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, TypeAlias
 
 from streamcodec.batch import encode_flat_uint32
-from streamcodec.corpus.columns import arrow_reads, holds_special, json_column, parquet_column
+from streamcodec.corpus.columns import holds_special, json_column, json_reads, parquet_column
 from streamcodec.corpus.document import (
     Document,
     Input,
@@ -154,9 +154,9 @@ def _batches(docs: Iterator[Document]) -> Iterator[list[Document]]:
 def _encode_task(
     enc: Encoding, as_text: bool, reading: Reading, task: Task
 ) -> _Encoded | _Streamed | _End:
-    """A task's documents read (a block or rows: by pyarrow where it reads them as the Python
-    reader does, else by that reader) and encoded; a streamed document and a shard's end are
-    left to the consumer."""
+    """A task's documents read (a block or rows: natively or by pyarrow where that reads them as
+    the Python reader does, else by that reader) and encoded; a streamed document and a shard's
+    end are left to the consumer."""
     if isinstance(task, (_Streamed, _End)):
         return task
     if isinstance(task, list):
@@ -164,8 +164,8 @@ def _encode_task(
     specials = frozenset() if as_text else frozenset(enc.special_tokens)
     if isinstance(task, _Block):
         inp, lines = task.input, task.lines
-        column = json_column(lines, reading) if arrow_reads(reading) else None
-        if column is not None and not holds_special(column, specials):
+        column = json_column(lines, reading, specials) if json_reads(reading) else None
+        if column is not None:
             return _Encoded(*encode_flat_uint32(enc, column), None, span(inp, lines.data))
         return _encode_documents(enc, as_text, list(json_documents(inp, lines, reading)))
     column = parquet_column(task.values)

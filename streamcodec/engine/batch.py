@@ -1,11 +1,12 @@
 """Many ordinary texts at once, on every core: the batch pass and its pure twin.
 
-A batch is a sequence of ``str``, of UTF-8 ``bytes``, or a pyarrow ``string`` /
-``large_string`` (or binary) array, read in place from its offsets and data buffers: no Python
-object per document. Each document's ids equal ``Encoding.encode_ordinary(text)``; for bytes,
-those of ``text.decode("utf-8", errors)``: invalid UTF-8 is refused, naming the document and
-the byte offset (``errors="strict"``), replaced exactly as ``bytes.decode(errors="replace")``
-does, or kept as the bytes (``"surrogateescape"``: ``Encoding.encode_bytes``'s ids).
+A batch is a sequence of ``str``, of UTF-8 ``bytes``, a pyarrow ``string`` / ``large_string``
+(or binary) array, or :class:`FlatTexts` (one run of UTF-8 and its offsets), the last two read
+in place from their offsets and data buffers: no Python object per document. Each document's ids
+equal ``Encoding.encode_ordinary(text)``; for bytes, those of ``text.decode("utf-8", errors)``:
+invalid UTF-8 is refused, naming the document and the byte offset (``errors="strict"``),
+replaced exactly as ``bytes.decode(errors="replace")`` does, or kept as the bytes
+(``"surrogateescape"``: ``Encoding.encode_bytes``'s ids).
 
     >>> from streamcodec.vocab import CL100K_PATTERN
     >>> from streamcodec.engine.ordinary import OrdinaryEncoder
@@ -25,6 +26,7 @@ blocks, the pure one between documents.
 from __future__ import annotations
 
 import array
+import dataclasses
 import os
 import sys
 import threading
@@ -37,7 +39,16 @@ from streamcodec.text.unicode import InvalidUTF8Error, encode_replacing_surrogat
 if TYPE_CHECKING:
     from streamcodec.engine.ordinary import OrdinaryEncoder
 
-__all__ = ["CAN_THREAD", "COUNTS", "IDS", "LISTS", "Texts", "default_threads", "encode_batch"]
+__all__ = [
+    "CAN_THREAD",
+    "COUNTS",
+    "IDS",
+    "LISTS",
+    "FlatTexts",
+    "Texts",
+    "default_threads",
+    "encode_batch",
+]
 
 #: Whether this Python can start threads: Pyodide's cannot (emscripten), and every map over
 #: threads or processes (``num_threads``, ``jobs``) then does its work in turn.
@@ -49,7 +60,19 @@ IDS: Final = 1
 LISTS: Final = 2
 Mode = Literal[0, 1, 2]
 
-#: A batch: str or UTF-8 bytes documents, or a pyarrow string array (any object then).
+
+@dataclasses.dataclass(frozen=True)
+class FlatTexts:
+    """Documents as one run of UTF-8 bytes, document i at ``data[offsets[i]:offsets[i + 1]]``
+    (``offsets``: native int64s, one more than the documents, as bytes): read in place, as the
+    buffers of a pyarrow ``large_string`` array are (the corpus tool's JSON Lines reader gives
+    them, ``corpus/_jsonl.c``)."""
+
+    offsets: bytes
+    data: bytes
+
+
+#: A batch: str or UTF-8 bytes documents, a pyarrow string array (any object then), FlatTexts.
 Texts = Sequence[str] | Sequence[bytes] | Sequence[str | bytes] | Any
 
 #: A document as the pure path reads it.
@@ -90,7 +113,9 @@ def encode_batch(
             f"texts is one {type(texts).__name__}: a batch is a sequence of texts ([text] for one)"
         )
     arrow = None
-    if type(texts).__module__.startswith("pyarrow"):
+    if isinstance(texts, FlatTexts):
+        arrow = _flat_buffers(texts)  # kept alive by `texts`
+    elif type(texts).__module__.startswith("pyarrow"):
         texts, arrow = _arrow_buffers(texts)  # the array read is kept alive by `texts`
     if arrow is None and not isinstance(texts, Sequence):
         texts = list(texts)
@@ -140,6 +165,16 @@ def _arrow_buffers(texts: Any) -> tuple[Any, tuple[int, int, int, int, bool]]:
         _raise_null(row)
     _, offsets, data = array.buffers()
     return array, (offsets.address, data.address if data else 0, len(array), array.offset, wide)
+
+
+def _flat_buffers(texts: FlatTexts) -> tuple[int, int, int, int, bool]:
+    """:func:`_arrow_buffers`' tuple for :class:`FlatTexts`."""
+    import ctypes
+
+    def address(data: bytes) -> int:
+        return ctypes.cast(ctypes.c_char_p(data), ctypes.c_void_p).value or 0
+
+    return address(texts.offsets), address(texts.data), len(texts.offsets) // 8 - 1, 0, True
 
 
 def _raise_null(row: int) -> NoReturn:
