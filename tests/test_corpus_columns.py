@@ -90,6 +90,17 @@ def _texts(column: FlatTexts) -> list[str]:
     return [column.data[start:end].decode("utf-8") for start, end in itertools.pairwise(bounds)]
 
 
+def _check_native(block: Lines) -> None:
+    """The native reader reads ``block`` as the Python reader does, or leaves it to it (always
+    where the Python reader refuses it)."""
+    column = json_column(block, Reading(), SPECIALS)
+    texts = _python_texts(block)
+    if texts is None:
+        assert column is None
+    elif column is not None:
+        assert _texts(column) == texts
+
+
 def _python_texts(block: Lines) -> list[str] | None:
     """The Python reader's documents of ``block``, or None where it refuses the block (or a
     document holds a special token, which the run refuses)."""
@@ -152,12 +163,7 @@ def test_the_native_reader_reads_only_blocks_it_reads_as_json_loads_does(
 ) -> None:
     lines = [EDGE_LINES[case], b'{"text": "x"}'] if first else [b'{"text": "x"}', EDGE_LINES[case]]
     block = _lines(b"\n".join(lines) + b"\n")
-    column = json_column(block, Reading(), SPECIALS)
-    texts = _python_texts(block)
-    if texts is None:
-        assert column is None
-    elif column is not None:
-        assert _texts(column) == texts
+    _check_native(block)
 
 
 NATIVE_READS = [
@@ -217,12 +223,7 @@ def test_random_blocks_the_native_reader_equals_the_python_reader_or_leaves_them
         ]
         raw = data.draw(st.sampled_from(changed))
     block = _lines(raw)
-    column = json_column(block, Reading(), SPECIALS)
-    texts = _python_texts(block)
-    if texts is None:
-        assert column is None
-    elif column is not None:
-        assert _texts(column) == texts
+    _check_native(block)
 
 
 def _old_line_reader(data: bytes, start: int, end: int) -> tuple[list[bytes], bytes]:
