@@ -168,3 +168,46 @@ def _children(pid: int) -> list[int]:
         except OSError:
             continue
     return found
+
+
+# A run whose command has ended: one exit hook of its own sends SIGTERM (as a signal just after the
+# work would land), or an object freed in Python's teardown of the modules does.
+_AT_THE_END = """
+import atexit, os, signal, sys, time
+import streamcodec.cli
+from streamcodec.__main__ import run
+
+def main():
+    if when == "hook":
+        atexit.register(os.kill, os.getpid(), signal.SIGTERM)
+    return command()
+
+class Teardown:
+    def __del__(self):
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(0.2)
+
+command, streamcodec.cli.main = streamcodec.cli.main, main
+when = sys.argv.pop(1)
+if when == "teardown":
+    freed_last = Teardown()
+raise SystemExit(run())
+"""
+
+
+@pytest.mark.parametrize("when", ["hook", "teardown"])
+def test_a_signal_while_python_exits_is_reported_or_never_lands(tmp_path: Path, when: str) -> None:
+    # Before: a signal in the exit hooks went unreported (status 0), and one in the teardown,
+    # after Python had restored the default actions, killed the run without a word (-15).
+    (tmp_path / "in.txt").write_text("hello world\n")
+    done = subprocess.run(
+        [sys.executable, "-c", _AT_THE_END, when, "count", "in.txt"],
+        capture_output=True, cwd=tmp_path, timeout=60,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )  # fmt: skip
+    assert done.stdout.decode().split() == ["3"]
+    ended = (done.returncode, done.stderr.decode())
+    if when == "hook":
+        assert ended == (143, "streamcodec: interrupted (SIGTERM)\n")
+    else:  # the process ended before the teardown, so the signal was never sent
+        assert ended == (0, "")
