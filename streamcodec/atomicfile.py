@@ -27,12 +27,13 @@ from __future__ import annotations
 import contextlib
 import errno
 import functools
+import operator
 import os
 import re
+import secrets
 import shutil
 import socket
 import stat
-import tempfile
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
@@ -95,9 +96,17 @@ def _replacing(name: str, real: str, info: os.stat_result | None) -> Iterator[Bi
     folder = os.path.dirname(real)
     with naming(name):
         prefix = temporary_prefix(real)
-        fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=folder)
+    tmp = ""
     try:
         with naming(name):
+            # Named here before the file is made, so that a signal just after it is made
+            # removes it too (inside tempfile.mkstemp, which had not yet returned its name,
+            # it was left behind). Any name with this process's prefix is its own.
+            while True:
+                tmp = os.path.join(folder, f"{prefix}{secrets.token_hex(4)}.tmp")
+                with contextlib.suppress(FileExistsError):
+                    fd = os.open(tmp, _NEW_FILE, 0o600)
+                    break
             _keep_mode(fd, info)
         # naming() outside the file: closing it flushes the buffer, and a full disk met there
         # (after another error, or none) names the caller's path too
@@ -113,7 +122,8 @@ def _replacing(name: str, real: str, info: os.stat_result | None) -> Iterator[Bi
                 os.replace(tmp, real)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
+            if tmp:  # else no file was made
+                os.unlink(tmp)
         raise
 
 
@@ -138,7 +148,13 @@ def temporary_prefix(real: str) -> str:
     return f".{base}.{os.getpid()}@{host}."
 
 
-# After the prefix, mkstemp and mkdtemp add 8 characters (and the files ".tmp").
+# A temporary file is made as tempfile.mkstemp makes one.
+_NEW_FILE = functools.reduce(
+    operator.or_,
+    [getattr(os, flag, 0) for flag in ("O_NOFOLLOW", "O_CLOEXEC", "O_NOINHERIT", "O_BINARY")],
+    os.O_RDWR | os.O_CREAT | os.O_EXCL,
+)
+# After the prefix, 8 characters (as mkstemp and mkdtemp add; and the files ".tmp").
 _OWNER = re.compile(r"(?P<pid>\d+)@(?P<host>.+)\.[a-z0-9_]{8}(?:\.tmp)?", re.S)
 
 
@@ -169,7 +185,7 @@ def check_folder(path: str | os.PathLike[str]) -> None:
 def _keep_mode(fd: int, info: os.stat_result | None) -> None:
     """The old file's mode and owner, or the permissions ``open()`` would give a new file."""
     if info is None:
-        os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes the file owner-only
+        os.fchmod(fd, 0o666 & ~_umask())  # made owner-only, as mkstemp makes a file
         return
     with contextlib.suppress(PermissionError):  # only root may give a file to another user
         os.fchown(fd, info.st_uid, info.st_gid)
