@@ -19,7 +19,8 @@ a thread pool; tiktoken's ``encode_ordinary_batch``; toktok-rs's ``encode_batch`
 At one thread, also ``encode_to_numpy`` and ``count`` of all the documents joined as one text:
 the batch should cost no more per byte than one long text. And ``streamcodec tokenize-corpus
 --jobs N`` on the documents written as JSON Lines (its figure: the same text bytes over the
-command's wall time, its process start included: Python, the imports, the vocabulary), and
+command's wall time, its process start included: Python, the imports (their bytecode cached, as
+an installed package's), the vocabulary), and
 ``streamcodec.corpus.tokenize(jobs=N)`` on them in a process already started (the run alone).
 
 Printed: a table of MB/s (UTF-8 bytes of the documents / wall seconds), then the ratios the
@@ -184,6 +185,10 @@ def child(name: str, threads: int, folder: Path, runs: int) -> None:
 def measure(name: str, threads: int, folder: Path, runs: int) -> dict[str, Any] | None:
     path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
     env = {**os.environ, "RAYON_NUM_THREADS": str(threads), "PYTHONPATH": path}
+    # The command's start as an installed package's: its modules' bytecode cached (the first of
+    # the runs writes it), not compiled at each start as PYTHONDONTWRITEBYTECODE=1 makes them.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = str(folder / "pycache")
     done = subprocess.run(
         [sys.executable, __file__, "--child", name, str(threads), str(folder), str(runs)],
         env=env, capture_output=True, text=True, check=False,

@@ -139,3 +139,21 @@ def test_ctrl_c_leaves_whole_shards_and_no_temporary_file(tmp_path: Path) -> Non
         0 < _whole_shards_only(out) < len(json.loads((out / "manifest.json").read_text())["plan"])
     )
     assert not list(out.glob(".*")), "temporary files left behind"
+
+
+def test_a_json_lines_run_imports_only_what_it_uses(tmp_path: Path) -> None:
+    """The command's start (issue 28): the other commands' modules are not imported (each is
+    imported only when it runs), nor pyarrow (the native reader reads JSON Lines)."""
+    path = tmp_path / "in.jsonl"
+    path.write_text('{"text": "hello world"}\n')
+    command = ["tokenize-corpus", "-q", str(path), "-o", str(tmp_path / "out")]
+    script = (
+        "import json, sys; from streamcodec.cli import main; "
+        f"status = main({command!r}); print(json.dumps([status, sorted(sys.modules)]))"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, check=True)
+    status, modules = json.loads(done.stdout)
+    assert status == 0
+    others = ["count", "decode", "encode", "explain", "split", "train", "verify", "check_corpus"]
+    unwanted = {f"streamcodec.cli.{name}" for name in others} | {"pyarrow", "streamcodec.audit"}
+    assert not unwanted & set(modules)

@@ -7,7 +7,8 @@ that looks complete. A progress bar (bytes read) is shown on stderr when it is a
 ``--quiet``.
 
 Each command module has an ``add(commands)`` that declares its options and the function that
-runs it; add a command by writing another module and listing its ``add`` in ``COMMANDS``.
+runs it; add a command by writing another module and naming it in ``COMMANDS`` (a command's
+module is imported only when it runs).
 Shared pieces: ``options`` (the options several commands take, and the encoding they build),
 ``inputs`` (where input comes from), ``idformats`` (ids on disk: ids, jsonl, u32, u16, npy),
 ``output`` (the one output writer), ``progress`` (the bars) and ``heap`` (flat memory on glibc).
@@ -22,25 +23,14 @@ word-level BPE with a subword-nmt codes file: text in, ``@@``-marked segments ou
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import signal
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
 
 import streamcodec
 from streamcodec.atomicfile import naming
-from streamcodec.cli import (
-    check_corpus,
-    count,
-    decode,
-    encode,
-    explain,
-    split,
-    tokenize_corpus,
-    train,
-    verify,
-)
 from streamcodec.cli.heap import keep_heap_flat
 from streamcodec.cli.output import ClosedStdout
 from streamcodec.interrupts import Stopped, stop_signals, stopped_by
@@ -48,17 +38,19 @@ from streamcodec.text.unicode import InvalidUTF8Error
 
 __all__ = ["build_parser", "main"]
 
-COMMANDS: list[Callable[[Any], None]] = [
-    encode.add,
-    decode.add,
-    count.add,
-    split.add,
-    train.add,
-    verify.add,
-    explain.add,
-    tokenize_corpus.add,
-    check_corpus.add,
-]
+# Each command and the module that declares it (its ``add(commands)``), imported only when that
+# command runs, so a command's start does not load the others' imports (``--help`` loads all).
+COMMANDS: dict[str, str] = {
+    "encode": "encode",
+    "decode": "decode",
+    "count": "count",
+    "split": "split",
+    "train": "train",
+    "verify": "verify",
+    "explain": "explain",
+    "tokenize-corpus": "tokenize_corpus",
+    "check-corpus": "check_corpus",
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -72,7 +64,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     keep_heap_flat()
     with stop_signals():
         try:
-            args = build_parser().parse_args(argv)
+            words = sys.argv[1:] if argv is None else list(argv)
+            named = words[0] if words and words[0] in COMMANDS else None
+            args = build_parser(named).parse_args(argv)
             command: Callable[[argparse.Namespace], int] = args.run
             status = command(args)
             with naming("<stdout>", writing=True):  # here, not in Python's flush at exit
@@ -132,8 +126,9 @@ def version() -> str:
     return f"streamcodec {streamcodec.__version__} (backend: {chosen})"
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The parser of every command (docs/hooks/cli_reference.py renders the CLI page from it)."""
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command (docs/hooks/cli_reference.py renders the CLI page from it),
+    or of ``command`` alone (only its module imported)."""
     parser = argparse.ArgumentParser(
         prog="streamcodec",
         description="Exact, streaming byte-level BPE (tiktoken-compatible).",
@@ -141,6 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=version())
     commands = parser.add_subparsers(dest="command", required=True)
-    for add in COMMANDS:
-        add(commands)
+    for name, module in COMMANDS.items():
+        if command in (None, name):
+            importlib.import_module(f"streamcodec.cli.{module}").add(commands)
     return parser
