@@ -6,15 +6,19 @@ import itertools
 import multiprocessing
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from streamcodec.stream.workers import WorkerDied, cancelled, ordered_map
 
 KINDS = [False, True]  # threads, processes
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _square(x: int) -> int:
@@ -72,6 +76,23 @@ def test_an_error_is_raised_at_its_place(processes: bool) -> None:
     assert [next(results) for _ in range(3)] == [0, 1, 2]
     with pytest.raises(ValueError, match="bad task 3"):
         next(results)
+
+
+def echo(data: bytes) -> bytes:
+    return data
+
+
+def test_tasks_and_results_larger_than_a_pipe_do_not_deadlock() -> None:
+    """A task and a result each larger than a pipe's buffer: the parent, sending a worker its
+    next task, and the worker, sending its last result, waited on each other for ever (the
+    corpus tool on the pure path, ``--jobs 2``, hung on 6 MB of JSON Lines: 1 MB blocks)."""
+    code = (
+        "from streamcodec.stream.workers import ordered_map\n"
+        "from tests.test_workers import echo\n"
+        "data = [bytes([n]) * (2 << 20) for n in range(8)]\n"
+        "assert list(ordered_map(echo, data, jobs=2, processes=True)) == data\n"
+    )
+    subprocess.run([sys.executable, "-c", code], timeout=60, check=True, cwd=ROOT)
 
 
 def test_a_dead_worker_process_is_an_error_not_a_hang() -> None:

@@ -17,6 +17,7 @@ import sys
 import time
 from typing import Any
 
+from streamcodec.cli.heap import REUSED, keep_heap_flat
 from streamcodec.cli.options import (
     DEFAULT_ENCODING,
     add_encoding,
@@ -149,6 +150,8 @@ def run(args: argparse.Namespace) -> int:
     """Tokenize the inputs into ``--output``; a summary on stderr."""
     from streamcodec.corpus import tokenize
     from streamcodec.engine.batch import default_threads
+
+    keep_heap_flat(threshold=REUSED)  # its tasks' buffers reused from the heap, not re-mapped
 
     encoding = encoding_or_model(args.encoding or DEFAULT_ENCODING, args.pattern)
     separator = None

@@ -278,16 +278,32 @@ def _serve_process(conn: Any, work: Callable[[Any], Any], parent: int | None) ->
             ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     if parent is not None and os.getppid() != parent:
         return  # the parent died before the line above
-    while True:
-        try:
-            task = conn.recv()
-        except (EOFError, OSError):
-            return
+    # Tasks are read on a thread of their own: the parent may send the next task while this
+    # worker sends its last result, and with both larger than the pipe's buffer, each waited
+    # for the other to read (the parent holds at most ``ahead`` tasks here: memory is bounded).
+    tasks: queue.SimpleQueue[Any] = queue.SimpleQueue()
+    threading.Thread(target=_read_tasks, args=(conn, tasks), daemon=True).start()
+    while (task := tasks.get()) is not _NO_MORE:
         try:
             reply = (True, work(task))
         except Exception as exc:
             reply = (False, _picklable(exc))
         conn.send(reply)
+
+
+_NO_MORE = object()  # the parent closed the pipe, or died
+
+
+def _read_tasks(conn: Any, tasks: queue.SimpleQueue[Any]) -> None:
+    """Put each task from ``conn`` in ``tasks`` as it comes, then ``_NO_MORE`` (after any
+    error too: the worker ends, and the parent sees it gone, never a hang)."""
+    try:
+        while True:
+            tasks.put(conn.recv())
+    except (EOFError, OSError):
+        pass
+    finally:
+        tasks.put(_NO_MORE)
 
 
 def _picklable(exc: Exception) -> Exception:
