@@ -295,7 +295,10 @@ def class_texts() -> st.SearchStrategy[str]:
 
 # What the scanner's block step (streamcodec/text/_scan_block.h) tells apart, and what it must
 # leave to the step of one piece: ASCII words of each case, digit runs, whitespace runs with and
-# without newlines, punctuation and its trails, contractions, a few Latin-1 code points.
+# without newlines, punctuation and its trails, contractions, a few Latin-1 code points; and
+# code points past U+00FF of every class (a 2- or 4-byte str's block sorts them by their class):
+# letters of both cases, Lt, Lm, Lo, marks alone and after letters, digits, whitespace, symbols,
+# an astral emoji, the long s that folds to a contraction's s.
 BLOCK_FRAGMENTS = (
     *("the", " the", "The", " WORD", "camelCase", "HTMLParser", "aB", "x"),
     *("1", "12", "123", "1234", "1234567", " 42"),
@@ -303,6 +306,8 @@ BLOCK_FRAGMENTS = (
     *(".", ",", "...", " (", ");", "=", "//", "/", "\n/", ".\n", ":\n\n  ", "-"),
     *("'", "'s", "'LL", "'ve", "'x", "don't"),
     *("\xe9", "\xa0", "\x85", "\xb2", "\xd7"),
+    *(" мир", "Жж", "ΑβΓ", "\u01c5", "\u02b0", "中文", "বাংলা", "\u0301", "e\u0301", "\u0663"),
+    *("\u3000", "\u2003", "\u2028", "\u20ac", "\u201c", "\U0001f600", "'\u017f"),
 )
 
 

@@ -1,4 +1,4 @@
-"""The scanner's block step (``streamcodec/text/_scan_block.h``): a 1-byte str's pieces cut 64
+"""The scanner's block step (``streamcodec/text/_scan_block.h``): a str's pieces cut 64
 code points at a time from class bitmaps must be ``regex``'s, for every shape it takes (gpt2,
 cl100k_base, o200k_base and the open models' patterns), wherever a piece, a hard code point or
 the text's end falls in a block; the fused pass, which walks the same bitmaps, must give
@@ -45,6 +45,18 @@ CODE = (
 # letters of both cases).
 CODE_POINTS = [chr(b) for b in range(128)] + list("\xa0\x85\xb2\xd7\xe9\xc9\xaa\xff")
 
+# Code points past U+00FF of each class a 2- or 4-byte str's block sorts by its Unicode class:
+# lower and upper case (Cyrillic, Greek), Lt, Lm, Lo (CJK, Bengali), marks (combining acute,
+# a Bengali vowel sign), digits (Arabic-Indic, a Roman numeral), whitespace (em space,
+# ideographic space, line separator, NEL), symbols and punctuation (euro, curly quote), the long
+# s (a contraction's s, folded), the Kelvin sign (a folded k), a Hangul syllable and a fullwidth
+# comma (past U+7FFF: negative as 16-bit lanes), an astral emoji and a lone surrogate (in no
+# class).
+WIDE_POINTS = list(
+    "\u0436\u0416\u03c9\u01c5\u02b0\u4e2d\u09ac\u0301\u09be\u0663\u216b"
+    "\u2003\u3000\u2028\x85\u20ac\u201c\u017f\u212a\uac00\uff0c\U0001f600\ud800"
+)
+
 
 @functools.cache
 def _compiled(pattern: str) -> regex.Pattern[str]:
@@ -59,6 +71,11 @@ def _scanner(pattern: str) -> native.NativeScanner:
 
 def _check(pattern: str, text: str, start: int = 0) -> None:
     assert text.isascii() or max(text) <= "\xff"  # a 1-byte str: the block step reads it
+    _check_wide(pattern, text, start)
+
+
+def _check_wide(pattern: str, text: str, start: int = 0) -> None:
+    """Any str: a 2- or 4-byte one's block sorts its code points past ASCII by their class."""
     expected = _compiled(pattern).findall(text, start)
     assert _scanner(pattern).pieces(text, start, len(text)) == expected, (text, start)
 
@@ -75,51 +92,82 @@ RUNS = ("a", "A", "aB", "7", " ", "\t", "\n", "\r\n", " \n", "\n ", ".", "/", "'
 LENGTHS = (1, 2, 3, 4, 5, 6, 7, 8, 31, 32, 33, *range(60, 68))
 
 
+# Runs of code points past U+00FF (a 2- or 4-byte str, whose block sorts them by their class;
+# a dense block is left to the step of one piece): each case, CJK, Lm, marks alone and after
+# letters, Lt, digits, whitespace, symbols, capitals after Lo and Lo after capitals.
+WIDE_RUNS = (
+    "\u0436", "\u0416", "\u0436\u0416", "\u0416\u0436", "\u4e2d", "\u02b0", "\u0301", "a\u0301",
+    "\u0416\u0301", "\u0301\u0416", "\u01c5", "\u0663", "\u3000", " \u3000", "\u3000\n", "\u20ac",
+    "\U0001f600", "\u09ac\u09be", "\u0416.", "\u4e2dA", "A\u4e2d",
+)  # fmt: skip
+
+
 @pytest.mark.parametrize("pattern", PATTERNS)
-@pytest.mark.parametrize("run", RUNS)
+@pytest.mark.parametrize("run", RUNS + WIDE_RUNS)
 def test_runs_straddling_block_ends(pattern: str, run: str) -> None:
     """A run of each class, of lengths about the block's, starting at every offset of the first
     block, then a word and more text (so that blocks follow)."""
     head = PROSE * 2
     for length in LENGTHS:
         for at in range(0, 67):
-            _check(pattern, head[:at] + run * length + " x" + PROSE)
-            _check(pattern, head[:at] + run * length + PROSE)
+            _check_wide(pattern, head[:at] + run * length + " x" + PROSE)
+            _check_wide(pattern, head[:at] + run * length + PROSE)
 
 
 @pytest.mark.parametrize("pattern", PATTERNS)
 def test_texts_ending_and_starting_at_every_offset(pattern: str) -> None:
-    for base in (PROSE, CODE, PROSE.replace(" ", "  ")):
+    lazy = "\u043b\u0435\u043d\u0438\u0432\u044b\u0445"  # a 2-byte str
+    for base in (
+        PROSE,
+        CODE,
+        PROSE.replace(" ", "  "),
+        PROSE.replace("lazy", lazy),
+        CODE + "\u201c",
+    ):
         for end in range(len(base) + 1):
-            _check(pattern, base[:end])
+            _check_wide(pattern, base[:end])
         for start in range(0, 70):
-            _check(pattern, base, start)
+            _check_wide(pattern, base, start)
 
 
 @settings(max_examples=300, deadline=None)
 @given(text=block_texts(), data=st.data())
 def test_block_texts_equal_regex(text: str, data: st.DataObject) -> None:
+    """The text as drawn (a 2- or 4-byte str when it has a wide fragment) and its Latin-1 part."""
     latin1 = "".join(c for c in text if c <= "\xff")
     pattern = data.draw(st.sampled_from(PATTERNS))
-    _check(pattern, latin1, data.draw(st.integers(0, 3)))
+    start = data.draw(st.integers(0, 3))
+    _check(pattern, latin1, start)
+    _check_wide(pattern, text, start)
 
 
 @functools.cache
 def _encodings() -> tuple[tuple[streamcodec.Encoding, object], ...]:
+    """r50k_base, cl100k_base and o200k_base; and cl100k_base's ranks with Llama 3's and Tekken's
+    patterns (the open models' own vocabularies are not offline), whose 2- and 4-byte strs the
+    fused pass cuts with the block step throughout (the named ones through 1-byte windows)."""
     ours = [streamcodec.get_encoding(name) for name in ("r50k_base", "cl100k_base", "o200k_base")]
+    ranks = ours[1].mergeable_ranks
+    for name in ("llama3", "tekken"):
+        pattern = next(k.pattern for k in KNOWN_PATTERNS if k.name == name)
+        ours.append(
+            streamcodec.Encoding(name, pat_str=pattern, mergeable_ranks=ranks, special_tokens={})
+        )
     return tuple((enc, tiktoken_twin(enc)) for enc in ours)
 
 
 @settings(max_examples=150, deadline=None)
 @given(text=block_texts())
 def test_the_fused_pass_gives_tiktokens_ids(text: str) -> None:
-    """list, numpy and count through the fused pass, which walks the block bitmaps itself."""
-    latin1 = "".join(c for c in text if c <= "\xff")
-    for ours, theirs in _encodings():
-        expected = theirs.encode_ordinary(latin1)  # type: ignore[attr-defined]
-        assert ours.encode_ordinary(latin1) == expected
-        assert ours.encode_to_numpy(latin1).tolist() == expected
-        assert ours.ordinary.count(latin1) == len(expected)
+    """list, numpy and count through the fused pass, which walks the block bitmaps itself: of the
+    text's Latin-1 part, and of the text as drawn (a 2- or 4-byte str's stretches past U+00FF are
+    cut by the block step too)."""
+    for chosen in ("".join(c for c in text if c <= "\xff"), text):
+        for ours, theirs in _encodings():
+            expected = theirs.encode_ordinary(chosen)  # type: ignore[attr-defined]
+            assert ours.encode_ordinary(chosen) == expected
+            assert ours.encode_to_numpy(chosen).tolist() == expected
+            assert ours.ordinary.count(chosen) == len(expected)
 
 
 def test_the_fused_pass_at_every_start_offset() -> None:
@@ -141,3 +189,24 @@ def test_contractions_in_a_row_at_every_offset(pattern: str) -> None:
     for contraction in CONTRACTIONS:
         for at in range(0, 67):
             _check(pattern, PROSE[:at] + contraction + PROSE)
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+@pytest.mark.parametrize("base", [PROSE, CODE], ids=["prose", "code"])
+@pytest.mark.parametrize("tail", ["", "\U0001f600"], ids=["2-byte", "4-byte"])
+def test_every_wide_code_point_at_every_block_offset(pattern: str, base: str, tail: str) -> None:
+    """One code point past U+00FF in ASCII text (a 2-byte str, or with an astral one at the end
+    a 4-byte str): the block sorts it by its class, at every offset of three blocks, alone, before
+    a letter, after one, and before CR/LF."""
+    for at in range(0, 140):
+        for c in WIDE_POINTS:
+            for around in (c, c + "x", "x" + c, c + "\r\n", "'" + c):
+                _check_wide(pattern, base[:at] + around + base[at:] + tail)
+
+
+def test_the_fused_pass_on_wide_text_at_every_offset() -> None:
+    for ours, theirs in _encodings():
+        for c in WIDE_POINTS[:-1]:  # the lone surrogate has no UTF-8
+            for at in range(0, 140):
+                text = PROSE[:at] + c + "\u0436" + PROSE[at:] + PROSE
+                assert ours.encode_ordinary(text) == theirs.encode_ordinary(text)  # type: ignore[attr-defined]

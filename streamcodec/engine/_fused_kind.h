@@ -2,8 +2,8 @@
  *   CH         the code unit type (Py_UCS1, Py_UCS2 or Py_UCS4),
  *   K(name)    the name with the kind's suffix.
  *
- * Each piece is cut by the scanner's step (streamcodec/text/_scan_next.h), or in a 1-byte string
- * 64 code points at a time by its block step (_scan_block.h), and handed to fused_piece
+ * Each piece is cut by the scanner's step (streamcodec/text/_scan_next.h), or 64 code points at a
+ * time by its block step (_scan_block.h), and handed to fused_piece
  * (_fused.c) as soon as it is cut, as UTF-8: a 1-byte string's piece of ASCII code points is
  * its own UTF-8 (read in place), any other is encoded into p->buf (streamcodec/_utf8.h). A 2- or
  * 4-byte string is read as 1-byte strings where it can be (its stretches of code points below
@@ -22,9 +22,32 @@ static inline int K(in_place)(const CH *s, Py_ssize_t i, Py_ssize_t e, Py_ssize_
     return fused_piece(p, b, len, e + 8 <= n ? sc_head_padded(b, len) : sc_head(b, len));
 }
 
+/* The piece s[i:e] of a 2- or 4-byte string (or a 1-byte one's past ASCII), encoded into
+ * p->buf. FUSED_REFUSED with the piece in p->refused_start and p->refused_end when a lone
+ * surrogate has no UTF-8 under p->escape. */
+static inline int K(encoded)(const CH *s, Py_ssize_t i, Py_ssize_t e, fused_pass *p) {
+    size_t most = sc_utf8_most((int)sizeof(CH)) * (size_t)(e - i);
+    if (most > p->buf_cap && fused_grow_buffer(p, most) != SC_OK) return SC_NOMEM;
+    uint8_t *out = p->buf;
+    for (Py_ssize_t j = i; j < e; j++) {
+        int put = sc_utf8_put(out, s[j], p->escape);
+        if (put < 0) {
+            p->refused_start = i;
+            p->refused_end = e;
+            return FUSED_REFUSED;
+        }
+        out += put;
+    }
+    /* Bytes just stored one by one: a byte loop reads them back faster than one 8-byte load,
+     * which cannot be forwarded from several smaller stores and waits for them. */
+    size_t len = (size_t)(out - p->buf);
+    return fused_piece(p, p->buf, len, sc_head(p->buf, len));
+}
+
 /* The pieces of s[:n] from *at (a piece start) until one ends at or past `stop`: *at is left
- * at the next piece start. SC_OK, SC_NOMEM, FUSED_LIMIT, or FUSED_REFUSED with the refused
- * piece in p->refused_start and p->refused_end. */
+ * at the next piece start (at the refused piece's start for FUSED_REFUSED). SC_OK, SC_NOMEM,
+ * FUSED_LIMIT, or FUSED_REFUSED with the refused piece in p->refused_start and
+ * p->refused_end. */
 static int K(fused_units)(const CH *s, Py_ssize_t *at, Py_ssize_t stop, Py_ssize_t n,
                           fused_pass *p) {
     int status = SC_OK;
@@ -32,49 +55,28 @@ static int K(fused_units)(const CH *s, Py_ssize_t *at, Py_ssize_t stop, Py_ssize
     /* 1-byte strings: the first byte at or after i that is not ASCII (a piece before it is all
      * ASCII), found again only once i passes it, not piece by piece. */
     Py_ssize_t high = sizeof(CH) == 1 && !p->ascii ? -1 : n;
-    /* 1-byte strings: 64 code points at a time where the block step can (_scan_block.h), whose
-     * pieces are all ASCII; K(next) from where it stops until a piece ends past `past`
-     * (sc_block_past). */
-    const sc_pattern *shape = sizeof(CH) == 1 ? sc_block_shape(p->pattern) : NULL;
+    /* 64 code points at a time where the block step can (_scan_block.h; a 1-byte string's
+     * pieces there are all ASCII); K(next) from where it stops until a piece ends past `past`.
+     * Not in the stretches past U+00FF that K(fused) hands over for the named patterns: some 32
+     * code units each, too short for a block to pay (warm count of the multilingual sample 0.9x
+     * with it, cl100k_base). */
+    const sc_pattern *shape =
+        sizeof(CH) == 1 || p->pattern > PATTERN_O200K ? sc_block_shape(p->pattern) : NULL;
     Py_ssize_t past = i - 1;
+    sc_walk w;
     while (i < stop && status == SC_OK) {
-        if (shape && i > past && n - i >= SC_BLOCK) {
-            int hard;
-            Py_ssize_t base = i;
-            for (uint64_t ends = sc_block_ends((const uint8_t *)s + i, shape, &hard);
-                 ends && i < stop && status == SC_OK; ends &= ends - 1) {
-                Py_ssize_t e = base + __builtin_ctzll(ends);
-                status = K(in_place)(s, i, e, n, p);
-                i = e;
+        if (sc_walk_start(&w, shape, s, sizeof *s, i, past, n)) {
+            for (Py_ssize_t e; i < stop && status == SC_OK && (e = sc_walk_next(&w)) >= 0;) {
+                status = sizeof(CH) == 1 ? K(in_place)(s, i, e, n, p) : K(encoded)(s, i, e, p);
+                if (status != FUSED_REFUSED) i = e;
             }
-            past = sc_block_past(base, i, hard);
+            past = sc_walk_past(&w, i);
             continue;
         }
         Py_ssize_t e = K(next)(s, i, n, p->pattern);
-        size_t len = (size_t)(e - i);
         if (sizeof(CH) == 1 && high < i) high = ascii_end((const uint8_t *)s, i, n);
-        if (sizeof(CH) == 1 && e <= high) {
-            status = K(in_place)(s, i, e, n, p);
-        } else {
-            size_t most = sc_utf8_most((int)sizeof(CH)) * len;
-            if (most > p->buf_cap && fused_grow_buffer(p, most) != SC_OK) return SC_NOMEM;
-            uint8_t *out = p->buf;
-            for (Py_ssize_t j = i; j < e; j++) {
-                int put = sc_utf8_put(out, s[j], p->escape);
-                if (put < 0) {
-                    p->refused_start = i;
-                    p->refused_end = e;
-                    *at = i;
-                    return FUSED_REFUSED;
-                }
-                out += put;
-            }
-            /* Bytes just stored one by one: a byte loop reads them back faster than one 8-byte
-             * load, which cannot be forwarded from several smaller stores and waits for them. */
-            len = (size_t)(out - p->buf);
-            status = fused_piece(p, p->buf, len, sc_head(p->buf, len));
-        }
-        i = e;
+        status = sizeof(CH) == 1 && e <= high ? K(in_place)(s, i, e, n, p) : K(encoded)(s, i, e, p);
+        if (status != FUSED_REFUSED) i = e;
     }
     *at = i;
     return status;

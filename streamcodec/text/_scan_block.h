@@ -1,15 +1,19 @@
-/* The scanner's block step for 1-byte strings: the piece ends of 64 code points at once, as a
- * bitmap, for the named shapes whose ASCII pieces follow from a code point's neighbours (gpt2,
- * cl100k_base, o200k_base, Llama 3, Qwen 2, Tekken: sc_block_shape). SSE2 sorts the 64 bytes
- * into class masks (bit k for s[k]); bit arithmetic on the masks marks where a piece starts; the
- * caller takes the pieces one after another (ctz) and leaves the rest to K(next). Each start
+/* The scanner's block step: the piece ends of 64 code points at once, as a bitmap, for the
+ * named shapes whose pieces follow from a code point's neighbours (gpt2, cl100k_base,
+ * o200k_base, Llama 3, Qwen 2, Tekken: sc_block_shape). SSE2 sorts the 64 code points into class
+ * masks (bit k for s[k]): ASCII by compares; in a 2- or 4-byte string, those past ASCII by their
+ * Unicode class (one table lookup each; a block with more than SC_WIDE_MOST of them is left to
+ * K(next), which is faster there). Bit arithmetic on the masks marks where a piece starts; the
+ * caller takes the pieces one after another (sc_walk) and leaves the rest to K(next). Each start
  * rule is argued in docs/performance.md ("The block step"); in short, with s[0] a piece start
  * (the pieces from there are those of s[0:] as a whole text: the patterns look only forward),
  * every piece of ASCII letters, digits, spaces, tabs, CR/LF and punctuation is cut where its
  * class run ends, but for the prefix a letter run takes (one space, tab, or punctuation that
  * starts a piece), digit groups, the whitespace alternatives' give-back and the contractions
  * (the only loop over the text here: over its apostrophes, which are rare). What the masks
- * cannot settle is "hard": a byte past ASCII, an apostrophe in the block's last three code
+ * cannot settle is "hard": a 1-byte string's code point past ASCII, o200k's marks not after a
+ * letter ([^\s\p{L}\p{N}] holds them too) and capitals after a letter in both of its case classes
+ * (Lm, Lo, a mark: whether U* or W+ took it decides), an apostrophe in the block's last three code
  * points (a contraction is told from the two after it), a space or tab before CR/LF
  * (\s*[\r\n] gives back to the run's last newline), o200k's '/' after CR/LF (its trail); the
  * bitmap stops two code points before the first hard one, and before a run of whitespace that
@@ -24,13 +28,21 @@
 #include "_scan_pattern.h"
 
 #define SC_BLOCK 64
+/* The most code points past ASCII a 2- or 4-byte string's block is cut with: denser ones
+ * (Cyrillic, CJK, Bengali) cut 0.6-0.9x as fast as by K(next) alone. */
+#define SC_WIDE_MOST 16
+/* sc_block_ends' *hard for a block too dense: K(next) then cuts SC_DENSE_SKIP code points before
+ * the next try (a try every 64 cost CJK text about 10%). */
+#define SC_DENSE (-1)
+#define SC_DENSE_SKIP 256
 
 /* After a block from `base` whose walk stopped at i (hard: sc_block_ends'), where the step of
- * one piece must cut past before the next block: the first hard code point; a block on when the
- * walk settled no piece (text past ASCII every few code points, where blocks would cost more than
- * they save: Latin-1 "\xe9a " repeated was 1.4x slower than with no block step); nowhere when
- * nothing was hard. */
+ * one piece must cut past before the next block: SC_DENSE_SKIP on when the block was too dense;
+ * the first hard code point; a block on when the walk settled no piece (text past ASCII every
+ * few code points, where blocks would cost more than they save: Latin-1 "\xe9a " repeated was
+ * 1.4x slower than with no block step); nowhere when nothing was hard. */
 static inline Py_ssize_t sc_block_past(Py_ssize_t base, Py_ssize_t i, int hard) {
+    if (hard == SC_DENSE) return base + SC_DENSE_SKIP;
     if (hard == SC_BLOCK) return i > base ? i - 1 : i;
     return base + (i == base ? SC_BLOCK : hard);
 }
@@ -52,9 +64,13 @@ static inline const sc_pattern *sc_block_shape(int pattern) {
     return p->trail != SC_TRAIL_NONE && p->newline && p->digits ? p : NULL;
 }
 
-/* The class masks of 64 ASCII-or-not bytes: bit k for s[k]. */
+/* The class masks of 64 code points: bit k for s[k]. `letter` is the shape's (\p{L}; o200k's
+ * U|W, marks included), `tab` the rest of \s but the space and CR/LF, `upper` and `lower` the
+ * letters only in o200k's U or only in its W, `both` the letters in both (Lm, Lo, marks), `mark`
+ * the marks; `high` every code point past ASCII. A 1-byte string's code points past ASCII are
+ * hard (in no class); a wider string's are sorted by their Unicode class (sc_classify_high). */
 typedef struct {
-    uint64_t letter, lower, digit, space, tab, newline, apostrophe, slash, high;
+    uint64_t letter, lower, upper, both, mark, digit, space, tab, newline, apostrophe, slash, high;
 } sc_masks;
 
 /* Bytes of v in [lo, hi] (lo >= 1): a signed compare, so bytes past ASCII are never in. */
@@ -85,6 +101,57 @@ static inline void sc_classify(const uint8_t *s, sc_masks *m) {
         m->slash |= sc_bits(_mm_cmpeq_epi8(v, _mm_set1_epi8('/')), at);
         m->high |= sc_bits(v, at);
     }
+    m->upper = m->letter & ~m->lower;
+}
+
+/* A code unit of a string of `width` bytes a code point (a constant where it is inlined). */
+static inline uint32_t sc_unit(const void *s, int width, Py_ssize_t k) {
+    return width == 1   ? ((const uint8_t *)s)[k]
+           : width == 2 ? ((const uint16_t *)s)[k]
+                        : ((const uint32_t *)s)[k];
+}
+
+/* 16 code units of width 2 or 4 from s as bytes, each past ASCII made 0x80 (so sc_classify
+ * reads it as `high`, in no ASCII class). */
+static inline __m128i sc_narrow16(const void *s, int width) {
+    __m128i zero = _mm_setzero_si128();
+    if (width == 2) {
+        __m128i a = _mm_loadu_si128((const __m128i *)s);
+        __m128i b = _mm_loadu_si128((const __m128i *)s + 1);
+        __m128i ha = _mm_cmpeq_epi16(_mm_srli_epi16(a, 7), zero); /* below 0x80 */
+        __m128i hb = _mm_cmpeq_epi16(_mm_srli_epi16(b, 7), zero);
+        __m128i x = _mm_set1_epi16(0x80);
+        a = _mm_or_si128(_mm_and_si128(a, ha), _mm_andnot_si128(ha, x));
+        b = _mm_or_si128(_mm_and_si128(b, hb), _mm_andnot_si128(hb, x));
+        return _mm_packus_epi16(a, b);
+    }
+    __m128i x = _mm_set1_epi32(0x80), w[4];
+    for (int k = 0; k < 4; k++) {
+        __m128i v = _mm_loadu_si128((const __m128i *)s + k);
+        __m128i low = _mm_cmpeq_epi32(_mm_srli_epi32(v, 7), zero);
+        w[k] = _mm_or_si128(_mm_and_si128(v, low), _mm_andnot_si128(low, x));
+    }
+    return _mm_packus_epi16(_mm_packs_epi32(w[0], w[1]), _mm_packs_epi32(w[2], w[3]));
+}
+
+/* The masks of the code points past ASCII of a 2- or 4-byte string's block, from their Unicode
+ * classes (the same table K(next) reads): each is a letter, a digit, whitespace (`tab`: none is
+ * the space or CR/LF) or, in none of them, punctuation; o200k's marks are letters (its U and W
+ * hold them). One table lookup a code point past ASCII, no branch on its class. */
+static inline void sc_classify_high(const void *s, int width, const sc_pattern *p,
+                                    sc_masks *m) {
+    unsigned letters = p->letters == SC_LETTERS_CASES ? O200K_UPPER | O200K_LOWER : UC_LETTER;
+    for (uint64_t h = m->high; h; h &= h - 1) {
+        int k = __builtin_ctzll(h);
+        unsigned f = uc_class(sc_unit(s, width, k));
+        m->letter |= (uint64_t)((f & letters) != 0) << k;
+        m->lower |= (uint64_t)((f & (O200K_UPPER | O200K_LOWER)) == UC_LOWER) << k;
+        m->upper |= (uint64_t)((f & (O200K_UPPER | O200K_LOWER)) == UC_UPPER) << k;
+        m->both |= (uint64_t)((f & (UC_OTHER_LETTER | UC_MARK)) != 0) << k;
+        m->mark |= (uint64_t)((f & UC_MARK) != 0) << k;
+        m->digit |= (uint64_t)((f & UC_NUMBER) != 0) << k;
+        m->tab |= (uint64_t)((f & UC_SPACE) != 0) << k;
+    }
 }
 
 /* Where digit pieces start in the runs of `digit`: every run start, then every `most` digits
@@ -97,16 +164,34 @@ static inline uint64_t sc_digit_starts(uint64_t digit, int most) {
     return starts;
 }
 
-/* The piece ends certain in s[0:64], s[0] a piece start of a text that goes on past s[63]: bit b
- * set for each b in [1, 62] where a piece of the shape p (sc_block_shape's) ends, all of them up
- * to the last one set (0: none), each the end K(next) gives (regex's match there). *hard gets
- * the offset of the first hard code point, or 64. */
-static inline uint64_t sc_block_ends(const uint8_t *s, const sc_pattern *p, int *hard) {
+/* The piece ends certain in s[0:64] (`width` bytes a code point), s[0] a piece start of a text
+ * that goes on past s[63]: bit b set for each b in [1, 62] where a piece of the shape p
+ * (sc_block_shape's) ends, all of them up to the last one set (0: none), each the end K(next)
+ * gives (regex's match there). *hard gets the offset of the first hard code point, or 64. */
+static inline __attribute__((always_inline)) uint64_t
+sc_block_ends(const void *s, int width, const sc_pattern *p, int *hard) {
     sc_masks m;
-    sc_classify(s, &m);
+    uint64_t bad = 0;
+    if (width == 1) {
+        sc_classify(s, &m);
+        bad = m.high;
+    } else {
+        uint8_t narrow[SC_BLOCK];
+        uint64_t high = 0;
+        for (int at = 0; at < SC_BLOCK; at += 16) {
+            __m128i v = sc_narrow16((const char *)s + (size_t)at * (size_t)width, width);
+            _mm_storeu_si128((__m128i *)(narrow + at), v);
+            high |= sc_bits(v, at);
+        }
+        if (__builtin_popcountll(high) > SC_WIDE_MOST) { /* K(next) is faster there */
+            *hard = SC_DENSE;
+            return 0;
+        }
+        sc_classify(narrow, &m);
+        if (high) sc_classify_high(s, width, p, &m);
+    }
     uint64_t L = m.letter, D = m.digit, S = m.space, N = m.newline, X = m.space | m.tab;
     uint64_t W = X | N;
-    uint64_t bad = m.high;
     uint64_t P = ~(L | D | W | bad); /* the rest of ASCII: [^\s\p{L}\p{N}] */
     uint64_t starts;
     if (p->letters == SC_LETTERS_SPACE) {
@@ -122,7 +207,14 @@ static inline uint64_t sc_block_ends(const uint8_t *s, const sc_pattern *p, int 
                  Pa | (W & ~(W << 1) & ~(N & (P << 1))) /* CR/LF after punctuation: its trail */
                  | ((N << 1) & ~N) /* after the newlines of a whitespace run, or a trail */
                  | (X & ~(W >> 1)); /* a space or tab before the whitespace run ends */
-        if (p->letters == SC_LETTERS_CASES) starts |= L & ~m.lower & (m.lower << 1);
+        if (p->letters == SC_LETTERS_CASES) {
+            /* U*W+|U+W*: a capital after a lower-case letter; after a letter in both classes
+             * (Lm, Lo, a mark), U* may have taken it or W+, and the U run's end decides: hard.
+             * A mark is a letter there but punctuation too ([^\s\p{L}\p{N}]): one not after
+             * a letter is hard. */
+            starts |= m.upper & (m.lower << 1);
+            bad |= (m.upper & (m.both << 1)) | (m.mark & ~(L << 1));
+        }
         bad |= N & (X << 1); /* a run's last CR/LF is past a space or tab */
         if (p->trail == SC_TRAIL_NEWLINES_SLASH) bad |= m.slash & (N << 1);
     }
@@ -137,7 +229,7 @@ static inline uint64_t sc_block_ends(const uint8_t *s, const sc_pattern *p, int 
         bad |= at & (7ull << 61);
         for (at &= ~(7ull << 61); at; at &= at - 1) {
             int j = __builtin_ctzll(at);
-            int length = sc_contraction_length(s[j + 1], s[j + 2],
+            int length = sc_contraction_length(sc_unit(s, width, j + 1), sc_unit(s, width, j + 2),
                                                p->contraction != SC_CONTRACTION_CASED);
             if (!length || (suffix && j == taken)) continue;
             starts &= ~(((1ull << length) - 2 + (uint64_t)suffix) << j);
@@ -162,11 +254,50 @@ static inline const sc_pattern *sc_block_shape(int pattern) {
     return NULL;
 }
 
-static inline uint64_t sc_block_ends(const uint8_t *s, const sc_pattern *p, int *hard) {
-    (void)s, (void)p;
+static inline uint64_t sc_block_ends(const void *s, int width, const sc_pattern *p, int *hard) {
+    (void)s, (void)width, (void)p;
     *hard = 0;
     return 0;
 }
 #endif
+
+/* A walk over the piece ends of one block, in order: K(scan) (text/_scan_kind.h) and the fused
+ * pass (engine/_fused_kind.h) both take a block's pieces through it, from a piece start i:
+ *
+ *     sc_walk w;
+ *     if (sc_walk_start(&w, shape, s, sizeof *s, i, past, n)) {
+ *         for (Py_ssize_t e; (e = sc_walk_next(&w)) >= 0; i = e) ...the piece s[i:e]...
+ *         past = sc_walk_past(&w, i);     // K(next) cuts until a piece ends past it
+ *     }
+ */
+typedef struct {
+    uint64_t ends;
+    Py_ssize_t base;
+    int hard;
+} sc_walk;
+
+/* Whether a block is cut at i (a shape with a block step, i past `past`, 64 code points left):
+ * then w holds its ends. */
+static inline __attribute__((always_inline)) int
+sc_walk_start(sc_walk *w, const sc_pattern *shape, const void *s, int width, Py_ssize_t i,
+              Py_ssize_t past, Py_ssize_t n) {
+    if (!shape || i <= past || n - i < SC_BLOCK) return 0;
+    w->base = i;
+    w->ends = sc_block_ends((const char *)s + (size_t)i * (size_t)width, width, shape, &w->hard);
+    return 1;
+}
+
+/* The next piece end of the walk, or -1 when the block has no more. */
+static inline Py_ssize_t sc_walk_next(sc_walk *w) {
+    if (!w->ends) return -1;
+    Py_ssize_t e = w->base + __builtin_ctzll(w->ends);
+    w->ends &= w->ends - 1;
+    return e;
+}
+
+/* Where the step of one piece must cut past before the next block, the walk stopped at i. */
+static inline Py_ssize_t sc_walk_past(const sc_walk *w, Py_ssize_t i) {
+    return sc_block_past(w->base, i, w->hard);
+}
 
 #endif
