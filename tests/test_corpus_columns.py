@@ -11,6 +11,7 @@ order mark, refused a number beyond a double; the edge cases below come from it.
 from __future__ import annotations
 
 import array
+import dataclasses
 import functools
 import hashlib
 import io
@@ -164,6 +165,15 @@ def test_the_native_reader_reads_only_blocks_it_reads_as_json_loads_does(
     lines = [EDGE_LINES[case], b'{"text": "x"}'] if first else [b'{"text": "x"}', EDGE_LINES[case]]
     block = _lines(b"\n".join(lines) + b"\n")
     _check_native(block)
+
+
+@native
+def test_a_field_name_that_no_utf8_spells_is_the_python_readers() -> None:
+    """A lone surrogate in ``--field`` (from argv's undecodable bytes) names no key in UTF-8."""
+    block = _lines(b'{"text": "a"}\n')
+    reading = dataclasses.replace(Reading(), field="te\udcffxt")
+    assert json_column(block, reading, SPECIALS) is None
+    assert json_column(block, Reading(), SPECIALS) is not None
 
 
 NATIVE_READS = [

@@ -2,11 +2,12 @@
  *
  *     text_column(data, field, rows, specials) -> (offsets, text) | None
  *
- * `data`: whole lines of JSON Lines (bytes); `field`: the text field's name (UTF-8); `rows`: the
- * lines it holds (an upper bound on the documents); `specials`: a tuple of bytes (special
- * tokens' texts). The result: `text` holds each document's UTF-8 one after another, document i
- * at text[offsets[i]:offsets[i + 1]] (`offsets`: native int64s, one more than the documents), as
- * the batch pass reads an Arrow large_string array in place (engine/batch.py, FlatTexts).
+ * `data`: whole lines of JSON Lines (bytes); `field`: the text field's name (UTF-8 bytes);
+ * `rows`: the lines it holds (an upper bound on the documents); `specials`: a tuple of bytes
+ * (special tokens' texts). The result: `text` holds each document's UTF-8 one after another,
+ * document i at text[offsets[i]:offsets[i + 1]] (`offsets`: native int64s, one more than the
+ * documents), as the batch pass reads an Arrow large_string array in place (engine/batch.py,
+ * FlatTexts).
  *
  * The reference is the Python reader (corpus/jsonlines.py: each line decoded as UTF-8, then
  * json.loads, then the field). This reader reads a block only where it reads it exactly as that
@@ -396,7 +397,7 @@ static PyObject *text_column(PyObject *module, PyObject *args) {
     const char *field;
     Py_ssize_t field_len, most;
     PyObject *tokens;
-    if (!PyArg_ParseTuple(args, "y*s#nO!:text_column", &data, &field, &field_len, &most,
+    if (!PyArg_ParseTuple(args, "y*y#nO!:text_column", &data, &field, &field_len, &most,
                           &PyTuple_Type, &tokens))
         return NULL;
     PyObject *result = NULL, *offsets = NULL, *text = NULL;

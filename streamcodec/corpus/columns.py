@@ -51,7 +51,11 @@ def json_column(lines: Lines, reading: Reading, specials: frozenset[str]) -> Fla
     of ``specials`` too)."""
     from streamcodec.corpus import _jsonl  # type: ignore[attr-defined]
 
-    found = _jsonl.text_column(lines.data, reading.field, lines.count, _utf8_texts(specials))
+    try:  # a name no UTF-8 key spells (a lone surrogate, from argv): the Python reader's
+        field = reading.field.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    found = _jsonl.text_column(lines.data, field, lines.count, _utf8_texts(specials))
     return None if found is None else FlatTexts(*found)
 
 
