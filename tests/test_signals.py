@@ -47,7 +47,8 @@ def big(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def lines(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return big_lines(tmp_path_factory.mktemp("corpus"), megabytes=48)
+    # long enough to outlast RUNS' latest moment (48 MB ended before it once the reading got faster)
+    return big_lines(tmp_path_factory.mktemp("corpus"), megabytes=144)
 
 
 # encode --jobs 2, and tokenize-corpus --jobs 2 (about ten shards through one pipeline: it
