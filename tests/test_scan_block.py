@@ -210,3 +210,17 @@ def test_the_fused_pass_on_wide_text_at_every_offset() -> None:
             for at in range(0, 140):
                 text = PROSE[:at] + c + "\u0436" + PROSE[at:] + PROSE
                 assert ours.encode_ordinary(text) == theirs.encode_ordinary(text)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("errors", ["strict", "surrogateescape"])
+@pytest.mark.parametrize("lone", ["\udc80", "\ud800"], ids=["escapable", "never"])
+def test_a_lone_surrogate_in_a_wide_block(errors: str, lone: str) -> None:
+    """A piece the wide block cut (Llama 3's pattern: no 1-byte windows) with a lone surrogate:
+    refused, or escaped, as the pieces then the core do it, at every offset of a block."""
+    from tests.test_fused import _both
+
+    llama3 = next(k.pattern for k in KNOWN_PATTERNS if k.name == "llama3")
+    for at in range(0, 70):
+        text = PROSE[:at] + lone + "\u0436" + PROSE[at:] + PROSE
+        one_pass, two_steps = _both(llama3, text, 0, len(text), errors)
+        assert one_pass == two_steps, (at, errors)
