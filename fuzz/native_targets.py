@@ -10,6 +10,8 @@ reference and tiktoken.
 
 from __future__ import annotations
 
+import array
+import json
 from itertools import pairwise
 from typing import Any
 
@@ -124,6 +126,48 @@ def _check_batch(case: Case) -> Tally:
                 got = _split(*batch)
                 expect_equal(case, errors, data, got, want)
     return Tally(6 * (len(texts) + len(data)))
+
+
+@target("jsonl", case(surrogates=True, max_pieces=6))
+def _check_jsonl(case: Case) -> Tally:
+    """The corpus tool's native JSON Lines reader == the Python reader (``json.loads`` of each
+    line), or it leaves the block to it (always where that one refuses it): lines of the case's
+    texts, escaped or raw UTF-8, and with each piece's bytes put in somewhere."""
+    from streamcodec.corpus.columns import json_column, json_reads
+    from streamcodec.corpus.document import Input, Reading
+    from streamcodec.corpus.jsonlines import Lines, json_documents
+
+    if not json_reads(Reading()):
+        return Tally()
+    specials = frozenset(case.vocab.encoding.special_tokens)
+    lines = [
+        json.dumps({"id": n, "text": text}, ensure_ascii=n % 2 == 0).encode(
+            "utf-8", "surrogatepass"
+        )
+        for n, text in enumerate(case.texts)
+    ]
+    whole = b"\n".join(lines) + b"\n"
+    blocks = [whole]
+    for piece in case.pieces:  # where its length says
+        at = len(piece) * 7919 % (len(whole) + 1)
+        blocks.append(whole[:at] + piece + whole[at:])
+    for data in blocks:
+        block = Lines(data, 0, 1, data.count(b"\n") + (not data.endswith(b"\n")))
+        column = json_column(block, Reading(), specials)
+        got = None
+        if column is not None:
+            bounds = array.array("q", column.offsets)
+            got = [column.data[start:end].decode() for start, end in pairwise(bounds)]
+        try:
+            inp = Input("fuzz", "jsonl", None, len(data), 0)
+            texts = [doc.text for doc in json_documents(inp, block, Reading())]
+        except ValueError:
+            texts = None
+        if texts is None or any(token in text for token in specials for text in texts):
+            expect_equal(case, "lines", data, got, None)
+        elif got is not None:
+            expect_equal(case, "lines", data, got, texts)
+    return Tally(len(blocks))
 
 
 def _split(ids: Any, offsets: Any) -> list[list[int]]:

@@ -52,7 +52,7 @@ export PYTHONPATH="$work" STREAMCODEC_BACKEND=native
 "$python" -m fuzz.campaign --seconds "$((seconds / 2))" --workers 1 --batch 10 --no-save \
     --targets native_core,real_native_core,scanner,patterns
 "$python" -m fuzz.campaign --seconds "$((seconds / 2))" --workers 1 --batch 10 --no-save \
-    --targets backends,real_backends,real_tiktoken,real_stream,batch
+    --targets backends,real_backends,real_tiktoken,real_stream,batch,jsonl
 # Coverage-guided inputs (atheris) into the core's entry points, if atheris is installed.
 if "$python" -c 'import atheris' 2>/dev/null; then
     "$python" -m fuzz.atheris_harness native_core -runs=2000 2>&1 | tail -1
