@@ -348,3 +348,20 @@ def test_the_modules_examples_run() -> None:
         module = importlib.import_module(f"streamcodec.corpus.{name}")
         assert doctest.testmod(module).failed == 0, name
     assert doctest.testmod(importlib.import_module("streamcodec.cli.tokenize_corpus")).failed == 0
+
+
+def test_the_encoding_record_is_the_one_earlier_manifests_hold() -> None:
+    """A manifest's encoding SHA-256 decides whether a rerun resumes it: made faster (no sort
+    of a vocabulary already in rank order), it must stay the same bytes, in any order."""
+    import types
+
+    from streamcodec.corpus.manifest import _hashed_record, encoding_record
+
+    record = encoding_record(streamcodec.get_encoding("cl100k_base"))
+    assert record["sha256"] == "57d304fe8399bc0e6be53f379b2e22f5433ec6136a26be82994b8338446f8fc2"
+    ranks = {b"a": 0, b"b": 1, b"ab": 2, b"abb": 3}
+    shuffled = dict(reversed(ranks.items()))
+    assert list(shuffled) != list(ranks)
+    fields = {"name": "toy", "n_vocab": 5, "pat_str": r"\w+", "special_tokens": {"<e>": 4}}
+    ordered = _hashed_record(types.SimpleNamespace(mergeable_ranks=ranks, **fields))  # type: ignore[arg-type]
+    assert _hashed_record(types.SimpleNamespace(mergeable_ranks=shuffled, **fields)) == ordered  # type: ignore[arg-type]
