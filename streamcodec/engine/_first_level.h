@@ -5,8 +5,7 @@
  * in the last byte (so no two pieces share a key, and an empty entry, all zeros, matches none).
  * An entry is the key and up to FL_IDS (4) token indices, 32 bytes; a line of 64 bytes holds
  * two, and a piece's hash names one line, so a lookup reads one line (the table is aligned to
- * lines, and to 2 MiB huge pages when it is that large). A bit a line says whether it holds
- * anything, so a piece whose line is empty misses without reading it. When the table is made,
+ * lines, and to 2 MiB huge pages when it is that large) and nothing else. When the table is made,
  * each line's first way takes the vocabulary's lowest-index token of up to FL_KEY bytes that
  * hashes there (the lower indices, merged first, are the common ones); the second ways, and
  * first ways left free, take the text's pieces and tokens as the slow path (the vocabulary's
@@ -51,7 +50,6 @@ typedef struct {
 typedef struct {
     fl_entry *lines; /* 2 entries a line; NULL: no first level */
     uint32_t *door;  /* a fingerprint a line: pieces missed once */
-    uint64_t *used;  /* a bit a line: set once it holds an entry */
     int shift;       /* 64 - log2(lines): a line is hash >> shift */
     uint64_t hits, misses;
 } first_level;
@@ -82,13 +80,11 @@ static inline int fl_same(const fl_entry *e, const fl_key *k) {
     return e->k0 == k->k0 && e->k1 == k->k1;
 }
 
-/* The entry of k, or NULL (f has lines). A hit in the second way moves to the first. */
+/* The entry of k, or NULL (f has lines). A hit in the second way moves to the first. An empty
+ * entry (all zeros) matches no key, whose length byte is not 0: the line is read and compared
+ * whether it holds anything or not (a bit a line that said so, asked first, was one more
+ * dependent load on every hit, and most lines hold a token). */
 static inline const fl_entry *fl_get(first_level *f, const fl_key *k) {
-    uint64_t i = k->hash >> f->shift;
-    if (!(f->used[i >> 6] >> (i & 63) & 1)) {
-        f->misses++;
-        return NULL;
-    }
     fl_entry *line = fl_line(f, k);
     if (fl_same(line, k)) {
         f->hits++;
@@ -106,10 +102,7 @@ static inline const fl_entry *fl_get(first_level *f, const fl_key *k) {
 }
 
 /* Store k's ids (1 <= n <= FL_IDS) in e, a way of k's line. */
-static inline void fl_put(first_level *f, fl_entry *e, const fl_key *k, const uint32_t *ids,
-                          size_t n) {
-    uint64_t line = k->hash >> f->shift;
-    f->used[line >> 6] |= 1ull << (line & 63);
+static inline void fl_put(fl_entry *e, const fl_key *k, const uint32_t *ids, size_t n) {
     e->k0 = k->k0;
     e->k1 = k->k1;
     e->ids[0] = (uint32_t)n << 24 | ids[0];
@@ -123,7 +116,7 @@ static inline int fl_offer(first_level *f, const fl_key *k, const uint32_t *ids,
     if (n > FL_IDS) return 0;
     fl_entry *line = fl_line(f, k);
     if (line[1].k1 == 0 || line[0].k1 == 0) {
-        fl_put(f, line[0].k1 == 0 ? line : line + 1, k, ids, n);
+        fl_put(line[0].k1 == 0 ? line : line + 1, k, ids, n);
         return 1;
     }
     uint32_t tag = (uint32_t)k->hash | 1u, *door = &f->door[k->hash >> f->shift];
@@ -132,14 +125,12 @@ static inline int fl_offer(first_level *f, const fl_key *k, const uint32_t *ids,
         return 0;
     }
     *door = 0;
-    fl_put(f, line + 1, k, ids, n);
+    fl_put(line + 1, k, ids, n);
     return 1;
 }
 
-/* The bytes of a first level of `lines` lines: entries, doorkeeper, `used`. */
-static size_t fl_size(size_t lines) {
-    return lines * (2 * sizeof(fl_entry) + sizeof(uint32_t)) + (lines + 63) / 64 * 8;
-}
+/* The bytes of a first level of `lines` lines: entries and doorkeeper. */
+static size_t fl_size(size_t lines) { return lines * (2 * sizeof(fl_entry) + sizeof(uint32_t)); }
 
 /* The lines of a first level within `bytes` for a vocabulary of n tokens: a power of two, at
  * most n / 2 rounded up (a line for every second token: measured against a line for every token
@@ -151,15 +142,14 @@ static size_t fl_lines_for(size_t bytes, size_t n) {
     return lines < 2 ? 0 : lines;
 }
 
-/* Set f up over zeroed memory (lines * 2 entries, lines doorkeeper slots, (lines + 63) / 64
- * words of `used`) and fill it: each line's first way with the lowest-index token of up to
+/* Set f up over zeroed memory (lines * 2 entries, lines doorkeeper slots) and fill it: each line's first way with the lowest-index token of up to
  * FL_KEY bytes that hashes to it (the lower indices, merged first, are the common ones); the
  * second way is left to the text's pieces and the tokens the slow path finds. */
 static void fl_fill(first_level *f, size_t lines, fl_entry *entries, uint32_t *door,
-                    uint64_t *used, const sc_table *t) {
+                    const sc_table *t) {
     int bits = 0;
     while (((size_t)1 << bits) < lines) bits++;
-    *f = (first_level){entries, door, used, 64 - bits, 0, 0};
+    *f = (first_level){entries, door, 64 - bits, 0, 0};
     /* A hash's top bits name its line: bits is at least 1 (lines >= 2), so the shift is < 64. */
     for (size_t i = 0; i < t->n; i++) {
         size_t n = t->off[i + 1] - t->off[i];
@@ -169,7 +159,7 @@ static void fl_fill(first_level *f, size_t lines, fl_entry *entries, uint32_t *d
         fl_key_set(&k, p, n, sc_head(p, n));
         fl_entry *line = fl_line(f, &k);
         uint32_t index = (uint32_t)i;
-        if (line[0].k1 == 0) fl_put(f, line, &k, &index, 1);
+        if (line[0].k1 == 0) fl_put(line, &k, &index, 1);
     }
 }
 

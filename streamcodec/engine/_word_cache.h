@@ -133,14 +133,12 @@ static int wc_first_init(first_level *f, size_t bytes, const sc_table *t) {
     if (!lines) return 0;
     fl_entry *entries = wc_aligned_zeroed(lines * 2 * sizeof *entries);
     uint32_t *door = wc_aligned_zeroed(lines * sizeof *door);
-    uint64_t *used = wc_aligned_zeroed((lines + 63) / 64 * sizeof *used);
-    if (!entries || !door || !used) {
+    if (!entries || !door) {
         wc_aligned_free(entries);
         wc_aligned_free(door);
-        wc_aligned_free(used);
         return -1;
     }
-    fl_fill(f, lines, entries, door, used, t);
+    fl_fill(f, lines, entries, door, t);
     return 0;
 }
 
@@ -163,7 +161,6 @@ static int wc_init(word_cache *c, size_t bytes, const sc_table *t) {
 static void wc_free(word_cache *c) {
     wc_aligned_free(c->first.lines);
     wc_aligned_free(c->first.door);
-    wc_aligned_free(c->first.used);
     wc_aligned_free(c->sets);
     wc_aligned_free(c->door);
     memset(c, 0, sizeof *c);
