@@ -25,6 +25,7 @@ __all__ = [
     "DisallowedSpecialTokenError",
     "SpecialSplitter",
     "allowed_special_matches",
+    "clean_before",
     "raise_disallowed_special_token",
     "refuse_disallowed",
     "special_policy",
@@ -67,8 +68,69 @@ def special_policy(
 
 def refuse_disallowed(text: str, disallowed: frozenset[str]) -> None:
     """Raise :class:`DisallowedSpecialTokenError` if ``text`` holds one of ``disallowed``."""
-    if disallowed and (match := special_token_regex(disallowed).search(text)):
+    if not disallowed:
+        return
+    at = clean_before(text, disallowed)
+    if at < len(text) and (match := special_token_regex(disallowed).search(text, at)):
         raise_disallowed_special_token(match.group())
+
+
+#: Places ``clean_before`` checks (besides one per 4 KiB of text) before it leaves the rest to
+#: the regex: a text full of the probe character costs no more than the regex alone, and a
+#: little of it.
+PROBE_BUDGET = 64
+
+
+def clean_before(text: str, tokens: frozenset[str]) -> int:
+    """A place in ``text`` before which none of ``tokens`` starts: the first place one starts,
+    ``len(text)`` when none does, or, where the text holds the probe character too often, the
+    place after the last one checked (the regex goes on from there; 0 without a probe).
+
+    The regex's search (``re``'s loop over characters) took 17% of a warm ``encode_to_numpy`` of
+    prose (0.7 ms a 1.6 MB text). Every token starts with their common prefix, so a character of
+    it (the probe, :func:`_probe`) lies as many characters into each of them: ``str.find`` of
+    one character (``memchr``) skips to each place it occurs, where ``str.startswith`` asks
+    whether a token starts that many characters before. Places are checked left to right, so
+    the first that holds a token is the leftmost start, where the regex's search finds the same
+    match.
+
+    >>> clean_before("a <|x|> b", frozenset({"<|x|>", "<|y|>"}))
+    2
+    >>> clean_before("a | b", frozenset({"<|x|>"}))
+    5
+    """
+    probe = _probe(tokens)
+    if probe is None:
+        return 0
+    char, offset, alternatives = probe
+    budget = PROBE_BUDGET + len(text) // 4096
+    found = text.find(char, offset)
+    while found >= 0:
+        start = found - offset
+        if text.startswith(alternatives, start):
+            return start
+        budget -= 1
+        if not budget:
+            return start + 1
+        found = text.find(char, found + 1)
+    return len(text)
+
+
+@functools.lru_cache(maxsize=128)
+def _probe(tokens: frozenset[str]) -> tuple[str, int, tuple[str, ...]] | None:
+    """The probe character of ``tokens``, its offset in each, and the tokens as ``startswith``
+    takes them; ``None`` when they share no prefix. The probe is the last character of their
+    common prefix that is neither a letter, a digit nor a space (rare in text: ``|`` of
+    ``<|endof``, not ``f``), else its last."""
+    first, last = min(tokens), max(tokens)  # the common prefix of all is theirs
+    size = 0
+    while size < min(len(first), len(last)) and first[size] == last[size]:
+        size += 1
+    if not size:
+        return None
+    rare = [at for at in range(size) if not (first[at].isalnum() or first[at].isspace())]
+    offset = rare[-1] if rare else size - 1
+    return first[offset], offset, tuple(sorted(tokens))
 
 
 @functools.lru_cache(maxsize=128)
