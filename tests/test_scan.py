@@ -21,6 +21,7 @@ from streamcodec import Encoding
 from streamcodec.stream import SAFE_CUTS
 from streamcodec.stream.cuts import cuts_for
 from streamcodec.text import native
+from streamcodec.text.known_patterns import KNOWN_PATTERNS
 from streamcodec.vocab import CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN
 
 BYTES = {bytes([b]): b for b in range(256)}
@@ -86,6 +87,22 @@ def test_every_triple_of_class_samples(pattern: str) -> None:
     assert not differing, differing[:5]
     for text in triples[::7]:
         assert scanner.last_cut(text, 0, 3) == _expected_cut(pattern, text, 0, 3), text
+
+
+TEKKEN = next(k.pattern for k in KNOWN_PATTERNS if k.name == "tekken")
+
+
+@pytest.mark.parametrize("pattern", [O200K_PATTERN, TEKKEN], ids=["o200k", "tekken"])
+def test_every_four_letters_of_the_case_classes(pattern: str) -> None:
+    """o200k's case alternatives (U*W+|U+W*, Lm/Lo/marks in both U and W) decide where a word
+    ends from several letters back: every four of a letter of each class, ASCII and not, a
+    space and a full stop (K(cased_word) takes a capital then a lower-case letter at once; a
+    capital before a letter in both classes must go the long way: "A\u0301Bc" is one piece)."""
+    letters = "aZ\u01c5\u02b0\u4e2d\u0436\u0416\u0301\u0903 ."
+    scanner, compiled = _scanner(pattern), regex.compile(pattern)
+    words = [a + b + c + d for a in letters for b in letters for c in letters for d in letters]
+    differing = [w for w in words if scanner.pieces(w, 0, len(w)) != compiled.findall(w)]
+    assert not differing, differing[:5]
 
 
 @pytest.mark.parametrize("pattern", NAMED, ids=["gpt2", "cl100k", "o200k"])

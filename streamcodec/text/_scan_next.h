@@ -124,23 +124,29 @@ static inline Py_ssize_t K(punctuation)(const CH *s, Py_ssize_t j, Py_ssize_t n,
 }
 
 /* For the case shapes (o200k_base, Tekken), the commonest pieces of text first: a lower-case
- * ASCII letter, or a capital and a lower-case one, alone or after one space, taken with a few
- * tests of code units before K(shape_next) tries the alternatives in order (for these shapes,
- * K(case_letters) is their longest code); the end, or -1 for any other piece (and for the
- * other shapes, whose letter alternative is short already). The same end as the alternatives
- * give: no contraction or digit barrier starts at a letter or a space in these shapes; a space
- * before a letter is the prefix P = [^\r\n\p{L}\p{N}], tried first; U*W+ at a lower-case
- * letter takes no capital, and at a capital before a lower-case letter takes that one capital,
- * then the run of W (K(run), as K(o200k_lower) runs it); then the contraction suffix, as
- * K(case_letters) takes it. */
+ * letter (Ll), or a capital (Lu, Lt) and a lower-case one, alone or after one space, taken with
+ * a few tests of code units (ASCII) or two class lookups (past ASCII: Cyrillic, Greek...) before
+ * K(shape_next) tries the alternatives in order (for these shapes, K(case_letters) is their
+ * longest code); the end, or -1 for any other piece (and for the other shapes, whose letter
+ * alternative is short already). The same end as the alternatives give: no contraction or
+ * digit barrier starts at a letter or a space in these shapes; a space before a letter is the
+ * prefix P = [^\r\n\p{L}\p{N}], tried first; U*W+ at a letter only in W takes no capital, and
+ * at a letter only in U before one only in W takes that one capital, then the run of W (K(run),
+ * as K(o200k_lower) runs it); then the contraction suffix, as K(case_letters) takes it. */
 static inline __attribute__((always_inline)) Py_ssize_t
-K(ascii_word)(const CH *s, Py_ssize_t i, Py_ssize_t n, const sc_pattern *p) {
+K(cased_word)(const CH *s, Py_ssize_t i, Py_ssize_t n, const sc_pattern *p) {
     if (p->letters != SC_LETTERS_CASES) return -1;
     Py_ssize_t j = s[i] == ' ' && i + 1 < n ? i + 1 : i;
     unsigned c = s[j];
     if (c - 'a' < 26u) {
         j += 1;
     } else if (c - 'A' < 26u && j + 1 < n && (unsigned)s[j + 1] - 'a' < 26u) {
+        j += 2;
+    } else if (c < 0x80) {
+        return -1;
+    } else if (sc_case(c) == UC_LOWER) {
+        j += 1;
+    } else if (sc_case(c) == UC_UPPER && j + 1 < n && sc_case(s[j + 1]) == UC_LOWER) {
         j += 2;
     } else {
         return -1;
@@ -160,7 +166,7 @@ K(ascii_word)(const CH *s, Py_ssize_t i, Py_ssize_t n, const sc_pattern *p) {
 static inline __attribute__((always_inline)) Py_ssize_t
 K(shape_next)(const CH *s, Py_ssize_t i, Py_ssize_t n, const sc_pattern *p) {
     Py_UCS4 c = s[i];
-    Py_ssize_t e = K(ascii_word)(s, i, n, p);
+    Py_ssize_t e = K(cased_word)(s, i, n, p);
     if (e >= 0) return e;
     unsigned f = uc_class(c);
     if (p->barrier && (f & UC_NUMBER)) return i + 1; /* SC_LETTERS_SPACE only: HF's Digits */

@@ -18,6 +18,12 @@
 #define O200K_UPPER (UC_UPPER | UC_OTHER_LETTER | UC_MARK)
 #define O200K_LOWER (UC_LOWER | UC_OTHER_LETTER | UC_MARK)
 
+/* The letter classes of c that o200k's case alternatives tell apart: UC_UPPER (Lu, Lt: only in
+ * U), UC_LOWER (Ll: only in W), or others (in both, or none). */
+static inline unsigned sc_case(uint32_t c) {
+    return uc_class(c) & (O200K_UPPER | O200K_LOWER);
+}
+
 /* The contraction alternative: none; '(?:[sdmt]|ll|ve|re) (CASED); '(?i:[sdmt]|ll|ve|re)
  * (FOLDED); or (?i:'s|'t|'re|'ve|'m|'ll|'d)? after each letter alternative (SUFFIX, o200k). */
 enum { SC_CONTRACTION_NONE, SC_CONTRACTION_CASED, SC_CONTRACTION_FOLDED, SC_CONTRACTION_SUFFIX };
