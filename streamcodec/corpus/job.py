@@ -10,9 +10,13 @@ documents. ``jobs`` threads (native path) or processes (pure path) each take a t
 into documents and encode them: a JSON Lines block by the native reader into one run of UTF-8
 (:mod:`streamcodec.corpus.columns`: the GIL released) that the batch pass encodes in place, or
 by the Python reader where the native one could differ from it. The results are written in the
-tasks' order, so the shards' bytes do not depend on ``jobs``; at most ``2 * jobs`` tasks are in
-flight, so memory is bounded. Each document is encoded exactly as ``encode_ordinary`` encodes it
-alone; a large plain-text file is streamed (``Encoding.iter_encode_chunks``).
+tasks' order, so the shards' bytes do not depend on ``jobs``; with more than one thread the
+reading (and the input's hash) and the writing (and the shards' hashes) run on threads of their
+own (:mod:`streamcodec.corpus.overlap`), so the main thread, which would cap the run on many
+cores, only schedules. At most ``2 * jobs`` tasks are in flight and 6 more in the hands and
+queues of those threads (``2 * jobs + 6`` of about a megabyte each), so memory is bounded.
+Each document is encoded exactly as ``encode_ordinary`` encodes it alone; a large plain-text
+file is streamed (``Encoding.iter_encode_chunks``).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import dataclasses
 import functools
 import hashlib
 import os
+import stat
 from collections.abc import Callable, Generator, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeAlias
@@ -30,6 +35,7 @@ from typing import Any, TypeAlias
 from streamcodec.batch import encode_flat_uint32
 from streamcodec.corpus.columns import holds_special, json_column, json_reads, parquet_column
 from streamcodec.corpus.document import (
+    STDIN,
     Document,
     Input,
     Reading,
@@ -41,6 +47,7 @@ from streamcodec.corpus.document import (
 from streamcodec.corpus.inputs import Rows, documents, parquet_batches, row_documents, where_in
 from streamcodec.corpus.jsonlines import Lines, json_documents, line_blocks
 from streamcodec.corpus.manifest import load_manifest
+from streamcodec.corpus.overlap import read_ahead, write_behind
 from streamcodec.corpus.plan import ShardPlan
 from streamcodec.corpus.shards import Layout, file_records
 from streamcodec.corpus.writers import shard_format
@@ -226,43 +233,81 @@ def make_shards(
     progress: Progress | None = None,
 ) -> None:
     """Write ``shards`` of ``job`` in order, through one pipeline of ``jobs`` workers (one:
-    all on this thread); ``finished(entry)`` with each one's manifest entry once it is whole."""
+    all on this thread); ``finished(entry)`` with each one's manifest entry once it is whole.
+    With more than one worker, the input is read and hashed on a reader thread and the shards
+    written, hashed and listed on a writer thread (:mod:`streamcodec.corpus.overlap`), so this
+    thread only schedules; not with an input that can block (standard input, a pipe) or a
+    document streamed (its own pipeline), nor beside worker processes (the pure path)."""
     digests: list[list[Any]] = [[] for _ in shards]
-    tasks = _numbered_tasks(job, shards, digests)
     work = functools.partial(_numbered, functools.partial(
         _encode_task, job.encoding, job.special_as_text, job.reading))  # fmt: skip
     native = job.encoding.backend == "native"
-    results: Iterator[tuple[int, _Encoded | _Streamed | _End]] = map(work, tasks)
-    if jobs > 1:
-        results = ordered_map(work, tasks, jobs=jobs, processes=not native)
+    write = functools.partial(_write_results, job, shards, digests, finished, jobs, progress)
+    # threads beside the workers: not where they are processes (forked: a thread's lock held)
+    overlapped = jobs > 1 and native and _overlaps(job)
+    with contextlib.ExitStack() as stack:
+        tasks: Generator[tuple[int, Task], None, None] = _numbered_tasks(job, shards, digests)
+        stack.callback(tasks.close)  # the input in hand closed, after the reader and workers
+        if overlapped:
+            tasks = read_ahead(tasks, depth=1)
+            stack.callback(tasks.close)  # the reader ended, after the workers
+        results: Iterator[tuple[int, _Encoded | _Streamed | _End]] = map(work, tasks)
+        if jobs > 1:
+            pool = ordered_map(work, tasks, jobs=jobs, processes=not native)
+            stack.callback(pool.close)  # the workers ended
+            results = pool
+        if overlapped:
+            write_behind(write, results, depth=1)
+        else:
+            write(results)
+
+
+def _overlaps(job: Job) -> bool:
+    """Whether the pipeline's ends may run on threads: every input a regular file (a read
+    never waits on a writer), none streamed."""
+    return all(
+        inp.path != STDIN
+        and not _is_streamed(inp, job.reading)
+        and stat.S_ISREG(os.stat(inp.path).st_mode)
+        for inp in job.inputs
+    )
+
+
+def _write_results(
+    job: Job,
+    shards: Sequence[ShardPlan],
+    digests: list[list[Any]],
+    finished: Callable[[dict[str, Any]], object],
+    jobs: int,
+    progress: Progress | None,
+    results: Iterator[tuple[int, _Encoded | _Streamed | _End]],
+) -> None:
+    """Write the encoded ``results`` into the shards, in order, each listed once whole."""
     writer: Any = None
     reported = 0
-    with contextlib.ExitStack() as stack:
-        stack.callback(tasks.close)  # the input in hand closed, after the workers ended
-        stack.callback(getattr(results, "close", lambda: None))
-        with contextlib.ExitStack() as shard_files:
-            for n, result in results:
-                shard = shards[n]
-                if writer is None:
-                    writer = shard_files.enter_context(
-                        shard_format(job.layout.format)(job.out_dir, shard.index, job.layout)
-                    )
-                    reported = 0
-                before, spanned = writer.tokens, 0
-                if isinstance(result, _End):
-                    _finish_shard(job, shard, writer, digests[n], shard_files, finished)
-                    if progress is not None:
-                        progress(shard.size - reported, 0)  # compressed, streamed: at the end
-                    writer = None
-                    continue
-                if isinstance(result, _Streamed):
-                    _write_streamed(job, result.input, writer, jobs)
-                else:
-                    writer.add_flat(result.ids, result.offsets, result.fields)
-                    spanned = min(result.span, shard.size - reported)  # a last line runs past
+    with contextlib.ExitStack() as shard_files:
+        for n, result in results:
+            shard = shards[n]
+            if writer is None:
+                writer = shard_files.enter_context(
+                    shard_format(job.layout.format)(job.out_dir, shard.index, job.layout)
+                )
+                reported = 0
+            before, spanned = writer.tokens, 0
+            if isinstance(result, _End):
+                _finish_shard(job, shard, writer, digests[n], shard_files, finished)
                 if progress is not None:
-                    progress(spanned, writer.tokens - before)
-                reported += spanned
+                    progress(shard.size - reported, 0)  # compressed, streamed: at the end
+                writer = None
+                continue
+            if isinstance(result, _Streamed):
+                _write_streamed(job, result.input, writer, jobs)
+            else:
+                writer.add_flat(result.ids, result.offsets, result.fields)
+                spanned = min(result.span, shard.size - reported)  # a last line runs past
+            if progress is not None:
+                progress(spanned, writer.tokens - before)
+            reported += spanned
 
 
 def _finish_shard(

@@ -38,7 +38,7 @@ from typing import Any, Generic, NoReturn, TypeVar
 from streamcodec.engine.batch import CAN_THREAD
 from streamcodec.interrupts import STOP_SIGNALS
 
-__all__ = ["WorkerDied", "cancelled", "ordered_map"]
+__all__ = ["WorkerDied", "cancelled", "ordered_map", "surely"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -129,7 +129,7 @@ def _thread_map(
             yield pending.popleft().get()
     finally:
         stop.set()
-        _surely(_end_threads, threads, inbox)
+        surely(_end_threads, threads, inbox)
 
 
 def _serve_thread(
@@ -153,7 +153,7 @@ def _end_threads(threads: list[threading.Thread], inbox: queue.SimpleQueue[Any])
             thread.join()  # the step in hand: the work asks cancelled() between steps
 
 
-def _surely(end: Callable[..., None], *args: Any) -> None:
+def surely(end: Callable[..., None], *args: Any) -> None:
     """Run the idempotent ``end`` to completion: a signal that interrupts it (a second Ctrl-C,
     ``timeout`` sending SIGTERM to the child and then to its group) is raised again after."""
     interrupted: KeyboardInterrupt | None = None
@@ -253,7 +253,7 @@ def _process_map(
         while pending:
             yield pending.popleft().receive()
     finally:
-        _surely(_end_processes, workers)
+        surely(_end_processes, workers)
 
 
 def _end_processes(workers: list[_Process]) -> None:

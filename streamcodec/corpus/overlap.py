@@ -1,0 +1,156 @@
+"""The corpus pipeline's two serial ends on threads of their own, so the main thread only
+schedules.
+
+With many workers, whatever one thread does for every megabyte caps the run (Amdahl): reading
+the input and hashing it (SHA-256) before the workers, writing the shards and hashing them after.
+:func:`read_ahead` runs an iterator (the tasks: the input read, hashed and cut into blocks) on a
+reader thread a few items ahead; :func:`write_behind` hands items, in order, to a consumer on a
+writer thread (the shards written, hashed and listed). Both ends do their bulk work in calls that
+release the GIL (file reads, ``hashlib`` on large buffers, writes), so they overlap the workers.
+
+Each queue holds at most ``depth`` items, so memory stays bounded. Order is kept: one thread
+per end. Stopping is the main thread's: a signal raises there, and the ``finally`` of each end
+stops its thread and waits for it (a step in hand: a block read or written), so the writer's
+files are discarded as an error would discard them, before the signal goes on. The reader must
+not block for long on its input (a regular file, not a pipe): it is joined, not abandoned.
+
+    >>> list(read_ahead(iter(range(5)), depth=2))
+    [0, 1, 2, 3, 4]
+    >>> got = []
+    >>> write_behind(lambda items: got.extend(items), range(3), depth=2)
+    >>> got
+    [0, 1, 2]
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Callable, Generator, Iterable, Iterator
+from typing import Any, TypeVar
+
+from streamcodec.stream.workers import surely
+
+__all__ = ["read_ahead", "write_behind"]
+
+T = TypeVar("T")
+_END = object()  # the items' end
+_ABANDON = object()  # the main thread stopped: the consumer unwinds
+
+
+class _Abandoned(BaseException):
+    """Raised in the consumer when the main thread stops: its ``with`` blocks unwind as they
+    would on an error (a shard's temporary files removed). A ``BaseException``: no ``except
+    Exception`` of the consumer takes it."""
+
+
+def read_ahead(items: Iterator[T], *, depth: int) -> Generator[T, None, None]:
+    """``items``, computed on a thread of their own up to ``depth`` ahead of the caller; an
+    exception of ``items`` is raised here at its place. Closing this ends the thread (and
+    closes ``items`` on it)."""
+    box: queue.Queue[tuple[Any, BaseException | None]] = queue.Queue(depth)
+    stop = threading.Event()
+
+    def run() -> None:
+        try:
+            for item in items:
+                box.put((item, None))  # the caller drains the box while stopping: never stuck
+                if stop.is_set():
+                    return
+            box.put((_END, None))
+        except BaseException as exc:  # raised again on the caller's thread
+            box.put((_END, exc))
+        finally:
+            getattr(items, "close", lambda: None)()
+
+    thread = threading.Thread(target=run, daemon=True, name="streamcodec-reader")
+    thread.start()
+    try:
+        while True:
+            item, error = box.get()  # a signal to the main thread interrupts the wait
+            if item is _END:
+                if error is not None:
+                    raise error
+                return
+            yield item
+    finally:
+        stop.set()
+        surely(_drain_until_ended, thread, box)
+
+
+def write_behind(
+    consume: Callable[[Iterator[T]], object], items: Iterable[T], *, depth: int
+) -> None:
+    """``consume(iterator)`` on a thread of its own, given ``items`` (taken here, on the
+    caller's thread) in order through a queue of ``depth``; returns once it has consumed them
+    all, raising its exception here. If this stops (an exception of ``items``, a signal), the
+    consumer's iterator raises a ``BaseException`` at its next item and this waits for it to
+    unwind before going on."""
+    box: queue.Queue[Any] = queue.Queue(depth)
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            consume(_received(box))
+        except _Abandoned:
+            pass
+        except BaseException as exc:  # raised again on the caller's thread
+            failed.append(exc)
+        finally:
+            done.set()
+
+    done = threading.Event()
+    thread = threading.Thread(target=run, daemon=True, name="streamcodec-writer")
+    thread.start()
+    try:
+        for item in items:
+            if not _hand(box, item, done):
+                break  # the consumer failed: its error is raised below
+        _hand(box, _END, done)
+        done.wait()
+    except BaseException:
+        surely(_abandon, thread, box)
+        raise
+    thread.join()
+    if failed:
+        raise failed[0]
+
+
+def _received(box: queue.Queue[Any]) -> Iterator[Any]:
+    while (item := box.get()) is not _END:
+        if item is _ABANDON:
+            raise _Abandoned
+        yield item
+
+
+def _hand(box: queue.Queue[Any], item: Any, done: threading.Event) -> bool:
+    """Put ``item`` in ``box`` unless the consumer has ended (then False: nobody takes it)."""
+    while not done.is_set():
+        try:
+            box.put(item, timeout=0.05)
+            return True
+        except queue.Full:
+            continue
+    return False
+
+
+def _abandon(thread: threading.Thread, box: queue.Queue[Any]) -> None:
+    """Stop the consumer at its next item and wait for it to unwind (idempotent)."""
+    _drain(box)
+    box.put_nowait(_ABANDON)  # only this thread puts: the box has room
+    thread.join()
+
+
+def _drain_until_ended(thread: threading.Thread, box: queue.Queue[Any]) -> None:
+    """Take what the reader puts until it has ended (it checks its stop after each put)."""
+    while thread.is_alive():
+        _drain(box)
+        thread.join(0.01)
+
+
+def _drain(box: queue.Queue[Any]) -> None:
+    while True:
+        try:
+            box.get_nowait()
+        except queue.Empty:
+            return

@@ -1,0 +1,136 @@
+"""The corpus pipeline's ends on threads of their own (``corpus.overlap``): order, errors at
+their place, stopping, and the main thread left only scheduling."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import streamcodec.corpus.job as job_module
+from streamcodec.corpus.overlap import read_ahead, write_behind
+from streamcodec.corpus.shards import TokenShard
+from streamcodec.corpus.tokenize import tokenize
+from streamcodec.registry import get_encoding
+
+
+def _threads_named(prefix: str) -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name.startswith(prefix)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers()), st.integers(1, 4), st.integers(0, 30))
+def test_read_ahead_gives_the_items_in_order_and_an_error_at_its_place(
+    items: list[int], depth: int, fail_at: int
+) -> None:
+    def source() -> Iterator[int]:
+        for n, item in enumerate(items):
+            if n == fail_at:
+                raise OSError("read failed")
+            yield item
+
+    got: list[int] = []
+    if fail_at < len(items):
+        with pytest.raises(OSError, match="read failed"):
+            got.extend(read_ahead(source(), depth=depth))
+        assert got == items[:fail_at]
+    else:
+        assert list(read_ahead(source(), depth=depth)) == items
+
+
+def test_read_ahead_closed_early_ends_its_thread_and_closes_the_source() -> None:
+    closed = threading.Event()
+
+    def source() -> Iterator[int]:
+        try:
+            yield from range(1000)
+        finally:
+            closed.set()
+
+    ahead = read_ahead(source(), depth=2)
+    assert [next(ahead) for _ in range(3)] == [0, 1, 2]
+    ahead.close()
+    assert closed.is_set() and not _threads_named("streamcodec-reader")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers()), st.integers(1, 4))
+def test_write_behind_consumes_every_item_in_order(items: list[int], depth: int) -> None:
+    got: list[int] = []
+    write_behind(got.extend, items, depth=depth)
+    assert got == items and not _threads_named("streamcodec-writer")
+
+
+def test_write_behind_raises_the_consumers_error_here_and_stops_feeding_it() -> None:
+    taken: list[int] = []
+
+    def consume(items: Iterator[int]) -> None:
+        for item in items:
+            taken.append(item)
+            if item == 3:
+                raise OverflowError("id 70000 does not fit in uint16")
+
+    with pytest.raises(OverflowError, match="does not fit"):
+        write_behind(consume, range(10_000), depth=1)
+    assert taken == [0, 1, 2, 3] and not _threads_named("streamcodec-writer")
+
+
+def test_write_behind_stopped_unwinds_the_consumer_before_going_on() -> None:
+    """A signal (here its exception) in the items: the consumer's ``with`` blocks unwind as on
+    an error (a shard's temporary files removed) before the caller goes on."""
+    unwound: list[BaseException] = []
+
+    def consume(items: Iterator[int]) -> None:
+        try:
+            for _ in items:
+                pass
+        except BaseException as exc:
+            unwound.append(exc)
+            raise
+
+    def items() -> Iterator[int]:
+        yield from range(5)
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        write_behind(consume, items(), depth=1)
+    assert len(unwound) == 1 and not isinstance(unwound[0], Exception)
+    assert not _threads_named("streamcodec-writer")
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_with_jobs_the_main_thread_neither_reads_nor_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: int
+) -> None:
+    """The input's reading and hashing and the shards' writing and hashing capped a run on
+    many cores on the main thread (~1.9 ms per MB): with more than one job they are on the
+    reader and writer threads; with one, all stays on the one thread."""
+    source = tmp_path / "docs.jsonl"
+    source.write_text("".join(f'{{"text": "document {n}"}}\n' for n in range(3000)))
+    monkeypatch.setattr(job_module, "_BATCH_SIZE", 4000)
+    reading: set[str] = set()
+    writing: set[str] = set()
+    line_blocks, add_flat = job_module.line_blocks, TokenShard.add_flat
+
+    def read(*args: Any, **kwargs: Any) -> Iterator[Any]:
+        for block in line_blocks(*args, **kwargs):
+            reading.add(threading.current_thread().name)
+            yield block
+
+    def write(self: TokenShard, *args: Any) -> None:
+        writing.add(threading.current_thread().name)
+        add_flat(self, *args)
+
+    monkeypatch.setattr(job_module, "line_blocks", read)
+    monkeypatch.setattr(TokenShard, "add_flat", write)
+    manifest = tokenize([source], tmp_path / "out", jobs=jobs, shard_bytes=20_000)
+    assert manifest["complete"] and len(manifest["shards"]) > 2
+    main = threading.main_thread().name
+    threads = jobs > 1 and get_encoding("cl100k_base").backend == "native"  # not processes
+    expected = ({"streamcodec-reader"}, {"streamcodec-writer"}) if threads else ({main}, {main})
+    assert (reading, writing) == expected
