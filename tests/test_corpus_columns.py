@@ -376,7 +376,8 @@ def test_tasks_in_flight_are_bounded(
 ) -> None:
     """Memory: the reading runs at most ``2 * jobs + 6`` tasks ahead of the writing: ``2 *
     jobs`` in flight, and one in each hand and queue of the reader, the scheduler and the
-    writer (``corpus.overlap``: the pipeline's ends on threads of their own)."""
+    writer (``corpus.overlap``: the pipeline's ends on threads of their own; 2 more blocks wait
+    for the input's hash at most)."""
     monkeypatch.setattr(job_module, "_BATCH_SIZE", 2000)
     tasks = job_module._tasks
     read, written = [0], [0]

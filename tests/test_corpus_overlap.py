@@ -3,6 +3,7 @@ their place, stopping, and the main thread left only scheduling."""
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import streamcodec.corpus.job as job_module
-from streamcodec.corpus.overlap import read_ahead, write_behind
+from streamcodec.corpus.overlap import HashBehind, read_ahead, write_behind
 from streamcodec.corpus.shards import TokenShard
 from streamcodec.corpus.tokenize import tokenize
 from streamcodec.registry import get_encoding
@@ -103,13 +104,32 @@ def test_write_behind_stopped_unwinds_the_consumer_before_going_on() -> None:
     assert not _threads_named("streamcodec-writer")
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 2), st.binary(max_size=300))), st.integers(1, 3))
+def test_hash_behind_gives_each_digest_of_its_own_updates(
+    updates: list[tuple[int, bytes]], depth: int
+) -> None:
+    """Three digests fed in turn on one thread: each equals hashlib's of its own bytes."""
+    with HashBehind(depth=depth) as hashes:
+        digests = [hashes.sha256() for _ in range(3)]
+        for which, data in updates:
+            digests[which].update(data)
+        got = [d.hexdigest() for d in digests]
+    expected = [
+        hashlib.sha256(b"".join(data for w, data in updates if w == which)).hexdigest()
+        for which in range(3)
+    ]
+    assert got == expected and not _threads_named("streamcodec-hasher")
+
+
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_with_jobs_the_main_thread_neither_reads_nor_writes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: int
 ) -> None:
     """The input's reading and hashing and the shards' writing and hashing capped a run on
     many cores on the main thread (~1.9 ms per MB): with more than one job they are on the
-    reader and writer threads; with one, all stays on the one thread."""
+    reader and writer threads (the input's SHA-256 on a third); with one, all stays on the
+    one thread."""
     source = tmp_path / "docs.jsonl"
     source.write_text("".join(f'{{"text": "document {n}"}}\n' for n in range(3000)))
     monkeypatch.setattr(job_module, "_BATCH_SIZE", 4000)

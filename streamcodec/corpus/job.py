@@ -13,8 +13,8 @@ by the Python reader where the native one could differ from it. The results are 
 tasks' order, so the shards' bytes do not depend on ``jobs``; with more than one thread the
 reading (and the input's hash) and the writing (and the shards' hashes) run on threads of their
 own (:mod:`streamcodec.corpus.overlap`), so the main thread, which would cap the run on many
-cores, only schedules. At most ``2 * jobs`` tasks are in flight and 6 more in the hands and
-queues of those threads (``2 * jobs + 6`` of about a megabyte each), so memory is bounded.
+cores, only schedules. At most ``2 * jobs`` tasks are in flight and 8 more in the hands and
+queues of those threads (``2 * jobs + 8`` of about a megabyte each), so memory is bounded.
 Each document is encoded exactly as ``encode_ordinary`` encodes it alone; a large plain-text
 file is streamed (``Encoding.iter_encode_chunks``).
 """
@@ -47,7 +47,7 @@ from streamcodec.corpus.document import (
 from streamcodec.corpus.inputs import Rows, documents, parquet_batches, row_documents, where_in
 from streamcodec.corpus.jsonlines import Lines, json_documents, line_blocks
 from streamcodec.corpus.manifest import load_manifest
-from streamcodec.corpus.overlap import read_ahead, write_behind
+from streamcodec.corpus.overlap import HashBehind, read_ahead, write_behind
 from streamcodec.corpus.plan import ShardPlan
 from streamcodec.corpus.shards import Layout, file_records
 from streamcodec.corpus.writers import shard_format
@@ -122,16 +122,18 @@ def _is_streamed(inp: Input, reading: Reading) -> bool:
     return whole and (inp.compression is not None or inp.size < 0 or inp.size > LARGE_DOCUMENT)
 
 
-def _tasks(job: Job, shard: ShardPlan, digests: list[Any]) -> Iterator[Task]:
-    """The tasks of ``shard`` in order, then its end; ``digests`` gets a SHA-256 of what each
-    range's documents were read from (None for a streamed one)."""
+def _tasks(
+    job: Job, shard: ShardPlan, digests: list[Any], sha256: Callable[[], Any] = hashlib.sha256
+) -> Iterator[Task]:
+    """The tasks of ``shard`` in order, then its end; ``digests`` gets a SHA-256 (a new
+    ``sha256()``) of what each range's documents were read from (None for a streamed one)."""
     for part in shard.ranges:
         inp = job.inputs[part.input]
         if _is_streamed(inp, job.reading):
             digests.append(None)
             yield _Streamed(inp)
             continue
-        digest = hashlib.sha256()
+        digest = sha256()
         digests.append(digest)
         if inp.kind == "jsonl":
             with reading_input(inp) as f:
@@ -246,7 +248,12 @@ def make_shards(
     # threads beside the workers: not where they are processes (forked: a thread's lock held)
     overlapped = jobs > 1 and native and _overlaps(job)
     with contextlib.ExitStack() as stack:
-        tasks: Generator[tuple[int, Task], None, None] = _numbered_tasks(job, shards, digests)
+        sha256: Callable[[], Any] = hashlib.sha256
+        if overlapped:  # the input's hash off the reader too, ended after it
+            sha256 = stack.enter_context(HashBehind(depth=2)).sha256
+        tasks: Generator[tuple[int, Task], None, None] = _numbered_tasks(
+            job, shards, digests, sha256
+        )
         stack.callback(tasks.close)  # the input in hand closed, after the reader and workers
         if overlapped:
             tasks = read_ahead(tasks, depth=1)
@@ -347,10 +354,10 @@ def _listed(out_dir: str, entry: dict[str, Any]) -> bool:
 
 
 def _numbered_tasks(
-    job: Job, shards: Sequence[ShardPlan], digests: list[list[Any]]
+    job: Job, shards: Sequence[ShardPlan], digests: list[list[Any]], sha256: Callable[[], Any]
 ) -> Generator[tuple[int, Task], None, None]:
     for n, shard in enumerate(shards):
-        for task in _tasks(job, shard, digests[n]):
+        for task in _tasks(job, shard, digests[n], sha256):
             yield n, task
 
 

@@ -4,9 +4,11 @@ schedules.
 With many workers, whatever one thread does for every megabyte caps the run (Amdahl): reading
 the input and hashing it (SHA-256) before the workers, writing the shards and hashing them after.
 :func:`read_ahead` runs an iterator (the tasks: the input read, hashed and cut into blocks) on a
-reader thread a few items ahead; :func:`write_behind` hands items, in order, to a consumer on a
-writer thread (the shards written, hashed and listed). Both ends do their bulk work in calls that
-release the GIL (file reads, ``hashlib`` on large buffers, writes), so they overlap the workers.
+reader thread a few items ahead; :class:`HashBehind` feeds the input's SHA-256s on a thread of
+their own (the reader's largest step); :func:`write_behind` hands items, in order, to a
+consumer on a writer thread (the shards written, hashed and listed). Each does its bulk work in
+calls that release the GIL (file reads, ``hashlib`` on large buffers, writes), so all overlap
+the workers.
 
 Each queue holds at most ``depth`` items, so memory stays bounded. Order is kept: one thread
 per end. Stopping is the main thread's: a signal raises there, and the ``finally`` of each end
@@ -24,14 +26,16 @@ not block for long on its input (a regular file, not a pipe): it is joined, not 
 
 from __future__ import annotations
 
+import hashlib
 import queue
 import threading
 from collections.abc import Callable, Generator, Iterable, Iterator
+from types import TracebackType
 from typing import Any, TypeVar
 
 from streamcodec.stream.workers import surely
 
-__all__ = ["read_ahead", "write_behind"]
+__all__ = ["HashBehind", "read_ahead", "write_behind"]
 
 T = TypeVar("T")
 _END = object()  # the items' end
@@ -114,6 +118,69 @@ def write_behind(
     thread.join()
     if failed:
         raise failed[0]
+
+
+class HashBehind:
+    """SHA-256s fed on a thread of their own, each in the order of its updates, within a
+    ``with`` block (the thread ends with it): :meth:`sha256` gives a digest whose ``update``
+    queues the bytes (never changed after: ``bytes``) and whose ``hexdigest`` waits for them.
+    At most ``depth`` updates wait, so memory stays bounded.
+
+        >>> with HashBehind(depth=2) as hashes:
+        ...     digest = hashes.sha256()
+        ...     digest.update(b"abc")
+        ...     digest.hexdigest() == hashlib.sha256(b"abc").hexdigest()
+        True
+    """
+
+    def __init__(self, *, depth: int) -> None:
+        self._box: queue.Queue[tuple[Any, bytes | threading.Event] | None] = queue.Queue(depth)
+        self._thread = threading.Thread(target=self._run, daemon=True, name="streamcodec-hasher")
+        self._ending = False
+
+    def __enter__(self) -> HashBehind:
+        self._thread.start()
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        surely(self._end)
+
+    def _end(self) -> None:
+        if not self._ending:  # once: the thread takes one end
+            self._box.put(None)
+            self._ending = True
+        self._thread.join()
+
+    def _run(self) -> None:
+        while (item := self._box.get()) is not None:
+            digest, data = item
+            if isinstance(data, threading.Event):
+                data.set()  # the updates before it are done
+            else:
+                digest.update(data)  # hashlib releases the GIL for a large buffer
+
+    def sha256(self) -> _Fed:
+        """A new SHA-256, fed on the thread."""
+        return _Fed(self._box)
+
+
+class _Fed:
+    """A SHA-256 whose updates a :class:`HashBehind` thread makes, in order."""
+
+    def __init__(self, box: queue.Queue[Any]) -> None:
+        self._digest = hashlib.sha256()
+        self._box = box
+
+    def update(self, data: bytes) -> None:
+        self._box.put((self._digest, data))
+
+    def hexdigest(self) -> str:
+        done = threading.Event()
+        self._box.put((None, done))
+        done.wait()
+        return self._digest.hexdigest()
 
 
 def _received(box: queue.Queue[Any]) -> Iterator[Any]:
