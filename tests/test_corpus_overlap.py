@@ -4,6 +4,8 @@ their place, stopping, and the main thread left only scheduling."""
 from __future__ import annotations
 
 import hashlib
+import io
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -122,16 +124,19 @@ def test_hash_behind_gives_each_digest_of_its_own_updates(
     assert got == expected and not _threads_named("streamcodec-hasher")
 
 
-@pytest.mark.parametrize("jobs", [1, 2])
+@pytest.mark.parametrize(("jobs", "stdin"), [(1, False), (2, False), (2, True)])
 def test_with_jobs_the_main_thread_neither_reads_nor_writes(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: int
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: int, stdin: bool
 ) -> None:
     """The input's reading and hashing and the shards' writing and hashing capped a run on
     many cores on the main thread (~1.9 ms per MB): with more than one job they are on the
-    reader and writer threads (the input's SHA-256 on a third); with one, all stays on the
-    one thread."""
+    reader and writer threads (the input's SHA-256 on a third); with one, or standard input
+    (a read that may wait for ever, not to be joined), all stays on the one thread."""
+    lines = "".join(f'{{"text": "document {n}"}}\n' for n in range(3000))
     source = tmp_path / "docs.jsonl"
-    source.write_text("".join(f'{{"text": "document {n}"}}\n' for n in range(3000)))
+    source.write_text(lines)
+    if stdin:
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(lines.encode())))
     monkeypatch.setattr(job_module, "_BATCH_SIZE", 4000)
     reading: set[str] = set()
     writing: set[str] = set()
@@ -148,9 +153,12 @@ def test_with_jobs_the_main_thread_neither_reads_nor_writes(
 
     monkeypatch.setattr(job_module, "line_blocks", read)
     monkeypatch.setattr(TokenShard, "add_flat", write)
-    manifest = tokenize([source], tmp_path / "out", jobs=jobs, shard_bytes=20_000)
-    assert manifest["complete"] and len(manifest["shards"]) > 2
+    named = "-" if stdin else source
+    kind = {"stdin_kind": "jsonl"} if stdin else {}
+    manifest = tokenize([named], tmp_path / "out", jobs=jobs, shard_bytes=20_000, **kind)
+    assert manifest["complete"] and manifest["shards"][-1]["documents"] > 0
     main = threading.main_thread().name
-    threads = jobs > 1 and get_encoding("cl100k_base").backend == "native"  # not processes
+    native = get_encoding("cl100k_base").backend == "native"  # threads, not processes
+    threads = jobs > 1 and native and not stdin
     expected = ({"streamcodec-reader"}, {"streamcodec-writer"}) if threads else ({main}, {main})
     assert (reading, writing) == expected

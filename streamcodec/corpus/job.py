@@ -27,7 +27,6 @@ import dataclasses
 import functools
 import hashlib
 import os
-import stat
 from collections.abc import Callable, Generator, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeAlias
@@ -271,11 +270,9 @@ def make_shards(
 
 def _overlaps(job: Job) -> bool:
     """Whether the pipeline's ends may run on threads: every input a regular file (a read
-    never waits on a writer), none streamed."""
+    never waits on a writer; one gone is left to the reading to name), none streamed."""
     return all(
-        inp.path != STDIN
-        and not _is_streamed(inp, job.reading)
-        and stat.S_ISREG(os.stat(inp.path).st_mode)
+        inp.path != STDIN and not _is_streamed(inp, job.reading) and os.path.isfile(inp.path)
         for inp in job.inputs
     )
 
