@@ -229,7 +229,7 @@ class SpecialSplitter:
         self._allowed = allowed
         self._finder = special_token_regex(frozenset(special_tokens)) if allowed else None
         self._hold = max(map(len, special_tokens), default=1) - 1 if allowed else 0
-        self._refused = special_token_regex(disallowed) if disallowed else None
+        self._refused = disallowed
         self._refused_tail = max(map(len, disallowed), default=1) - 1
         self.held = ""  # may be the start of a special token
         self._checked = ""  # the end of the text already searched for disallowed tokens
@@ -256,11 +256,10 @@ class SpecialSplitter:
         return self.feed("", final=True)
 
     def _refuse_disallowed(self, text: str) -> None:
-        if self._refused is None or not text:
+        if not self._refused or not text:
             return
         tail = self._refused_tail
         # The border region first: a token split across feeds is found there.
         for region in (self._checked + text[:tail], text):
-            if match := self._refused.search(region):
-                raise_disallowed_special_token(match.group())
+            refuse_disallowed(region, self._refused)
         self._checked = (self._checked + text[-tail:])[-tail:] if tail else ""
