@@ -17,7 +17,7 @@ pattern such as ``\\s*[\\r\\n]+`` can swallow it into the next piece.
     >>> import streamcodec
     >>> enc = streamcodec.get_encoding("cl100k_base")
     >>> stable, completions = enc.encode_with_unstable("hello fanta")
-    >>> stable, [8842] in completions  # "hello" is settled; " fanta" may become " fantasy"...
+    >>> stable, [18884] in completions  # "hello" is settled; " fanta" may become " fantasy"
     ([15339], True)
 """
 

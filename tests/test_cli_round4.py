@@ -377,15 +377,6 @@ def test_numpy_integers_are_whole_numbers() -> None:
     assert calls["jobs"](np.int32(1)) == [[], [6151]]  # type: ignore[operator]
 
 
-def test_arguments_doctests() -> None:
-    import doctest
-
-    import streamcodec.arguments
-
-    result = doctest.testmod(streamcodec.arguments)
-    assert result.attempted > 0 and result.failed == 0
-
-
 # ---------------------------------------------------------------------- no file where one is due
 
 

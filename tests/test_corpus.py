@@ -340,16 +340,6 @@ def test_separators_across_read_blocks(tmp_path: Path, monkeypatch: pytest.Monke
         assert [ENC.decode(ids.tolist()) for ids in read_documents(out)] == text.split("\n--\n")
 
 
-def test_the_modules_examples_run() -> None:
-    import doctest
-    import importlib
-
-    for name in ["files", "inputs", "plan", "shards", "manifest", "tokenize"]:
-        module = importlib.import_module(f"streamcodec.corpus.{name}")
-        assert doctest.testmod(module).failed == 0, name
-    assert doctest.testmod(importlib.import_module("streamcodec.cli.tokenize_corpus")).failed == 0
-
-
 def test_the_encoding_record_is_the_one_earlier_manifests_hold() -> None:
     """A manifest's encoding SHA-256 decides whether a rerun resumes it: made faster (no sort
     of a vocabulary already in rank order), it must stay the same bytes, in any order."""

@@ -310,16 +310,6 @@ def test_a_failed_shard_leaves_no_file_and_the_rerun_gives_the_same_bytes(
     }
 
 
-def test_the_writers_examples_run() -> None:
-    import doctest
-    import importlib
-
-    for module in ["shards", "writers", *(f"writers.{m}" for m in FORMATS.values())]:
-        found = importlib.import_module(f"streamcodec.corpus.{module}")
-        assert doctest.testmod(found).failed == 0, module
-    assert doctest.testmod(importlib.import_module("streamcodec.npyfile")).failed == 0
-
-
 # ------------------------------------------------------------------ kept fields
 
 

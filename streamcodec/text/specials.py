@@ -7,8 +7,10 @@ tokens start at one place, the longest wins.
 
     >>> splitter = SpecialSplitter({"<|end|>": 9}, allowed=frozenset({"<|end|>"}),
     ...                            disallowed=frozenset())
-    >>> splitter.feed("a<|en") + splitter.feed("d|>b") + splitter.close()
-    ['a', '', 9, '', 'b']
+    >>> splitter.feed("a<|en")  # all held: a token may start in it
+    ['']
+    >>> splitter.feed("d|>b") + splitter.close()
+    ['a', 9, '', 'b']
 """
 
 from __future__ import annotations
