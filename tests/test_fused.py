@@ -47,7 +47,7 @@ def _core() -> object:
     )
 
 
-# The caches off; a first level of 2 lines and no word cache; 8 lines and 2 sets (both evicting at
+# The caches off; a first level of 2 lines and no word cache; 8 lines and a set (both evicting at
 # every turn); the default.
 CACHE_SIZES = (0, 300, 2000, 32 << 20)
 
