@@ -16,6 +16,7 @@ tokens start at one place, the longest wins.
 from __future__ import annotations
 
 import functools
+import os.path
 import re
 from collections.abc import Collection, Iterator
 from collections.abc import Set as AbstractSet
@@ -124,15 +125,12 @@ def _probe(tokens: frozenset[str]) -> tuple[str, int, tuple[str, ...]] | None:
     takes them; ``None`` when they share no prefix. The probe is the last character of their
     common prefix that is neither a letter, a digit nor a space (rare in text: ``|`` of
     ``<|endof``, not ``f``), else its last."""
-    first, last = min(tokens), max(tokens)  # the common prefix of all is theirs
-    size = 0
-    while size < min(len(first), len(last)) and first[size] == last[size]:
-        size += 1
-    if not size:
+    prefix = os.path.commonprefix(list(tokens))  # noqa: RUF071  (characters, not paths)
+    if not prefix:
         return None
-    rare = [at for at in range(size) if not (first[at].isalnum() or first[at].isspace())]
-    offset = rare[-1] if rare else size - 1
-    return first[offset], offset, tuple(sorted(tokens))
+    rare = [at for at, char in enumerate(prefix) if not (char.isalnum() or char.isspace())]
+    offset = rare[-1] if rare else len(prefix) - 1
+    return prefix[offset], offset, tuple(sorted(tokens))
 
 
 @functools.lru_cache(maxsize=128)
