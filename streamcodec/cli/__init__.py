@@ -38,19 +38,20 @@ from streamcodec.text.unicode import InvalidUTF8Error
 
 __all__ = ["build_parser", "main"]
 
-# Each command and the module that declares it (its ``add(commands)``), imported only when that
-# command runs, so a command's start does not load the others' imports (``--help`` loads all).
-COMMANDS: dict[str, str] = {
-    "encode": "encode",
-    "decode": "decode",
-    "count": "count",
-    "split": "split",
-    "train": "train",
-    "verify": "verify",
-    "explain": "explain",
-    "tokenize-corpus": "tokenize_corpus",
-    "check-corpus": "check_corpus",
-}
+# The commands, each declared by the module of its name (``tokenize-corpus``: ``tokenize_corpus``,
+# its ``add(commands)``), imported only when that command runs, so a command's start does not
+# load the others' imports (``--help`` loads all).
+COMMANDS = (
+    "encode",
+    "decode",
+    "count",
+    "split",
+    "train",
+    "verify",
+    "explain",
+    "tokenize-corpus",
+    "check-corpus",
+)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -136,7 +137,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=version())
     commands = parser.add_subparsers(dest="command", required=True)
-    for name, module in COMMANDS.items():
+    for name in COMMANDS:
         if command in (None, name):
-            importlib.import_module(f"streamcodec.cli.{module}").add(commands)
+            module = importlib.import_module(f"streamcodec.cli.{name.replace('-', '_')}")
+            module.add(commands)
     return parser
