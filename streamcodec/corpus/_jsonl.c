@@ -29,6 +29,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "../_utf8.h"
+
 #define MAX_DEPTH 64  /* Python's scanner recurses: far deeper lines are its RecursionError */
 #define MAX_NUMBER 64 /* int() refuses over 4,300 digits: long numbers are the Python reader's */
 
@@ -74,21 +76,6 @@ static int plain_run(const unsigned char *p, unsigned char *o) {
 }
 #endif
 
-/* The length of the UTF-8 sequence at p that Python's strict decoder takes, or 0. */
-static int utf8_length(const unsigned char *p, const unsigned char *end) {
-    unsigned char b = p[0], lo = 0x80, hi = 0xBF;
-    int n = b < 0xC2 ? 0 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : b < 0xF5 ? 4 : 0;
-    if (n == 0 || end - p < n) return 0;
-    if (b == 0xE0) lo = 0xA0;
-    else if (b == 0xED) hi = 0x9F; /* no surrogates */
-    else if (b == 0xF0) lo = 0x90;
-    else if (b == 0xF4) hi = 0x8F; /* nothing past U+10FFFF */
-    if (p[1] < lo || p[1] > hi) return 0;
-    for (int k = 2; k < n; k++)
-        if ((p[k] & 0xC0) != 0x80) return 0;
-    return n;
-}
-
 static int hex4(const unsigned char *p, uint32_t *value) {
     uint32_t v = 0;
     for (int k = 0; k < 4; k++) {
@@ -102,25 +89,6 @@ static int hex4(const unsigned char *p, uint32_t *value) {
     }
     *value = v;
     return 1;
-}
-
-static unsigned char *put_utf8(unsigned char *o, uint32_t cp) {
-    if (cp < 0x80) {
-        *o++ = (unsigned char)cp;
-    } else if (cp < 0x800) {
-        *o++ = (unsigned char)(0xC0 | cp >> 6);
-        *o++ = (unsigned char)(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-        *o++ = (unsigned char)(0xE0 | cp >> 12);
-        *o++ = (unsigned char)(0x80 | (cp >> 6 & 0x3F));
-        *o++ = (unsigned char)(0x80 | (cp & 0x3F));
-    } else {
-        *o++ = (unsigned char)(0xF0 | cp >> 18);
-        *o++ = (unsigned char)(0x80 | (cp >> 12 & 0x3F));
-        *o++ = (unsigned char)(0x80 | (cp >> 6 & 0x3F));
-        *o++ = (unsigned char)(0x80 | (cp & 0x3F));
-    }
-    return o;
 }
 
 /* The string at c->p (its opening quote), as json.loads reads it: unescaped into *out when out
@@ -145,8 +113,9 @@ static int scan_string(cursor *c, unsigned char **out, int *escaped) {
         if (b == '"') break;
         if (b < 0x20) return 0; /* a raw control character: json.loads (strict) refuses it */
         if (b != '\\') {
-            int n = utf8_length(p, end);
-            if (n == 0) return 0;
+            uint32_t cp; /* strict: what bytes.decode("utf-8") takes, else declined */
+            int n = sc_utf8_get(p, (size_t)(end - p), &cp);
+            if (n <= 0) return 0;
             if (o) {
                 memcpy(o, p, (size_t)n);
                 o += n;
@@ -180,7 +149,7 @@ static int scan_string(cursor *c, unsigned char **out, int *escaped) {
         default: return 0;
         }
         p += 2;
-        if (o) o = put_utf8(o, cp);
+        if (o) o += sc_utf8_put(o, cp, 0); /* no lone surrogate comes here */
     }
     c->p = p + 1;
     if (out) *out = o;
