@@ -104,13 +104,6 @@ static inline void sc_classify(const uint8_t *s, sc_masks *m) {
     m->upper = m->letter & ~m->lower;
 }
 
-/* A code unit of a string of `width` bytes a code point (a constant where it is inlined). */
-static inline uint32_t sc_unit(const void *s, int width, Py_ssize_t k) {
-    return width == 1   ? ((const uint8_t *)s)[k]
-           : width == 2 ? ((const uint16_t *)s)[k]
-                        : ((const uint32_t *)s)[k];
-}
-
 /* 16 code units of width 2 or 4 from s as bytes, each past ASCII made 0x80 (so sc_classify
  * reads it as `high`, in no ASCII class). */
 static inline __m128i sc_narrow16(const void *s, int width) {
@@ -143,7 +136,7 @@ static inline void sc_classify_high(const void *s, int width, const sc_pattern *
     unsigned letters = p->letters == SC_LETTERS_CASES ? O200K_UPPER | O200K_LOWER : UC_LETTER;
     for (uint64_t h = m->high; h; h &= h - 1) {
         int k = __builtin_ctzll(h);
-        unsigned f = uc_class(sc_unit(s, width, k));
+        unsigned f = uc_class(PyUnicode_READ(width, s, k));
         m->letter |= (uint64_t)((f & letters) != 0) << k;
         m->lower |= (uint64_t)((f & (O200K_UPPER | O200K_LOWER)) == UC_LOWER) << k;
         m->upper |= (uint64_t)((f & (O200K_UPPER | O200K_LOWER)) == UC_UPPER) << k;
@@ -229,7 +222,8 @@ sc_block_ends(const void *s, int width, const sc_pattern *p, int *hard) {
         bad |= at & (7ull << 61);
         for (at &= ~(7ull << 61); at; at &= at - 1) {
             int j = __builtin_ctzll(at);
-            int length = sc_contraction_length(sc_unit(s, width, j + 1), sc_unit(s, width, j + 2),
+            int length = sc_contraction_length(PyUnicode_READ(width, s, j + 1),
+                                               PyUnicode_READ(width, s, j + 2),
                                                p->contraction != SC_CONTRACTION_CASED);
             if (!length || (suffix && j == taken)) continue;
             starts &= ~(((1ull << length) - 2 + (uint64_t)suffix) << j);
