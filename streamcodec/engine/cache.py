@@ -216,8 +216,7 @@ def _charges(keys: list[str], table: dict[str, Ids]) -> Iterator[int]:
 
 def _charge(keys: list[str], table: dict[str, Ids]) -> int:
     """The charges of ``keys`` summed."""
-    ids = sum(map(tuple.__sizeof__, map(table.__getitem__, keys)))
-    return sum(map(str.__sizeof__, keys)) + ids + _ENTRY_EXTRA * len(keys)
+    return sum(_charges(keys, table))
 
 
 def _joined(found: Iterator[Ids]) -> list[int]:
