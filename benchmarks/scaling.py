@@ -15,7 +15,8 @@ streamcodec's (a digest of the ids or counts): a peer that differs is marked.
 Contenders (peers where installed): streamcodec's ``encode_ordinary_batch_to_numpy``,
 ``count_tokens_batch``, ``encode_ordinary_batch`` (lists), ``encode_to_numpy`` per document on
 a thread pool; tiktoken's ``encode_ordinary_batch``; toktok-rs's ``encode_batch`` and
-``count_batch``; snaptokens' ``encode_batch_flat`` (from a tokenizer.json of the vocabulary).
+``count_batch``; snaptokens' ``encode_batch_flat`` (from a tokenizer.json of the vocabulary);
+gigatoken-cachefix's ``encode_batch`` (an awkward array; from a ``.tiktoken`` file).
 At one thread, also ``encode_to_numpy`` and ``count`` of all the documents joined as one text:
 the batch should cost no more per byte than one long text. And ``streamcodec tokenize-corpus
 --jobs N`` on the documents written as JSON Lines (its figure: the same text bytes over the
@@ -55,7 +56,7 @@ CL100K_HF = (
     r"""[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
 )
 IDS = ("sc batch numpy", "sc lists", "sc pool numpy", "tiktoken batch", "toktok encode_batch",
-       "snaptokens flat")  # fmt: skip
+       "snaptokens flat", "gigatoken encode_batch")  # fmt: skip
 COUNTS = ("sc count batch", "toktok count_batch")
 JOINED = ("sc joined numpy", "sc joined count")
 CORPUS = "sc tokenize-corpus --jobs N"  # the command line on the documents as JSON Lines
@@ -141,6 +142,11 @@ def contender(name: str, threads: int, folder: Path) -> Callable[[list[str]], An
         if name == "toktok count_batch":
             return lambda docs: np.array(tok.count_batch(docs, threads), dtype=np.int64)
         return lambda docs: tok.encode_batch(docs, threads)
+    if name == "gigatoken encode_batch":
+        import gigatoken
+
+        tok = gigatoken.Tokenizer.from_tiktoken(str(folder / "cl100k_base.tiktoken"))
+        return lambda docs: tok.encode_batch(docs)
     import snaptokens
 
     tok = snaptokens.Tokenizer.from_file(str(folder / "tokenizer.json"))
@@ -160,6 +166,11 @@ def digest(name: str, result: Any, docs: list[str]) -> str:
         arrays = [np.asarray(ids, dtype=np.uint32) for ids in result]
         ids = np.concatenate(arrays) if arrays else np.zeros(0, np.uint32)
         offsets = np.cumsum([0, *map(len, arrays)], dtype=np.int64)
+    elif name == "gigatoken encode_batch":
+        import awkward as ak
+
+        ids = ak.to_numpy(ak.flatten(result))
+        offsets = np.cumsum([0, *ak.to_numpy(ak.num(result))], dtype=np.int64)
     else:
         ids = np.frombuffer(result[0], np.uint32)
         offsets = np.frombuffer(result[1], np.int64)
@@ -202,7 +213,8 @@ def measure(name: str, threads: int, folder: Path, runs: int) -> dict[str, Any] 
 def installed(names: tuple[str, ...]) -> list[str]:
     import importlib.util
 
-    module = {"tiktoken": "tiktoken", "toktok": "toktok", "snaptokens": "snaptokens"}
+    module = {"tiktoken": "tiktoken", "toktok": "toktok", "snaptokens": "snaptokens",
+              "gigatoken": "gigatoken"}  # fmt: skip
     found = [n for n in names if importlib.util.find_spec(module.get(n.split()[0], "streamcodec"))]
     return [*found, CORPUS, IN_PROCESS]
 
@@ -292,6 +304,8 @@ def main() -> None:
                 pickle.dump(docs, f)
         if "snaptokens flat" in names:
             _tokenizer_json(folder)
+        if "gigatoken encode_batch" in names:
+            _tiktoken_file(folder)
         if CORPUS in names or IN_PROCESS in names:
             with open(folder / "docs.jsonl", "w", encoding="utf-8") as f:
                 f.writelines(json.dumps({"text": d}) + "\n" for d in docs)
@@ -320,6 +334,18 @@ def _tokenizer_json(folder: Path) -> None:
 
     ranks = streamcodec.get_encoding("cl100k_base").mergeable_ranks
     save_vocabulary(Vocabulary(ranks, pat_str=CL100K_HF), folder / "tokenizer.json")
+
+
+def _tiktoken_file(folder: Path) -> None:
+    """cl100k_base's ranks as a ``.tiktoken`` file (base64 token, rank), named so that gigatoken
+    knows its pre-tokenizer."""
+    import base64
+
+    import streamcodec
+
+    ranks = streamcodec.get_encoding("cl100k_base").mergeable_ranks
+    lines = (f"{base64.b64encode(token).decode()} {rank}\n" for token, rank in ranks.items())
+    (folder / "cl100k_base.tiktoken").write_text("".join(lines), encoding="ascii")
 
 
 if __name__ == "__main__":
