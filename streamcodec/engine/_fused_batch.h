@@ -35,6 +35,7 @@
 #include <time.h>
 #ifndef _WIN32
 #include <pthread.h>
+#include <sys/mman.h>
 #endif
 
 #define WAIT_MS 30                     /* how often the waiting thread checks for signals */
@@ -93,6 +94,20 @@ struct batch_shared {
     int running;
 #endif
 };
+
+/* The whole 2 MiB pages of a large fresh buffer as transparent huge pages, where the system
+ * gives them on request: 100 MB of ids (a thread's buffer and the output) faulted in 4 kB at a
+ * time were 25,000 page faults, a fifth of one thread's time. */
+static void batch_huge_pages(void *at, size_t bytes) {
+#ifdef MADV_HUGEPAGE
+    const uintptr_t huge = (uintptr_t)1 << 21;
+    uintptr_t start = ((uintptr_t)at + huge - 1) & ~(huge - 1);
+    uintptr_t end = ((uintptr_t)at + bytes) & ~(huge - 1);
+    if (end > start) madvise((void *)start, end - start, MADV_HUGEPAGE); /* advice: may fail */
+#else
+    (void)at, (void)bytes;
+#endif
+}
 
 static int batch_room(batch_worker *w, size_t bytes) {
     if (bytes <= w->text_cap) return SC_OK;
@@ -501,6 +516,7 @@ static PyObject *fused_encode_batch(FusedEncoder *self, PyObject *const *args, P
             PyErr_NoMemory();
             goto done;
         }
+        if (mode != BATCH_COUNTS) batch_huge_pages(p->out.ids, p->out.cap * sizeof(uint32_t));
     }
     int failed = 0;
 #ifndef _WIN32
@@ -525,6 +541,7 @@ static PyObject *fused_encode_batch(FusedEncoder *self, PyObject *const *args, P
         if (array) {
             array->len = (Py_ssize_t)total;
             array->ids = s.out = malloc((total ? total : 1) * sizeof(uint32_t));
+            if (s.out) batch_huge_pages(s.out, total * sizeof(uint32_t));
             if (!s.out) {
                 Py_CLEAR(array);
                 PyErr_NoMemory();
