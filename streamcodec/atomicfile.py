@@ -99,11 +99,9 @@ def _replacing(name: str, real: str, info: os.stat_result | None) -> Iterator[Bi
     tmp = ""
     try:
         with naming(name):
-            # Named here before the file is made, so that a signal just after it is made
-            # removes it too (inside tempfile.mkstemp, which had not yet returned its name,
-            # it was left behind). Any name with this process's prefix is its own.
+            # Any name with this process's prefix is its own.
             while True:
-                tmp = os.path.join(folder, f"{prefix}{secrets.token_hex(4)}.tmp")
+                tmp = temporary_name(folder, prefix, ".tmp")
                 with contextlib.suppress(FileExistsError):
                     fd = os.open(tmp, _NEW_FILE, 0o600)
                     break
@@ -146,6 +144,13 @@ def temporary_prefix(real: str) -> str:
                 else:
                     os.unlink(entry.path)
     return f".{base}.{os.getpid()}@{host}."
+
+
+def temporary_name(folder: str, prefix: str, suffix: str = "") -> str:
+    """A fresh name for a temporary file or folder in ``folder``, for the caller to hold before
+    it makes one: a signal just after it is made then finds its name and removes it (inside
+    ``tempfile.mkstemp`` or ``mkdtemp``, which had not yet returned it, it was left behind)."""
+    return os.path.join(folder, f"{prefix}{secrets.token_hex(4)}{suffix}")
 
 
 # A temporary file is made as tempfile.mkstemp makes one.

@@ -4,8 +4,7 @@ section 5); ``encode -o`` through a dangling symlink names the missing folder.""
 from __future__ import annotations
 
 import errno
-import os
-import tempfile
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -95,10 +94,10 @@ def test_a_bad_target_is_named_before_the_work(
 def test_a_read_only_file_system_names_the_target(
     folder: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def mkdtemp(prefix: str, dir: Path) -> str:  # what a read-only or immutable folder does
-        raise OSError(errno.EROFS, "Read-only file system", os.path.join(dir, prefix + "x1"))
+    def mkdir(self: Path, mode: int = 0o777) -> None:  # what a read-only or immutable folder does
+        raise OSError(errno.EROFS, "Read-only file system", str(self))
 
-    monkeypatch.setattr(tempfile, "mkdtemp", mkdtemp)
+    monkeypatch.setattr(Path, "mkdir", mkdir)
     assert main([*SPLIT, "-o", "w"]) == 1
     assert _error(capsys) == "w: Read-only file system"
 
@@ -132,3 +131,51 @@ def test_encode_through_a_dangling_symlink_names_the_missing_folder(
     (folder / "out.ids").symlink_to("nowhere/out.ids")
     assert main(["encode", "in.txt", "-o", "out.ids"]) == 1
     assert _error(capsys) == f"out.ids: the folder {folder}/nowhere does not exist"
+
+
+def test_a_stop_signal_at_any_line_leaves_all_the_windows_or_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C raises KeyboardInterrupt at whichever line runs: at each line (and call) of the
+    command's own code in turn, the target folder holds every window or is not there, and no
+    temporary folder is left (one made by ``tempfile.mkdtemp`` was, when the signal came just
+    before mkdtemp returned its name)."""
+    watched = ("split.py", "atomicfile.py", "pathlib.py", "tempfile.py")
+
+    def split(folder: Path, stop_at: int) -> int:
+        seen = 0
+
+        def local(frame: Any, event: str, arg: Any) -> Any:
+            nonlocal seen
+            if event in ("line", "call"):
+                seen += 1
+                if seen == stop_at:
+                    raise KeyboardInterrupt
+            return local
+
+        def tracer(frame: Any, event: str, arg: Any) -> Any:
+            return local(frame, event, arg) if frame.f_code.co_filename.endswith(watched) else None
+
+        folder.mkdir()
+        (folder / "in.txt").write_text("hello world, again and again\n")
+        monkeypatch.chdir(folder)
+        before = sys.gettrace()
+        sys.settrace(tracer)
+        try:
+            main([*SPLIT, "-o", "w", "-q"])
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            sys.settrace(before)
+        return seen
+
+    lines = split(tmp_path / "all", 0)
+    whole = sorted(p.name for p in (tmp_path / "all" / "w").iterdir())
+    assert lines > 100 and len(whole) > 3
+    for n in range(1, lines + 1, 3):
+        folder = tmp_path / str(n)
+        split(folder, n)
+        left = _left(folder)
+        assert left in (["in.txt"], ["in.txt", "w"]), f"stopped at line {n}: {left}"
+        if left == ["in.txt", "w"]:
+            assert _left(folder / "w") == whole, f"stopped at line {n}"

@@ -14,15 +14,15 @@ are the input (``Encoding.split``, docs/budgets.md).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import os
 import shutil
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
-from streamcodec.atomicfile import check_folder, naming, temporary_prefix
+from streamcodec.atomicfile import check_folder, naming, temporary_name, temporary_prefix
 from streamcodec.cli.inputs import shown_name, source
 from streamcodec.cli.options import (
     add_input_and_encoding,
@@ -68,11 +68,16 @@ def run(args: argparse.Namespace) -> int:
     target = _target(args.output)
     enc = build_encoding(args)
     src = source(args)
-    with naming(args.output):  # a read-only or full file system, a folder we may not write
-        folder = Path(tempfile.mkdtemp(prefix=temporary_prefix(str(target)), dir=target.parent))
+    folder: Path | None = None
     try:
-        with naming(args.output):
-            os.chmod(folder, 0o777 & ~_umask())  # mkdtemp's folder is owner-only
+        with naming(args.output):  # a read-only or full file system, a folder we may not write
+            prefix = temporary_prefix(str(target))
+            while True:
+                folder = Path(temporary_name(str(target.parent), prefix))  # held before made
+                with contextlib.suppress(FileExistsError):
+                    folder.mkdir()  # 0o777 less the umask, as any new folder
+                    break
+        assert folder is not None
         count = tokens = 0
         with progress(args) as update:
             windows = enc.split(
@@ -87,10 +92,10 @@ def run(args: argparse.Namespace) -> int:
                 target.rmdir()  # still empty: checked before the work, and no one wrote in it
             folder.rename(target)
     except DisallowedSpecialTokenError as exc:
-        shutil.rmtree(folder, ignore_errors=True)
+        _remove(folder)
         raise ValueError(special_token_message(src, exc.token)) from None
     except BaseException:
-        shutil.rmtree(folder, ignore_errors=True)
+        _remove(folder)
         raise
     if not args.quiet:
         print(
@@ -127,7 +132,6 @@ def _refuse(args: argparse.Namespace) -> None:
         raise ValueError("--overlap must be below --max-tokens")
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+def _remove(folder: Path | None) -> None:
+    if folder is not None:  # else none was named yet
+        shutil.rmtree(folder, ignore_errors=True)
