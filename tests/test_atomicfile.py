@@ -5,11 +5,11 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from streamcodec.atomicfile import atomic_output
+from tests.stops import run_stopped
 
 
 def test_failure_leaves_old_file_and_no_temporary(tmp_path: Path) -> None:
@@ -33,32 +33,15 @@ def test_a_stop_signal_at_any_line_leaves_the_file_whole_or_as_it_was(
     watched = ("atomicfile.py", "tempfile.py", "contextlib.py")
 
     def write(folder: Path, stop_at: int) -> int:
-        seen = 0
-
-        def local(frame: Any, event: str, arg: Any) -> Any:
-            nonlocal seen
-            if event in ("line", "call"):
-                seen += 1
-                if seen == stop_at:
-                    raise KeyboardInterrupt
-            return local
-
-        def tracer(frame: Any, event: str, arg: Any) -> Any:
-            return local(frame, event, arg) if frame.f_code.co_filename.endswith(watched) else None
-
         folder.mkdir()
         if old is not None:
             (folder / "out.bin").write_bytes(old)
-        before = sys.gettrace()
-        sys.settrace(tracer)
-        try:
+
+        def run() -> None:
             with atomic_output(folder / "out.bin") as f:
                 f.write(b"new")
-        except KeyboardInterrupt:
-            pass
-        finally:
-            sys.settrace(before)
-        return seen
+
+        return run_stopped(run, watched, stop_at)
 
     lines = write(tmp_path / "all", 0)
     assert lines > 50

@@ -4,7 +4,6 @@ section 5); ``encode -o`` through a dangling symlink names the missing folder.""
 from __future__ import annotations
 
 import errno
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ import pytest
 
 import streamcodec
 from streamcodec.cli import main
+from tests.stops import run_stopped
 
 SPLIT = ["split", "in.txt", "--max-tokens", "2"]
 
@@ -143,31 +143,10 @@ def test_a_stop_signal_at_any_line_leaves_all_the_windows_or_nothing(
     watched = ("split.py", "atomicfile.py", "pathlib.py", "tempfile.py")
 
     def split(folder: Path, stop_at: int) -> int:
-        seen = 0
-
-        def local(frame: Any, event: str, arg: Any) -> Any:
-            nonlocal seen
-            if event in ("line", "call"):
-                seen += 1
-                if seen == stop_at:
-                    raise KeyboardInterrupt
-            return local
-
-        def tracer(frame: Any, event: str, arg: Any) -> Any:
-            return local(frame, event, arg) if frame.f_code.co_filename.endswith(watched) else None
-
         folder.mkdir()
         (folder / "in.txt").write_text("hello world, again and again\n")
         monkeypatch.chdir(folder)
-        before = sys.gettrace()
-        sys.settrace(tracer)
-        try:
-            main([*SPLIT, "-o", "w", "-q"])
-        except (KeyboardInterrupt, SystemExit):
-            pass
-        finally:
-            sys.settrace(before)
-        return seen
+        return run_stopped(lambda: main([*SPLIT, "-o", "w", "-q"]), watched, stop_at)
 
     lines = split(tmp_path / "all", 0)
     whole = sorted(p.name for p in (tmp_path / "all" / "w").iterdir())

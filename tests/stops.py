@@ -1,0 +1,36 @@
+"""A stop signal at a chosen line: Ctrl-C raises KeyboardInterrupt at whichever line runs, so
+the tests of "nothing left behind" stop the code at each line (and call) of its files in turn."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+
+def run_stopped(run: Callable[[], object], watched: tuple[str, ...], stop_at: int) -> int:
+    """Call ``run``, raising KeyboardInterrupt at the ``stop_at``-th line or call it runs in a
+    file whose name ends with one of ``watched`` (never, with 0), and swallow that (or the exit
+    it became); return how many such lines ran."""
+    seen = 0
+
+    def local(frame: Any, event: str, arg: Any) -> Any:
+        nonlocal seen
+        if event in ("line", "call"):
+            seen += 1
+            if seen == stop_at:
+                raise KeyboardInterrupt
+        return local
+
+    def tracer(frame: Any, event: str, arg: Any) -> Any:
+        return local(frame, event, arg) if frame.f_code.co_filename.endswith(watched) else None
+
+    before = sys.gettrace()
+    sys.settrace(tracer)
+    try:
+        run()
+    except (KeyboardInterrupt, SystemExit):
+        pass
+    finally:
+        sys.settrace(before)
+    return seen
