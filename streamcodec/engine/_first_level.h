@@ -54,6 +54,14 @@ typedef struct {
     uint64_t hits, misses;
 } first_level;
 
+/* The key of the words k0 (bytes 0-7) and k1 (bytes 8-14, the length in the top byte). */
+static inline void fl_key_words(fl_key *k, uint64_t k0, uint64_t k1) {
+    k->k0 = k0;
+    k->k1 = k1;
+    uint64_t h = (k0 * 0x9e3779b97f4a7c15ull ^ k1) * 0xbf58476d1ce4e5b9ull;
+    k->hash = h ^ h >> 31;
+}
+
 /* The key of p[:n] (1 <= n <= FL_KEY; head = sc_head(p, n)): bytes 8 onwards come from one load
  * of the key's last 8 bytes, which lie within it. */
 static inline void fl_key_set(fl_key *k, const uint8_t *p, size_t n, uint64_t head) {
@@ -66,10 +74,23 @@ static inline void fl_key_set(fl_key *k, const uint8_t *p, size_t n, uint64_t he
         for (size_t i = 8; i < n; i++) rest |= (uint64_t)p[i] << (8 * (i - 8));
 #endif
     }
-    k->k0 = head;
-    k->k1 = rest | (uint64_t)n << 56;
-    uint64_t h = (head * 0x9e3779b97f4a7c15ull ^ k->k1) * 0xbf58476d1ce4e5b9ull;
-    k->hash = h ^ h >> 31;
+    fl_key_words(k, head, rest | (uint64_t)n << 56);
+}
+
+/* fl_key_set when p[0:16] may be read whatever n is (1 <= n <= FL_KEY): two loads, each masked
+ * to the key's bytes in it, with no branch on n (a piece's length, which varies piece to piece,
+ * mispredicted the two branches of sc_head_padded and fl_key_set). */
+static inline void fl_key_set_padded(fl_key *k, const uint8_t *p, size_t n) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ || defined(_M_X64) || \
+    defined(_M_ARM64)
+    /* short: the bytes of p[:n] in a word that is not all of them (n & 7 of them: bytes 0-6 of
+     * the first word, or bytes 8-14 in the second); full: all ones when the first word is. */
+    uint64_t short_ = (1ull << (8 * (n & 7))) - 1, full = 0 - (uint64_t)(n >= 8);
+    fl_key_words(k, sc_load64(p) & (short_ | full),
+                 (sc_load64(p + 8) & (short_ & full)) | (uint64_t)n << 56);
+#else
+    fl_key_set(k, p, n, sc_head(p, n));
+#endif
 }
 
 static inline fl_entry *fl_line(const first_level *f, const fl_key *k) {

@@ -149,12 +149,17 @@ static inline int fused_keyed(fused_pass *p, const uint8_t *b, size_t len, const
     return e ? fused_emit_entry(p, e) : fused_slow(p, b, len, k->k0, k);
 }
 
-/* One piece's bytes (head: sc_head's of them): the first level (a token or a short piece seen
- * before, one line), else the slow path. */
-static inline int fused_piece(fused_pass *p, const uint8_t *b, size_t len, uint64_t head) {
-    if (len > FL_KEY || !p->cache->first.lines) return fused_slow(p, b, len, head, NULL);
+/* One piece's bytes: the first level (a token or a short piece seen before, one line), else the
+ * slow path. `padded`: b[0:16] may be read whatever len is, so the key comes from two masked
+ * loads with no branch on the length (fl_key_set_padded). */
+static inline int fused_piece(fused_pass *p, const uint8_t *b, size_t len, int padded) {
+    if (len > FL_KEY || !p->cache->first.lines)
+        return fused_slow(p, b, len, padded ? sc_head_padded(b, len) : sc_head(b, len), NULL);
     fl_key k;
-    fl_key_set(&k, b, len, head);
+    if (padded)
+        fl_key_set_padded(&k, b, len);
+    else
+        fl_key_set(&k, b, len, sc_head(b, len));
     return fused_keyed(p, b, len, &k);
 }
 

@@ -18,8 +18,8 @@ static inline int K(in_place)(const CH *s, Py_ssize_t i, Py_ssize_t e, Py_ssize_
                               fused_pass *p) {
     const uint8_t *b = (const uint8_t *)s + i;
     size_t len = (size_t)(e - i);
-    /* Eight bytes from b are the text's while e + 8 <= n: one load for the head. */
-    return fused_piece(p, b, len, e + 8 <= n ? sc_head_padded(b, len) : sc_head(b, len));
+    /* Sixteen bytes from b are the text's while i + 16 <= n: two loads for the key. */
+    return fused_piece(p, b, len, i + 16 <= n);
 }
 
 /* The piece s[i:e] of a 2- or 4-byte string (or a 1-byte one's past ASCII), encoded into
@@ -41,7 +41,7 @@ static inline int K(encoded)(const CH *s, Py_ssize_t i, Py_ssize_t e, fused_pass
     /* Bytes just stored one by one: a byte loop reads them back faster than one 8-byte load,
      * which cannot be forwarded from several smaller stores and waits for them. */
     size_t len = (size_t)(out - p->buf);
-    return fused_piece(p, p->buf, len, sc_head(p->buf, len));
+    return fused_piece(p, p->buf, len, 0);
 }
 
 /* The pieces of s[:n] from *at (a piece start) until one ends at or past `stop`: *at is left
