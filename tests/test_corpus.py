@@ -15,6 +15,7 @@ import os
 import random
 import sys
 import sysconfig
+import time
 from pathlib import Path
 from typing import Any
 
@@ -269,6 +270,64 @@ def test_another_job_in_the_folder_is_refused_unless_restart(tmp_path: Path) -> 
         tokenize([tmp_path / "a.txt"], tmp_path / "out")
     tokenize([tmp_path / "a.txt"], tmp_path / "out", restart=True)
     assert [d.tolist() for d in read_documents(tmp_path / "out")] == [ENC.encode("two!")]
+
+
+def test_restart_removes_another_jobs_shards_and_leaves_no_temporary_file(
+    tmp_path: Path,
+) -> None:
+    # Another job's shards are moved aside and removed on a thread while the run goes on.
+    olds = [tmp_path / f"{n}.txt" for n in range(3)]
+    for path in olds:
+        path.write_text("one " * 3000)
+    tokenize(olds, tmp_path / "out", shard_bytes=4000)
+    assert len(list((tmp_path / "out").glob("shard_*.npy"))) == 6  # ids and offsets of 3
+    (tmp_path / "b.txt").write_text("two")
+    tokenize([tmp_path / "b.txt"], tmp_path / "out", restart=True, jobs=2)
+    names = sorted(p.name for p in (tmp_path / "out").iterdir())
+    assert names == ["manifest.json", "shard_00000.npy", "shard_00000.offsets.npy"]
+    assert [d.tolist() for d in read_documents(tmp_path / "out")] == [ENC.encode("two")]
+
+
+def test_a_slow_first_save_never_overwrites_a_shard_listed_after_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The run's first manifest is saved on a thread: a shard finished meanwhile is listed
+    # only after it, so the manifest on disk ends listing every shard.
+    module = sys.modules["streamcodec.corpus.tokenize"]  # the package's name is the function
+    saved = module.save_manifest
+    calls: list[int] = []
+
+    def save(out: str, manifest: dict[str, Any]) -> None:
+        first = not calls
+        calls.append(-1)
+        if first:
+            time.sleep(0.3)  # the shards are written meanwhile
+        calls[calls.index(-1)] = len(manifest["shards"])  # in the order saved
+        saved(out, manifest)
+
+    monkeypatch.setattr(module, "save_manifest", save)
+    for name in ("a.txt", "b.txt"):
+        (tmp_path / name).write_text("one two")
+    tokenize([tmp_path / "a.txt", tmp_path / "b.txt"], tmp_path / "out", shard_bytes=4)
+    assert calls == [0, 1, 2]
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["complete"] and len(manifest["shards"]) == 2
+
+
+def test_a_failed_first_save_is_raised_and_another_jobs_shards_still_go(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "a.txt").write_text("one")
+    tokenize([tmp_path / "a.txt"], tmp_path / "out")
+    module = sys.modules["streamcodec.corpus.tokenize"]
+
+    def save(out: str, manifest: dict[str, Any]) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device", out)
+
+    monkeypatch.setattr(module, "save_manifest", save)
+    with pytest.raises(OSError, match="No space left"):
+        tokenize([tmp_path / "a.txt"], tmp_path / "out", restart=True, eos=None)
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["manifest.json"]
 
 
 def test_check_corpus_finds_a_changed_shard_and_a_changed_input(tmp_path: Path) -> None:

@@ -35,7 +35,7 @@ from typing import Any, TypeVar
 
 from streamcodec.stream.workers import surely
 
-__all__ = ["HashBehind", "read_ahead", "write_behind"]
+__all__ = ["HashBehind", "OnThread", "read_ahead", "write_behind"]
 
 T = TypeVar("T")
 _END = object()  # the items' end
@@ -181,6 +181,39 @@ class _Fed:
         self._box.put((None, done))
         done.wait()
         return self._digest.hexdigest()
+
+
+class OnThread:
+    """``work()`` run at once on a thread of its own (slow I/O off the run's path: a file read
+    back and hashed, the first manifest's save): :meth:`wait` until it has ended, :meth:`result`
+    its value, its exception raised on the caller's thread.
+
+        >>> OnThread(lambda: 6 * 7).result()
+        42
+    """
+
+    def __init__(self, work: Callable[[], Any]) -> None:
+        self._value: Any = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(work,), daemon=True)
+        self._thread.start()
+
+    def _run(self, work: Callable[[], Any]) -> None:
+        try:
+            self._value = work()
+        except BaseException as exc:  # handed to result(), on the caller's thread
+            self._error = exc
+
+    def wait(self) -> None:
+        """Until the thread has ended."""
+        self._thread.join()
+
+    def result(self) -> Any:
+        """``work()``'s value, once it has ended (its error, raised here)."""
+        self.wait()
+        if self._error is not None:
+            raise self._error
+        return self._value
 
 
 def _received(box: queue.Queue[Any]) -> Iterator[Any]:

@@ -30,17 +30,18 @@ from __future__ import annotations
 import array
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import itertools
 import json
 import os
 import sys
-import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from types import TracebackType
 from typing import Any, BinaryIO, ClassVar
 
 from streamcodec.atomicfile import atomic_output, start_writeback
+from streamcodec.corpus.overlap import OnThread
 
 __all__ = [
     "FIELDS",
@@ -257,38 +258,24 @@ class TokenShard:
             self._digests.append(hashlib.sha256(data))
 
 
-class _FileDigest:
+class _FileDigest(OnThread):
     """The SHA-256 of a file open for writing (all of it written), read on a thread of its own
     through a duplicate of its descriptor, so the file may be closed and renamed meanwhile."""
 
     def __init__(self, fd: int) -> None:
-        self._fd = os.dup(fd)
-        self._digest = hashlib.sha256()
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._read, daemon=True)
-        self._thread.start()
+        super().__init__(functools.partial(_read_digest, os.dup(fd)))
 
-    def _read(self) -> None:
-        try:
-            offset = 0
-            while block := os.pread(self._fd, 1 << 20, offset):  # GIL released: read, hash
-                self._digest.update(block)
-                offset += len(block)
-        except BaseException as exc:  # handed to result(), on the caller's thread
-            self._error = exc
-        finally:
-            os.close(self._fd)
 
-    def wait(self) -> None:
-        """Until the thread has ended."""
-        self._thread.join()
-
-    def result(self) -> Any:
-        """The digest, once the whole file is read (its error, raised here)."""
-        self.wait()
-        if self._error is not None:
-            raise self._error
-        return self._digest
+def _read_digest(fd: int) -> Any:
+    """The SHA-256 of the file open as ``fd``, read from its start; ``fd`` closed after."""
+    try:
+        digest, offset = hashlib.sha256(), 0
+        while block := os.pread(fd, 1 << 20, offset):  # GIL released: read, hash
+            digest.update(block)
+            offset += len(block)
+        return digest
+    finally:
+        os.close(fd)
 
 
 def _narrowed(ids: array.array[int], typecode: str) -> array.array[int] | None:
