@@ -1,5 +1,6 @@
 /* The batch pass: many documents to ids on native threads, the GIL released once for the batch.
- * Included by _fused.c (it uses fused_pass, fused_1/2/4, take_cache and give_back from there).
+ * Included by _fused.c (it uses fused_pass, fused_1/2/4, take_cache, give_back and the word
+ * cache's wc_init from there).
  *
  *     FusedEncoder.encode_batch(texts, arrow, threads, errors, mode, lengths)
  *
@@ -13,9 +14,9 @@
  *      array read from its offsets and data buffers (`arrow`: their addresses, kind 0). A tuple
  *      of `texts` keeps every str and bytes alive; the caller keeps the arrow array alive.
  *   2. The GIL released once: `threads` pthreads take runs of documents from an atomic counter,
- *      each with its own word cache (from the encoder's pool) and its own id buffer. A UTF-8
- *      document that is all ASCII is read in place; any other is decoded (_utf8.h, the one
- *      reader) into the thread's buffer, at the narrowest kind. Invalid UTF-8 stops the batch
+ *      each with its own word cache (from the encoder's pool, or made by the thread) and its
+ *      own id buffer. A UTF-8 document that is all ASCII is read in place; any other is decoded
+ *      (_utf8.h, the one reader) into the thread's buffer, at the narrowest kind. Invalid UTF-8 stops the batch
  *      at the first such document (errors="strict"), or is read as bytes.decode(errors=...)
  *      reads it: U+FFFD ("replace"), or the escapes that encode_bytes keeps as the bytes
  *      ("surrogateescape"). A str with lone surrogates is read as tiktoken reads it (pairs
@@ -64,6 +65,7 @@ typedef struct {
     fused_pass p;
     word_cache cache;
     word_cache *pooled;
+    int blank; /* a new cache, for this thread to make (batch_cache) */
     void *text; /* a decoded document */
     size_t text_cap;
     Py_ssize_t *runs; /* the first document of each run this thread took, in order */
@@ -83,7 +85,8 @@ struct batch_shared {
     int64_t *lengths; /* n + 1: lengths[i + 1] is document i's id count */
     uint32_t *out;    /* the ids, in document order (BATCH_IDS, the copy) */
     const uint32_t *rank;
-    int errors; /* for bytes: 0 strict, 1 replace, 2 surrogateescape */
+    size_t cache_bytes; /* of a new word cache */
+    int errors;         /* for bytes: 0 strict, 1 replace, 2 surrogateescape */
     char apart[64]; /* the counter, written at every run, away from what is only read */
     atomic_llong next;      /* the next document no thread took */
     atomic_int cancel;      /* a signal: stop */
@@ -239,9 +242,29 @@ static int batch_one(batch_worker *w, Py_ssize_t i) {
     return status;
 }
 
+/* A thread's word cache (the GIL held): a pooled one, else a blank one that the thread itself
+ * makes (w->blank), off the GIL and beside the others: made here one by one, 16 new caches
+ * took 110 ms before any work (filling each one's first level with the vocabulary). */
+static word_cache *batch_cache(FusedEncoder *self, int *blank) {
+    *blank = !self->pooled;
+    if (!*blank) return take_cache(self);
+    word_cache *c = PyMem_Calloc(1, sizeof *c);
+    if (!c) return (word_cache *)PyErr_NoMemory();
+    self->made++;
+    return c;
+}
+
 /* Phase one (a thread's body): take runs of documents until none is left, or a stop. */
 static void batch_encode_runs(batch_worker *w) {
     batch_shared *s = w->s;
+    if (w->blank) {
+        if (wc_init(&w->cache, s->cache_bytes, w->p.table) < 0) {
+            w->status = SC_NOMEM;
+            atomic_store(&s->cancel, 1);
+            return;
+        }
+        w->blank = 0;
+    }
     for (;;) {
         Py_ssize_t first = (Py_ssize_t)atomic_fetch_add(&s->next, s->run);
         if (first >= s->n || atomic_load_explicit(&s->cancel, memory_order_relaxed)) return;
@@ -490,6 +513,7 @@ static PyObject *fused_encode_batch(FusedEncoder *self, PyObject *const *args, P
     s.lengths[0] = 0;
     s.errors = how;
     s.rank = self->api->rank_table(self->vocab);
+    s.cache_bytes = self->cache_bytes;
     s.run = n / ((Py_ssize_t)threads * 16);
     s.run = s.run < 1 ? 1 : s.run > 64 ? 64 : s.run;
     atomic_init(&s.next, 0);
@@ -508,7 +532,7 @@ static PyObject *fused_encode_batch(FusedEncoder *self, PyObject *const *args, P
         p->pattern = self->pattern;
         p->counting = mode == BATCH_COUNTS;
         p->limit = UINT64_MAX;
-        if (!(w[t].pooled = take_cache(self))) goto done;
+        if (!(w[t].pooled = batch_cache(self, &w[t].blank))) goto done;
         w[t].cache = *w[t].pooled;
         p->cache = &w[t].cache;
         /* About the ids this thread will write (3 bytes of text an id): no regrowth. */
@@ -559,7 +583,10 @@ static PyObject *fused_encode_batch(FusedEncoder *self, PyObject *const *args, P
 #endif
 done:
     for (int t = 0; w && t < threads; t++) {
-        if (w[t].pooled) {
+        if (w[t].pooled && w[t].blank) { /* never made: the batch failed before its thread */
+            PyMem_Free(w[t].pooled);
+            self->made--;
+        } else if (w[t].pooled) {
             *w[t].pooled = w[t].cache;
             give_back(self, w[t].pooled);
         }
