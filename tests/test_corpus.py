@@ -13,6 +13,7 @@ import json
 import lzma
 import os
 import random
+import subprocess
 import sys
 import sysconfig
 import time
@@ -328,6 +329,23 @@ def test_a_failed_first_save_is_raised_and_another_jobs_shards_still_go(
     with pytest.raises(OSError, match="No space left"):
         tokenize([tmp_path / "a.txt"], tmp_path / "out", restart=True, eos=None)
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["manifest.json"]
+
+
+def test_shards_of_the_engines_id_type_are_written_without_numpy(tmp_path: Path) -> None:
+    # Importing numpy (0.08-0.28 s) on the writer thread held up every command's first shard.
+    (tmp_path / "a.jsonl").write_text('{"text": "one"}\n{"text": "two"}\n')
+    code = (
+        "import sys; from streamcodec.corpus import tokenize; "
+        f"tokenize([{str(tmp_path / 'a.jsonl')!r}], {str(tmp_path / 'out')!r}, jobs=2); "
+        "print('numpy' in sys.modules)"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(streamcodec.__file__).parents[1])}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert done.stdout.strip() == "False", done.stderr
+    assert [d.tolist() for d in read_documents(tmp_path / "out")] == [
+        ENC.encode("one"),
+        ENC.encode("two"),
+    ]
 
 
 def test_check_corpus_finds_a_changed_shard_and_a_changed_input(tmp_path: Path) -> None:
