@@ -261,6 +261,20 @@ def test_a_pattern_the_scanner_does_not_know_goes_the_pure_way() -> None:
     ]
 
 
+@pytest.mark.parametrize("threads", [1, 3])
+def test_ranks_that_are_not_the_token_indices_on_one_thread_and_several(threads: int) -> None:
+    # A gap in the ranks: the pass writes token indices, turned into ranks in the array (in
+    # place when one thread's buffer becomes the array, in the copy with several).
+    from streamcodec.vocab import CL100K_PATTERN
+
+    ranks = {bytes([b]): b for b in range(256)} | {b"ab": 1000, b" w": 1001, b"or": 1002}
+    enc = Encoding("gappy", pat_str=CL100K_PATTERN, mergeable_ranks=ranks, special_tokens={})
+    ref = tiktoken_twin(enc)
+    batch = ["about a world of ab or", "", "x wor", FILLER] * 4  # over INLINE_BYTES: threads
+    want = [ref.encode_ordinary(t) for t in batch]
+    assert split(*enc.encode_ordinary_batch_to_numpy(batch, num_threads=threads)) == want
+
+
 CTRL_C = """
 import sys, time
 sys.path.insert(0, {root!r})

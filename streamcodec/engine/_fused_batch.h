@@ -27,8 +27,8 @@
  *      documents and blocks of BLOCK code points: Ctrl-C ends a batch within a second.
  *   4. Out, by `mode`: counts (`lengths` holds them, no ids kept); ids (the counts' prefix sum
  *      makes `lengths` the offsets, then each thread copies its own documents' ids, as ranks,
- *      into one uint32 IdArray: one copy, in parallel); lists (one list of ints a document,
- *      from the threads' buffers, with the GIL).
+ *      into one uint32 IdArray: one copy, in parallel; with one thread, its buffer is the
+ *      array); lists (one list of ints a document, from the threads' buffers, with the GIL).
  * Windows has no pthreads here: the batch runs on the calling thread, the GIL released.
  */
 #include <errno.h>
@@ -313,6 +313,23 @@ static void batch_copy_runs(batch_worker *w) {
     }
 }
 
+/* BATCH_IDS with one thread, which wrote every document's ids in order: its buffer becomes the
+ * array (as ranks, in place; its spare room given back), so the ids are neither copied nor
+ * their pages faulted in twice. NULL: no memory. */
+static uint32_t *batch_hand_over(batch_shared *s, batch_worker *w, size_t total) {
+    sc_ids *out = &w->p.out;
+    if (s->rank) {
+        Py_BEGIN_ALLOW_THREADS
+        for (size_t k = 0; k < total; k++) out->ids[k] = s->rank[out->ids[k]];
+        Py_END_ALLOW_THREADS
+    }
+    uint32_t *ids = realloc(out->ids, (total ? total : 1) * sizeof *ids);
+    if (!ids) ids = out->ids; /* not shrunk: kept whole */
+    out->ids = NULL;
+    out->len = out->cap = 0;
+    return ids;
+}
+
 typedef void (*batch_body)(batch_worker *);
 
 #ifndef _WIN32
@@ -564,15 +581,15 @@ static PyObject *fused_encode_batch(FusedEncoder *self, PyObject *const *args, P
         IdArray *array = PyObject_New(IdArray, &IdArrayType);
         if (array) {
             array->len = (Py_ssize_t)total;
-            array->ids = s.out = malloc((total ? total : 1) * sizeof(uint32_t));
-            if (s.out) batch_huge_pages(s.out, total * sizeof(uint32_t));
-            if (!s.out) {
+            if (threads == 1) {
+                array->ids = batch_hand_over(&s, &w[0], total);
+            } else if ((array->ids = s.out = malloc((total ? total : 1) * sizeof(uint32_t)))) {
+                batch_huge_pages(s.out, total * sizeof(uint32_t));
+                if (batch_run_threads(&s, w, (int)threads, batch_copy_runs) < 0) Py_CLEAR(array);
+            }
+            if (array && !array->ids) {
                 Py_CLEAR(array);
                 PyErr_NoMemory();
-            } else if (bytes < INLINE_BYTES) {
-                batch_copy_runs(&w[0]);
-            } else if (batch_run_threads(&s, w, (int)threads, batch_copy_runs) < 0) {
-                Py_CLEAR(array);
             }
         }
         result = (PyObject *)array;
