@@ -9,6 +9,8 @@ run reads it fails that shard; invalid UTF-8 in Parquet names the row and byte o
 from __future__ import annotations
 
 import gzip
+import hashlib
+import io
 import json
 import lzma
 import os
@@ -18,10 +20,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import streamcodec
 from streamcodec.cli import main
 from streamcodec.corpus import jsonlines, read_documents, tokenize
+from streamcodec.corpus.document import Range
 from streamcodec.corpus.files import InputChangedError
 
 ENC = streamcodec.get_encoding("cl100k_base")
@@ -250,3 +255,46 @@ def check_corpus_text(out: Path) -> bool:
     from streamcodec.corpus import check_corpus
 
     return check_corpus(out, text=50).endswith("tokens")
+
+
+@settings(max_examples=300)
+@given(
+    lines=st.lists(st.binary(max_size=30).map(lambda b: b.replace(b"\n", b"")), max_size=25),
+    last_newline=st.booleans(),
+    where=st.lists(st.tuples(st.floats(0, 1), st.integers(-1, 1)), max_size=4),
+    size=st.integers(1, 48),
+    first=st.integers(0, 48),
+)
+def test_line_blocks_hold_each_line_once_whole_in_the_range_it_starts_in(
+    lines: list[bytes], last_newline: bool, where: list[tuple[float, int]], size: int, first: int
+) -> None:
+    # The reader's blocks (each chunk read copied once into its block, a long line held in
+    # parts): whole lines, each in the range its first byte is in, counted, numbered, hashed.
+    data = b"\n".join(lines) + (b"\n" if last_newline and lines else b"")
+    # cuts anywhere, and at a line's start, or a byte either side of it
+    snapped = [data.find(b"\n", int(at * len(data))) + 1 + by for at, by in where]
+    cuts = [int(at * len(data)) for at, _ in where] + snapped
+    starts = [0] + [k + 1 for k, byte in enumerate(data) if byte == 10 and k + 1 < len(data)]
+    bounds = sorted({min(max(c, 0), len(data)) for c in cuts} | {0})
+    for n, start in enumerate(bounds):
+        end = bounds[n + 1] if n + 1 < len(bounds) else -1
+        digest = hashlib.sha256()
+        part = Range(0, start, end)
+        blocks = list(jsonlines.line_blocks(io.BytesIO(data), part, digest=digest, size=size,
+                                            first=first))  # fmt: skip
+        mine = [s for s in starts if start <= s and (end < 0 or s < end) and s < len(data)]
+        want = (
+            data[mine[0] : ([s for s in starts if s > mine[-1]] or [len(data)])[0]] if mine else b""
+        )
+        assert b"".join(b.data for b in blocks) == want
+        rest = b""  # the rest of the line that started before the range, hashed with it
+        if start:
+            rest = data[start - 1 : data.find(b"\n", start - 1) + 1 or len(data)]
+        assert digest.digest() == hashlib.sha256(rest + want).digest()
+        position, number = (mine[0] if mine else start), (1 if start == 0 else 0)
+        for block in blocks:
+            assert block.start == position and block.number == number
+            assert block.count == block.data.count(b"\n") + (not block.data.endswith(b"\n"))
+            assert block.data.endswith(b"\n") or position + len(block.data) == len(data)
+            position += len(block.data)
+            number += block.count if number else 0

@@ -1,6 +1,7 @@
 /* The text field of each JSON line of a block, unescaped into one run of UTF-8, off the GIL.
  *
  *     text_column(data, field, rows, specials) -> (offsets, text) | None
+ *     newlines(data) -> int   (the lines a block holds, for the reader that cuts the blocks)
  *
  * `data`: whole lines of JSON Lines (bytes); `field`: the text field's name (UTF-8 bytes);
  * `rows`: the lines it holds (an upper bound on the documents); `specials`: a tuple of bytes
@@ -409,7 +410,26 @@ done:
     return result;
 }
 
+/* newlines(data) -> int: data.count(b"\n"), the GIL released (bytes.count holds it, and reads
+ * a byte at a time: a quarter of a millisecond a megabyte, on the reader's thread). */
+static PyObject *newlines(PyObject *module, PyObject *arg) {
+    (void)module;
+    Py_buffer data;
+    if (PyObject_GetBuffer(arg, &data, PyBUF_SIMPLE) < 0) return NULL;
+    Py_ssize_t count = 0;
+    Py_BEGIN_ALLOW_THREADS
+    const char *at = data.buf, *end = at + data.len;
+    while (at < end && (at = memchr(at, '\n', (size_t)(end - at))) != NULL) {
+        count++;
+        at++;
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&data);
+    return PyLong_FromSsize_t(count);
+}
+
 static PyMethodDef methods[] = {
+    {"newlines", newlines, METH_O, "newlines(data) -> int: data.count(b'\\n'), off the GIL."},
     {"text_column", text_column, METH_VARARGS,
      "text_column(data, field, rows, specials) -> (offsets, text) | None: the field of each JSON "
      "line of data as one run of UTF-8 (None: the block is the Python reader's)."},
