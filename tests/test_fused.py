@@ -49,7 +49,7 @@ def _core() -> object:
 
 # The caches off; a first level of 2 lines and no word cache; 8 lines and a set (both evicting at
 # every turn); the default.
-CACHE_SIZES = (0, 300, 2000, 32 << 20)
+CACHE_SIZES = (0, 300, 2000, 40 << 10, 32 << 20)  # off, tiny, a long store of one segment, full
 
 
 @functools.cache

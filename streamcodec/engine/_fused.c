@@ -112,8 +112,8 @@ static inline int fused_emit_entry(fused_pass *p, const fl_entry *e) {
 #endif
 
 /* A piece the first level did not answer (key: its key there, or NULL when it has no key: too
- * long, or no first level): the whole-piece rule, the word cache, or the core's merge, whose
- * answer is offered to the first level or the word cache. Out of line: the hit path that
+ * long, or no first level): the whole-piece rule, the word cache's sets or long store, or the
+ * core's merge, whose answer is offered to the first level, the sets or the long store. Out of line: the hit path that
  * inlines the first level stays small. */
 static FUSED_COLD int fused_slow(fused_pass *p, const uint8_t *b, size_t len, uint64_t head,
                                  const fl_key *key) {
@@ -124,18 +124,31 @@ static FUSED_COLD int fused_slow(fused_pass *p, const uint8_t *b, size_t len, ui
         if (key) fl_offer(first, key, &t, 1);
         return fused_emit(p, &t, 1);
     }
+    /* The sets hold pieces of up to WC_KEY bytes and WC_IDS ids, the long store the others of
+     * up to LS_KEY bytes: a piece of more than WC_IDS bytes may be in either. */
     wc_key words;
-    int cacheable = len <= WC_KEY && p->cache->sets;
-    if (cacheable) {
+    int in_sets = len <= WC_KEY && p->cache->sets, in_longs = len > WC_IDS && len <= LS_KEY;
+    uint64_t hash = 0;
+    if (in_sets) {
         wc_key_set(&words, b, len);
+        hash = words.hash;
         const wc_entry *hit = wc_get(p->cache, &words);
         if (hit) return fused_emit(p, hit->ids, hit->n);
+    }
+    if (in_longs && p->cache->longs.arena) {
+        hash = in_sets ? hash : wc_hash(b, len); /* the same hash (wc_key_set's) */
+        const ls_record *hit = ls_get(&p->cache->longs, b, len, hash);
+        if (hit) return fused_emit(p, ls_ids(hit), hit->n);
     }
     size_t before = p->out.len;
     if (p->api->encode_merged(p->vocab, b, len, &p->out) != SC_OK) return SC_NOMEM;
     size_t n = p->out.len - before;
-    if (!(key && fl_offer(first, key, p->out.ids + before, n)) && cacheable)
-        wc_offer(p->cache, &words, p->out.ids + before, n);
+    const uint32_t *ids = p->out.ids + before;
+    int offered = key && fl_offer(first, key, ids, n);
+    if (!offered && in_sets && n <= WC_IDS)
+        wc_offer(p->cache, &words, ids, n);
+    else if (!offered && in_longs)
+        ls_offer(&p->cache->longs, b, len, in_sets ? hash : wc_hash(b, len), ids, n);
     if (!p->counting) return SC_OK;
     p->out.len = before;
     p->count += n;
@@ -459,7 +472,7 @@ static PyObject *fused_cache_info(FusedEncoder *self, PyObject *unused) {
     uint64_t hits = 0, misses = 0;
     size_t bytes = 0;
     for (Py_ssize_t i = 0; i < self->pooled; i++) {
-        hits += self->pool[i]->hits + self->pool[i]->first.hits;
+        hits += self->pool[i]->hits + self->pool[i]->first.hits + self->pool[i]->longs.hits;
         misses += self->pool[i]->misses + self->pool[i]->first.misses;
         bytes += wc_bytes(self->pool[i]);
     }

@@ -68,26 +68,13 @@ typedef struct {
     uint64_t hash;
 } wc_key;
 
-typedef struct {
-    first_level first; /* asked first: tokens and short pieces, one line (_first_level.h) */
-    wc_entry *sets;    /* WC_WAYS entries a set */
-    uint32_t *door;    /* fingerprints of pieces missed once */
-    uint64_t set_mask; /* sets - 1 (a power of two) */
-    uint64_t door_mask;
-    size_t max_sets, filled; /* the bound; entries in use */
-    uint64_t hits, misses;
-} word_cache;
-
-#define WC_FIRST_SETS 256 /* 128 KiB to start with */
-#define WC_SET_BYTES (WC_WAYS * (sizeof(wc_entry) + sizeof(uint32_t)))
-
 #define WC_LINE 64                  /* an entry fills two cache lines: aligned, it reads two */
 #define WC_HUGE ((size_t)2 << 20)   /* tables this large are aligned to (and ask for) huge pages */
 
-/* `bytes` zeroed, aligned to a cache line (to a huge page from WC_HUGE on, with MADV_HUGEPAGE
- * where the OS has it: fewer TLB misses on a table of megabytes); NULL when out of memory.
- * calloc aligns to 16 bytes only, so 64-byte entries would straddle two lines. */
-static void *wc_aligned_zeroed(size_t bytes) {
+/* `bytes` aligned to a cache line (to a huge page from WC_HUGE on, with MADV_HUGEPAGE where the
+ * OS has it: fewer TLB misses on a table of megabytes); NULL when out of memory. calloc aligns
+ * to 16 bytes only, so 64-byte entries would straddle two lines. */
+static void *wc_aligned(size_t bytes) {
     size_t align = bytes >= WC_HUGE ? WC_HUGE : WC_LINE;
     void *p;
 #ifdef _WIN32
@@ -99,7 +86,13 @@ static void *wc_aligned_zeroed(size_t bytes) {
     if (align == WC_HUGE) madvise(p, bytes, MADV_HUGEPAGE); /* a hint: failure is harmless */
 #endif
 #endif
-    return memset(p, 0, bytes);
+    return p;
+}
+
+/* wc_aligned's, zeroed. */
+static void *wc_aligned_zeroed(size_t bytes) {
+    void *p = wc_aligned(bytes);
+    return p ? memset(p, 0, bytes) : NULL;
 }
 
 static void wc_aligned_free(void *p) {
@@ -109,6 +102,45 @@ static void wc_aligned_free(void *p) {
     free(p);
 #endif
 }
+
+static inline uint64_t wc_rotl(uint64_t x, int r) { return x << r | x >> (64 - r); }
+
+/* A key's hash: its length, then its 8-byte words (the last zero-padded) mixed in one by one. */
+static inline uint64_t wc_mix(uint64_t h, uint64_t word) {
+    return wc_rotl(h ^ word * 0x9e3779b97f4a7c15ull, 31) * 0xc2b2ae3d27d4eb4full;
+}
+
+static inline uint64_t wc_finish(uint64_t h) {
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9ull;
+    return h ^ h >> 32;
+}
+
+/* The hash of p[:len], any length (wc_key_set's for a key it holds). */
+static inline uint64_t wc_hash(const uint8_t *p, size_t len) {
+    uint64_t h = len, last = 0;
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) h = wc_mix(h, sc_load64(p + i));
+    if (i == len) return wc_finish(h);
+    memcpy(&last, p + i, len - i);
+    return wc_finish(wc_mix(h, last));
+}
+
+#include "_long_store.h"
+
+typedef struct {
+    first_level first; /* asked first: tokens and short pieces, one line (_first_level.h) */
+    long_store longs;  /* pieces the sets' entries cannot hold (_long_store.h) */
+    wc_entry *sets;    /* WC_WAYS entries a set */
+    uint32_t *door;    /* fingerprints of pieces missed once */
+    uint64_t set_mask; /* sets - 1 (a power of two) */
+    uint64_t door_mask;
+    size_t max_sets, filled; /* the bound; entries in use */
+    uint64_t hits, misses;
+} word_cache;
+
+#define WC_FIRST_SETS 256 /* 128 KiB to start with */
+#define WC_SET_BYTES (WC_WAYS * (sizeof(wc_entry) + sizeof(uint32_t)))
 
 /* Allocate `sets` sets (and as many doorkeeper slots as entries): 0, or -1 out of memory. */
 static int wc_alloc(word_cache *c, size_t sets) {
@@ -144,12 +176,15 @@ static int wc_first_init(first_level *f, size_t bytes, const sc_table *t) {
 }
 
 /* A cache of at most `bytes` (entries and doorkeepers together): up to three quarters for the
- * first level (filled with t's short tokens), the rest for the sets; too small for one set: no
- * sets (every lookup misses). 0 on success, -1 when out of memory. */
+ * first level (filled with t's short tokens), an eighth for the long pieces' store (allocated
+ * when it stores its first), the rest for the sets; too small for one set: no sets (every
+ * lookup misses). 0 on success, -1 when out of memory. */
 static int wc_init(word_cache *c, size_t bytes, const sc_table *t) {
     memset(c, 0, sizeof *c);
     if (wc_first_init(&c->first, bytes / 4 * 3, t) < 0) return -1;
+    ls_plan(&c->longs, bytes / 8);
     bytes -= fl_bytes(&c->first);
+    bytes -= c->longs.segments ? ls_size((size_t)c->longs.bucket_mask + 1, c->longs.segments) : 0;
     if (bytes < WC_SET_BYTES) return 0;
     size_t sets = 1;
     while (2 * sets * WC_SET_BYTES <= bytes) sets *= 2;
@@ -164,15 +199,15 @@ static void wc_free(word_cache *c) {
     wc_aligned_free(c->first.door);
     wc_aligned_free(c->sets);
     wc_aligned_free(c->door);
+    ls_free(&c->longs);
     memset(c, 0, sizeof *c);
 }
 
 /* The bytes a cache holds now. */
 static size_t wc_bytes(const word_cache *c) {
-    return fl_bytes(&c->first) + (c->sets ? (size_t)(c->set_mask + 1) * WC_SET_BYTES : 0);
+    return fl_bytes(&c->first) + ls_bytes(&c->longs) +
+           (c->sets ? (size_t)(c->set_mask + 1) * WC_SET_BYTES : 0);
 }
-
-static inline uint64_t wc_rotl(uint64_t x, int r) { return x << r | x >> (64 - r); }
 
 /* The 8-byte words a key of len bytes fills (the rest are zero). */
 static inline size_t wc_words(size_t len) { return (len + 7) / 8; }
@@ -183,12 +218,8 @@ static inline void wc_key_set(wc_key *k, const uint8_t *p, size_t len) {
     memcpy(k->word, p, len);
     k->len = (uint8_t)len;
     uint64_t h = len;
-    for (size_t w = 0; w < wc_words(len); w++)
-        h = wc_rotl(h ^ k->word[w] * 0x9e3779b97f4a7c15ull, 31) * 0xc2b2ae3d27d4eb4full;
-    h ^= h >> 29;
-    h *= 0xbf58476d1ce4e5b9ull;
-    h ^= h >> 32;
-    k->hash = h;
+    for (size_t w = 0; w < wc_words(len); w++) h = wc_mix(h, k->word[w]);
+    k->hash = wc_finish(h);
 }
 
 static inline uint32_t wc_tag(const wc_key *k) { return (uint32_t)(k->hash >> 32) | 1u; }
