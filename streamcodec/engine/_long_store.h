@@ -99,14 +99,16 @@ static void ls_free(long_store *s) {
     s->fill = NULL;
 }
 
-/* Allocate a planned store (a zeroed index; the arena is written before it is read, so its
- * pages are touched as it fills): 0, or -1 out of memory (the store stays empty). */
+/* Allocate a planned store: a zeroed index, and the arena, written before it is read, so its
+ * pages are touched as it fills; small pages, as it is written in order: a fresh huge page is
+ * zeroed (or compacted for) in the encode that first touches it, 1-2 ms of a first encode.
+ * 0, or -1 out of memory (the store stays empty). */
 static int ls_alloc(long_store *s) {
     size_t buckets = (size_t)s->bucket_mask + 1;
     s->slots = wc_aligned_zeroed(buckets * LS_WAYS * sizeof *s->slots);
     s->door = wc_aligned_zeroed(buckets * LS_WAYS * sizeof *s->door);
     s->fill = wc_aligned_zeroed(s->segments * sizeof *s->fill);
-    s->arena = wc_aligned(s->segments * LS_SEGMENT);
+    s->arena = wc_aligned(s->segments * LS_SEGMENT, WC_LINE);
     if (s->slots && s->door && s->fill && s->arena) return 0;
     ls_free(s);
     return -1;

@@ -71,11 +71,10 @@ typedef struct {
 #define WC_LINE 64                  /* an entry fills two cache lines: aligned, it reads two */
 #define WC_HUGE ((size_t)2 << 20)   /* tables this large are aligned to (and ask for) huge pages */
 
-/* `bytes` aligned to a cache line (to a huge page from WC_HUGE on, with MADV_HUGEPAGE where the
- * OS has it: fewer TLB misses on a table of megabytes); NULL when out of memory. calloc aligns
- * to 16 bytes only, so 64-byte entries would straddle two lines. */
-static void *wc_aligned(size_t bytes) {
-    size_t align = bytes >= WC_HUGE ? WC_HUGE : WC_LINE;
+/* `bytes` aligned to `align` (a power of two, a multiple of the pointer's size; WC_HUGE: a huge
+ * page, asked for with MADV_HUGEPAGE where the OS has it); NULL when out of memory. calloc
+ * aligns to 16 bytes only, so 64-byte entries would straddle two lines. */
+static void *wc_aligned(size_t bytes, size_t align) {
     void *p;
 #ifdef _WIN32
     p = _aligned_malloc(bytes, align);
@@ -89,9 +88,10 @@ static void *wc_aligned(size_t bytes) {
     return p;
 }
 
-/* wc_aligned's, zeroed. */
+/* `bytes` zeroed, aligned to a cache line, and to a huge page from WC_HUGE on (fewer TLB misses
+ * on a table of megabytes read at random). */
 static void *wc_aligned_zeroed(size_t bytes) {
-    void *p = wc_aligned(bytes);
+    void *p = wc_aligned(bytes, bytes >= WC_HUGE ? WC_HUGE : WC_LINE);
     return p ? memset(p, 0, bytes) : NULL;
 }
 
