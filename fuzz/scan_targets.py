@@ -37,23 +37,28 @@ def _core() -> Any:
     return Core(streamcodec.get_encoding("cl100k_base").mergeable_ranks, long_piece=LONG_PIECE)
 
 
+# Word caches of a few sets (4 KiB) and with a long pieces' store of one segment (40 KiB), so
+# that both evict at every turn; a case uses one of them, by its first cut.
+CACHE_BYTES = (4096, 40 << 10)
+
+
 @functools.cache
-def _fused(pattern: str) -> Any:
-    """The fused pass for ``pattern`` with a word cache of a few sets, kept across cases so that
-    cached answers (and evictions) are checked too; None without the compiled code."""
+def _fused(pattern: str, cache_bytes: int) -> Any:
+    """The fused pass for ``pattern`` with a small word cache, kept across cases so that cached
+    answers (and evictions) are checked too; None without the compiled code."""
     scanner, core = native_scanner(pattern), _core()
     if scanner is None or core is None:
         return None
     from streamcodec.engine._fused import FusedEncoder
 
-    return FusedEncoder(core, scanner.number, cache_bytes=4096)
+    return FusedEncoder(core, scanner.number, cache_bytes=cache_bytes)
 
 
 def _check_fused(
     case: Case, pattern: str, text: str, start: int, end: int, pieces: list[str]
 ) -> None:
     """The fused pass's ids and count == the core's encode_pieces of regex's pieces."""
-    fused = _fused(pattern)
+    fused = _fused(pattern, CACHE_BYTES[case.cuts[0] % 2 if case.cuts else 0])
     if fused is None:
         return
     for errors in ("strict", "surrogateescape"):

@@ -5,17 +5,18 @@
  * the whole-piece rule and the rank merge depend on the piece's bytes alone, not on the text
  * around it (docs/performance.md, "The word cache").
  *
- * Two levels in one bound (`bytes`): the first level (_first_level.h, up to three quarters),
+ * Three parts in one bound (`bytes`): the first level (_first_level.h, up to three quarters),
  * filled with the vocabulary's short tokens when it is made, answers a token or a piece of up to
  * 15 bytes and 4 tokens with one probe of one line, and is asked first; the sets below are for
- * what it does not hold (longer pieces, more tokens, pieces its full lines turned away).
+ * what it does not hold (longer pieces, more tokens, pieces its full lines turned away); the
+ * long pieces' store (_long_store.h, an eighth) for what the sets' entries cannot hold.
  *
  * The sets' shape (measured against the alternatives in docs/performance.md):
  *   - set-associative: 4 ways of 128-byte entries (two cache lines each: the key, then the ids;
  *     the table aligned to lines), inline, so a hit reads two lines and allocates nothing;
- *     pieces longer than WC_KEY bytes or of more than WC_IDS tokens are not cached (merged as
- *     before: 1% of the pieces of multilingual text, 2% with 24-byte keys and 8 ids, which were
- *     a quarter of a warm o200k_base count of it);
+ *     pieces longer than WC_KEY bytes or of more than WC_IDS tokens go to the long pieces'
+ *     store (1% of the pieces of multilingual text; 2% with 24-byte keys and 8 ids, which
+ *     merged again on every run were a quarter of a warm o200k_base count of it);
  *   - least-recently-used within a set: a hit moves its entry to the front;
  *   - scan-resistant by admission: once the cache has its full size, a piece that would evict
  *     another enters only on its second miss, remembered by a "doorkeeper" array of
