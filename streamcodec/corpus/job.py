@@ -106,11 +106,12 @@ Task: TypeAlias = "list[Document] | _Block | Rows | _Streamed | _End"
 
 @dataclasses.dataclass(frozen=True)
 class _Encoded:
-    """A task's documents encoded: their ids in one run (packed uint32s: picklable for the pure
-    path's processes) and where each starts (int64, then the end), their kept fields (None:
-    none kept) and their bytes on disk."""
+    """A task's documents encoded: their ids in one run (uint32s: an ``array.array``, picklable,
+    on the pure path, whose workers are processes; else a view of the engine's array) and where
+    each starts (int64, then the end), their kept fields (None: none kept) and their bytes on
+    disk."""
 
-    ids: array.array[int]
+    ids: memoryview | array.array[int]
     offsets: array.array[int]
     fields: Sequence[dict[str, Any] | None] | None
     span: int

@@ -38,13 +38,14 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from types import TracebackType
-from typing import Any, BinaryIO, ClassVar
+from typing import Any, BinaryIO, ClassVar, TypeAlias
 
 from streamcodec.atomicfile import atomic_output, start_writeback
 from streamcodec.corpus.overlap import OnThread
 
 __all__ = [
     "FIELDS",
+    "Ids",
     "Layout",
     "TokenShard",
     "as_bytes",
@@ -57,6 +58,7 @@ __all__ = [
 
 TYPECODES = {"uint16": "H", "uint32": "I", "int32": "i", "int64": "q", "uint64": "Q"}
 Fields = dict[str, Any]
+Ids: TypeAlias = "memoryview | array.array[int]"  # a run of ids: an array, or a view
 Fields_ = Sequence[Fields | None] | None  # each document's kept fields, or none kept
 _WRITEBACK = 8 << 20  # bytes of ids written between two starts of their writeback to disk
 FIELDS = ".fields.jsonl"  # the kept fields of a shard's documents, one JSON object per line
@@ -139,17 +141,16 @@ class TokenShard:
             self._ended(self.tokens + len(data), None if kept is None else next(kept))
         self._write(data)
 
-    def add_flat(
-        self, ids: array.array[int], offsets: array.array[int], fields: Fields_ = None
-    ) -> None:
-        """Append whole documents given as one run of ``ids`` (document i at
-        ``ids[offsets[i]:offsets[i + 1]]``), exactly as :meth:`add_documents` of each document
-        would, with no step per id: ids of the shard's type are joined with the boundaries in
-        one copy, without numpy (importing it, 0.08-0.28 s, held up a command's first shard);
-        others are converted by numpy in a few whole-array steps where it is installed."""
+    def add_flat(self, ids: Ids, offsets: array.array[int], fields: Fields_ = None) -> None:
+        """Append whole documents given as one run of ``ids`` (an ``array.array`` or a buffer
+        of ints, document i at ``ids[offsets[i]:offsets[i + 1]]``), exactly as
+        :meth:`add_documents` of each document would, with no step per id: ids of the shard's
+        type are joined with the boundaries in one copy, without numpy (importing it,
+        0.08-0.28 s, held up a command's first shard); others are converted by numpy in a few
+        whole-array steps where it is installed."""
         if len(offsets) < 2:
             return
-        if ids.typecode == self._typecode and sys.byteorder == "little":
+        if memoryview(ids).format == self._typecode and sys.byteorder == "little":
             data, sizes = self._joined(ids, offsets)
         else:
             try:
@@ -166,9 +167,9 @@ class TokenShard:
             self.fields.extend(dict.fromkeys(self.layout.keep) if f is None else f for f in kept)
         self._write(data)
 
-    def _joined(self, ids: array.array[int], offsets: array.array[int]) -> tuple[bytes, list[int]]:
+    def _joined(self, ids: Ids, offsets: array.array[int]) -> tuple[bytes, list[int]]:
         """:meth:`add_flat`'s ids of the shard's type, each document between the boundaries."""
-        view, width = memoryview(ids).cast("B"), ids.itemsize
+        view, width = memoryview(ids).cast("B"), memoryview(ids).itemsize
         bos = array.array(self._typecode, self.layout.bos).tobytes()
         eos = array.array(self._typecode, self.layout.eos).tobytes()
         bounds = offsets.tolist()
@@ -178,11 +179,11 @@ class TokenShard:
         extra = len(self.layout.bos) + len(self.layout.eos)
         return b"".join(parts), [end - start + extra for start, end in itertools.pairwise(bounds)]
 
-    def _converted(self, ids: array.array[int], offsets: array.array[int]) -> tuple[Any, list[int]]:
+    def _converted(self, ids: Ids, offsets: array.array[int]) -> tuple[Any, list[int]]:
         """:meth:`add_flat`'s ids of another type, by numpy (``ImportError`` without it)."""
         import numpy as np
 
-        values = np.frombuffer(ids, np.dtype(ids.typecode))
+        values = np.frombuffer(ids, np.dtype(memoryview(ids).format))
         bounds = np.frombuffer(offsets, np.int64)
         target = np.dtype(self._typecode).newbyteorder("<")
         _check_fits(values, target)
@@ -330,8 +331,12 @@ def _check_fits(values: Any, target: Any) -> None:
         raise OverflowError(f"id {high if high > 0 else low} does not fit in {target.name}")
 
 
-def split_flat(ids: array.array[int], offsets: array.array[int]) -> list[array.array[int]]:
+def split_flat(ids: Ids, offsets: array.array[int]) -> list[array.array[int]]:
     """One run of ids cut into its documents' (``add_flat``'s form to ``add_documents``')."""
+    if not isinstance(ids, array.array):
+        view = memoryview(ids)
+        ids = array.array(view.format)
+        ids.frombytes(view.cast("B"))
     return [ids[start:end] for start, end in itertools.pairwise(offsets)]
 
 

@@ -17,7 +17,7 @@ from types import TracebackType
 from typing import Any, BinaryIO, ClassVar
 
 from streamcodec.atomicfile import atomic_output
-from streamcodec.corpus.shards import Fields, Fields_, Layout, close_whole, split_flat
+from streamcodec.corpus.shards import Fields, Fields_, Ids, Layout, close_whole, split_flat
 
 __all__ = ["COLUMN", "Shard"]
 
@@ -89,9 +89,7 @@ class Shard:
         if len(self._ids) >= _GROUP_IDS:
             self._flush()
 
-    def add_flat(
-        self, ids: array.array[int], offsets: array.array[int], fields: Fields_ = None
-    ) -> None:
+    def add_flat(self, ids: Ids, offsets: array.array[int], fields: Fields_ = None) -> None:
         """:meth:`add_documents` of each document of one run of ids (``TokenShard.add_flat``)."""
         self.add_documents(split_flat(ids, offsets), fields)
 
