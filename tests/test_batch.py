@@ -12,6 +12,7 @@ import random
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -273,6 +274,20 @@ def test_ranks_that_are_not_the_token_indices_on_one_thread_and_several(threads:
     batch = ["about a world of ab or", "", "x wor", FILLER] * 4  # over INLINE_BYTES: threads
     want = [ref.encode_ordinary(t) for t in batch]
     assert split(*enc.encode_ordinary_batch_to_numpy(batch, num_threads=threads)) == want
+
+
+def test_a_one_thread_batch_off_the_main_thread(real_pair: Any, docs: list[str]) -> None:
+    # Run on the calling thread itself (it handles no signal), not on a thread made for it.
+    enc, ref = real_pair
+    batch = [*docs, FILLER]
+    got: list[Any] = []
+    worker = threading.Thread(
+        target=lambda: got.append(enc.encode_ordinary_batch_to_numpy(batch, num_threads=1))
+    )
+    worker.start()
+    worker.join()
+    assert split(*got[0]) == [ref.encode_ordinary(t) for t in batch]
+    assert list(enc.count_tokens_batch(batch, num_threads=1)) == [len(x) for x in split(*got[0])]
 
 
 CTRL_C = """

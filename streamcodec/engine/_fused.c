@@ -7,7 +7,7 @@
  *     .encode_array(text, start, end, errors) -> IdArray   (uint32 through the buffer protocol)
  *     .count(text, start, end, errors, limit) -> int        (stops once past limit; -1: none)
  *     .cache_info() -> dict
- *     .encode_batch(texts, arrow, threads, errors, mode, lengths)   (_fused_batch.h)
+ *     .encode_batch(texts, arrow, threads, errors, mode, lengths, watch)   (_fused_batch.h)
  *
  * Each must equal ``core.encode_pieces(regex.findall(pattern, text[start:end]), errors=errors)``,
  * the composition of the scanner (streamcodec.text._scan, equal to `regex`) and the piece
@@ -493,8 +493,8 @@ static PyMethodDef fused_methods[] = {
     {"cache_info", (PyCFunction)fused_cache_info, METH_NOARGS,
      "cache_info(): hits, misses (both levels) and bytes of the idle word caches; caches made."},
     {"encode_batch", (PyCFunction)(void (*)(void))fused_encode_batch, METH_FASTCALL,
-     "encode_batch(texts, arrow, threads, errors, mode, lengths): many texts on native threads "
-     "(_fused_batch.h)."},
+     "encode_batch(texts, arrow, threads, errors, mode, lengths, watch): many texts on native "
+     "threads (_fused_batch.h)."},
     {NULL, NULL, 0, NULL},
 };
 

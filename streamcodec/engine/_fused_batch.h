@@ -2,7 +2,7 @@
  * Included by _fused.c (it uses fused_pass, fused_1/2/4, take_cache, give_back and the word
  * cache's wc_init from there).
  *
- *     FusedEncoder.encode_batch(texts, arrow, threads, errors, mode, lengths)
+ *     FusedEncoder.encode_batch(texts, arrow, threads, errors, mode, lengths, watch)
  *
  * Each document's ids must equal ``Encoding.encode_ordinary(text)`` (bytes: of
  * ``text.decode("utf-8", errors)``, encoded as ``Encoding.encode_bytes`` does under
@@ -24,7 +24,9 @@
  *      `lengths[i + 1]`.
  *   3. The calling thread waits on a condition with a timeout; every WAIT_MS it takes the GIL,
  *      checks for signals, and on one sets a cancel flag that the workers read between
- *      documents and blocks of BLOCK code points: Ctrl-C ends a batch within a second.
+ *      documents and blocks of BLOCK code points: Ctrl-C ends a batch within a second. A
+ *      calling thread that handles no signal (`watch` false: not Python's main thread) runs a
+ *      one-thread batch itself, the GIL released.
  *   4. Out, by `mode`: counts (`lengths` holds them, no ids kept); ids (the counts' prefix sum
  *      makes `lengths` the offsets, then each thread copies its own documents' ids, as ranks,
  *      into one uint32 IdArray: one copy, in parallel; with one thread, its buffer is the
@@ -87,6 +89,7 @@ struct batch_shared {
     const uint32_t *rank;
     size_t cache_bytes; /* of a new word cache */
     int errors;         /* for bytes: 0 strict, 1 replace, 2 surrogateescape */
+    int watch;          /* the calling thread handles signals (Python's main thread) */
     char apart[64]; /* the counter, written at every run, away from what is only read */
     atomic_llong next;      /* the next document no thread took */
     atomic_int cancel;      /* a signal: stop */
@@ -351,14 +354,21 @@ static void *batch_thread(void *arg) {
 #endif
 
 /* Run body on each of the n workers' threads (the GIL held on entry and return; released
- * between, taken back every WAIT_MS to check signals). 0, or -1 with the signal's exception. */
+ * between, taken back every WAIT_MS to check signals). 0, or -1 with the signal's exception.
+ * One worker, called from a thread that handles no signal (not the main one: a corpus
+ * worker), runs here with the GIL released: no thread made and joined for each call. */
 static int batch_run_threads(batch_shared *s, batch_worker *w, int n, batch_body body) {
     int signalled = 0;
-#ifdef _WIN32
-    Py_BEGIN_ALLOW_THREADS
-    for (int t = 0; t < n; t++) body(&w[t]);
-    Py_END_ALLOW_THREADS
-#else
+#ifndef _WIN32
+    if (n == 1 && !s->watch)
+#endif
+    {
+        Py_BEGIN_ALLOW_THREADS
+        for (int t = 0; t < n; t++) body(&w[t]);
+        Py_END_ALLOW_THREADS
+        return 0;
+    }
+#ifndef _WIN32
     batch_start starts[MAX_THREADS];
     int started = 0;
     PyThreadState *save = PyEval_SaveThread();
@@ -492,13 +502,14 @@ static PyObject *fused_encode_batch(FusedEncoder *self, PyObject *const *args, P
         PyErr_SetString(PyExc_RuntimeError, "FusedEncoder.__init__ was not called");
         return NULL;
     }
-    if (nargs != 6) {
-        PyErr_Format(PyExc_TypeError, "encode_batch() takes 6 arguments (%zd given)", nargs);
+    if (nargs != 7) {
+        PyErr_Format(PyExc_TypeError, "encode_batch() takes 7 arguments (%zd given)", nargs);
         return NULL;
     }
     long threads = PyLong_AsLong(args[2]), mode = PyLong_AsLong(args[4]);
+    int watch = PyObject_IsTrue(args[6]);
     const char *errors = PyUnicode_Check(args[3]) ? PyUnicode_AsUTF8(args[3]) : NULL;
-    if (PyErr_Occurred()) return NULL;
+    if (watch < 0 || PyErr_Occurred()) return NULL;
     int how = !errors ? -1 : !strcmp(errors, "strict") ? 0 : !strcmp(errors, "replace") ? 1
                            : !strcmp(errors, "surrogateescape") ? 2 : -1;
     if (how < 0 || threads < 1 || mode < BATCH_COUNTS || mode > BATCH_LISTS) {
@@ -529,6 +540,7 @@ static PyObject *fused_encode_batch(FusedEncoder *self, PyObject *const *args, P
     s.lengths = lengths_view.buf;
     s.lengths[0] = 0;
     s.errors = how;
+    s.watch = watch;
     s.rank = self->api->rank_table(self->vocab);
     s.cache_bytes = self->cache_bytes;
     s.run = n / ((Py_ssize_t)threads * 16);

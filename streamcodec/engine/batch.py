@@ -128,7 +128,9 @@ def encode_batch(
     from streamcodec.engine import _fused  # type: ignore[attr-defined]
 
     try:
-        result = fused.encode_batch(texts, arrow, threads, errors, mode, lengths)
+        # only the main thread handles signals: another one runs a one-thread batch itself
+        watch = threading.current_thread() is threading.main_thread()
+        result = fused.encode_batch(texts, arrow, threads, errors, mode, lengths, watch)
     except _fused.InvalidDocument as exc:
         index, offset, reason = exc.args
         raise InvalidUTF8Error(offset, reason, f"texts[{index}]") from None
