@@ -158,3 +158,23 @@ def test_any_text_of_long_pieces_equals_the_merge(words: list[str], repeat: int)
         fused = _kept(size)
         assert fused.encode(text, 0, len(text), "strict") == expected, size
         assert fused.count(text, 0, len(text), "strict", -1) == len(expected)
+
+
+def test_an_entry_a_full_set_gives_up_goes_to_the_store() -> None:
+    """While the sets grow, a full set evicts its last entry at once (one set in twenty has
+    overflowed by the time they grow); an entry of more than 16 bytes goes to the store, so a
+    second pass finds every piece, and the ids are tiktoken's."""
+    rng = random.Random(6)
+    words = [
+        " " + "".join(rng.choices("bcdfghjklmnpqrstvwxz", k=rng.randint(16, 40)))
+        for _ in range(3000)
+    ]
+    pieces = [p for p in dict.fromkeys(words) if 1 < len(_core().encode_pieces([p])) <= 16]
+    text = "".join(pieces)
+    assert regex.findall(CL100K_PATTERN, text) == pieces and len(pieces) > 1400
+    encoding = streamcodec.get_encoding("cl100k_base")
+    fused = _fused(CL100K_PATTERN, 32 << 20)
+    assert fused.encode(text, 0, len(text), "strict") == tiktoken_twin(encoding).encode_ordinary(
+        text
+    )
+    assert _hits(fused, text) == len(pieces)
