@@ -75,7 +75,7 @@ class BatchMethods:
         and the byte offset with ``errors="strict"``; ``"replace"`` reads them as
         ``bytes.decode(errors="replace")`` does, ``"surrogateescape"`` keeps them as the bytes
         (:meth:`encode_bytes`'s ids). ``num_threads``: None for every core this process may
-        use. Ctrl-C stops the batch within a second.
+        use (a thread for each 64 kB of text at most). Ctrl-C stops the batch within a second.
         """
         import numpy as np
 

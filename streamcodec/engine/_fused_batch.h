@@ -42,7 +42,10 @@
 #endif
 
 #define WAIT_MS 30                     /* how often the waiting thread checks for signals */
-#define INLINE_BYTES ((size_t)1 << 16) /* smaller batches run on the calling thread, GIL held */
+/* Smaller batches run on the calling thread, the GIL held; and a batch takes at most a thread
+ * for each INLINE_BYTES of text: a thread may make a word cache (32 MB, 7 ms to fill), and 16
+ * of them for 64 short documents cost 0.5 GB and more time than the work. */
+#define INLINE_BYTES ((size_t)1 << 16)
 #define MAX_THREADS 1024
 
 enum { BATCH_COUNTS = 0, BATCH_IDS = 1, BATCH_LISTS = 2 };
@@ -534,7 +537,8 @@ static PyObject *fused_encode_batch(FusedEncoder *self, PyObject *const *args, P
     }
     if (threads > MAX_THREADS) threads = MAX_THREADS;
     if (threads > n) threads = n ? (long)n : 1;
-    if (bytes < INLINE_BYTES) threads = 1;
+    if ((size_t)threads > bytes / INLINE_BYTES) /* a thread for each INLINE_BYTES, at least one */
+        threads = bytes < INLINE_BYTES ? 1 : (long)(bytes / INLINE_BYTES);
     s.docs = docs;
     s.n = n;
     s.lengths = lengths_view.buf;
