@@ -186,16 +186,17 @@ class _Fed:
 class OnThread:
     """``work()`` run at once on a thread of its own (slow I/O off the run's path: a file read
     back and hashed, the first manifest's save): :meth:`wait` until it has ended, :meth:`result`
-    its value, its exception raised on the caller's thread.
+    its value, its exception raised on the caller's thread. ``daemon=False`` for work that must
+    end whole even if the caller is stopped first (the interpreter's exit waits for it).
 
         >>> OnThread(lambda: 6 * 7).result()
         42
     """
 
-    def __init__(self, work: Callable[[], Any]) -> None:
+    def __init__(self, work: Callable[[], Any], *, daemon: bool = True) -> None:
         self._value: Any = None
         self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, args=(work,), daemon=True)
+        self._thread = threading.Thread(target=self._run, args=(work,), daemon=daemon)
         self._thread.start()
 
     def _run(self, work: Callable[[], Any]) -> None:

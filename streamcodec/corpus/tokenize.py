@@ -169,9 +169,11 @@ def tokenize(
     done = {entry["index"] for entry in manifest["shards"]}
     pending = [shard for shard in plan if shard.index not in done]
     manifest["complete"] = not pending
-    first = _FirstSave(out, manifest, others)
+    aside: list[str] = []  # another job's files, moved aside: removed even if stopped
+    first: _FirstSave | None = None
 
     def finished(entry: dict[str, Any]) -> None:
+        assert first is not None
         first.result()  # listed after the first save, never overwritten by it
         entry["sources"] = job_record["plan"][entry["index"]]  # the paths as the manifest has them
         manifest["shards"] = sorted([*manifest["shards"], entry], key=lambda e: e["index"])
@@ -179,6 +181,7 @@ def tokenize(
         save_manifest(out, manifest)
 
     try:
+        first = _FirstSave(out, manifest, others, aside)
         if progress is not None:
             progress(sum(shard.size for shard in plan if shard.index in done), 0)
         if client is not None:
@@ -188,29 +191,30 @@ def tokenize(
         else:
             make_shards(job, pending, finished, jobs=jobs, progress=progress)
     finally:
-        surely(first.wait)  # its thread outlives no run (the files moved aside are gone)
+        if first is not None:
+            surely(first.wait)  # its thread outlives no run
+        surely(_remove, aside)  # those of a start stopped before its thread took them
     first.result()
     _remove_temporary(out)
     return manifest
 
 
 class _FirstSave(OnThread):
-    """The run's first manifest saved, then another job's shard files removed, on a thread of
-    their own: the save's ``fsync`` and the removal of large files (7 ms, and 9 ms a shard
-    here: ext4) overlap the first shard's work instead of delaying the whole run. The files are
-    first moved aside here, to temporary names (a rename is quick), so that the run's own
-    shards may take their names at once. :meth:`result` waits for it and raises its error."""
+    """The run's first manifest saved, then another job's files removed, on a thread of their
+    own: the save's ``fsync`` and the removal of large files (7 ms, and 9 ms a shard here:
+    ext4) overlap the first shard's work instead of delaying the whole run. The files are
+    first moved aside here, to temporary names listed in ``aside`` before each move (a rename
+    is quick), so that the run's own shards may take their names at once; the old manifest
+    first of all, so that no manifest on disk ever lists a shard moved aside (nor one of this
+    run's under its name). The thread is no daemon: stopped anywhere, the interpreter's exit
+    waits for its save to end whole. :meth:`result` waits for it and raises its error."""
 
-    def __init__(self, out: str, manifest: dict[str, Any], others: list[str]) -> None:
-        aside: list[str] = []
-        try:
-            for name in others:  # a name _remove_temporary takes, should this process die
-                aside.append(os.path.join(out, f".{name}.old.tmp"))
-                os.replace(os.path.join(out, name), aside[-1])
-        except BaseException:
-            _remove(aside)
-            raise
-        super().__init__(functools.partial(_save_and_remove, out, dict(manifest), aside))
+    def __init__(self, out: str, manifest: dict[str, Any], others: list[str], aside: list[str]):
+        for name in others:  # a name _remove_temporary takes, should this process die
+            aside.append(os.path.join(out, f".{name}.old.tmp"))
+            os.replace(os.path.join(out, name), aside[-1])
+        work = functools.partial(_save_and_remove, out, dict(manifest), list(aside))
+        super().__init__(work, daemon=False)
 
 
 def _save_and_remove(out: str, manifest: dict[str, Any], aside: list[str]) -> None:
@@ -294,8 +298,8 @@ def _start(
 ) -> tuple[dict[str, Any], list[str]]:
     """The manifest to go on with: the last run's finished shards that the job keeps (whose
     files are on disk as listed), or a new one (a last run that finished no shard, a failed
-    first run, blocks nothing); and the names of another job's shard files in ``out``, for
-    :class:`_FirstSave` to remove."""
+    first run, blocks nothing); and the names of the files in ``out`` that are not ours (the
+    old manifest, another job's shards), for :class:`_FirstSave` to remove."""
     os.makedirs(out, exist_ok=True)
     old = None if restart else load_manifest(out)
     if old is not None and old["shards"]:
@@ -318,7 +322,8 @@ def _start(
                     f"{problem}; pass --restart to start over (restart=True), or another -o"
                 )
         return {"format": FORMAT, **job, "shards": kept, "complete": False}, []
-    others = [name for name in os.listdir(out) if _SHARD_FILE.fullmatch(name)]  # not ours
+    others = [n for n in os.listdir(out) if n == MANIFEST or _SHARD_FILE.fullmatch(n)]
+    others.sort(key=lambda name: name != MANIFEST)  # the old manifest first
     return {"format": FORMAT, **job, "shards": [], "complete": False}, others
 
 
