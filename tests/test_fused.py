@@ -263,6 +263,50 @@ def test_the_first_level_tells_short_pieces_apart() -> None:
             assert fused.count(text, 0, len(text), "strict", -1) == len(expected)
 
 
+@pytest.mark.parametrize("pattern", [CL100K_PATTERN, O200K_PATTERN])
+def test_the_first_level_packs_five_and_six_ids(pattern: str) -> None:
+    """A piece of up to 15 bytes and 5 or 6 tokens has them packed in its first-level entry (24
+    or 19 bits each after the first, across three words): CJK and emoji of 4-5 characters, each
+    met three times, with the caches off, tiny and large; 7 tokens are not packed."""
+    rng = random.Random(8)
+    wide = "中文字漢語한국어문장👍🏽🤖ภาษาไทย"
+    pieces = [" " + "".join(rng.choices(wide, k=rng.randint(2, 5))) for _ in range(3000)]
+    kept = [
+        p for p in pieces if len(p.encode()) <= 15 and 5 <= len(_core().encode_pieces([p])) <= 7
+    ]  # type: ignore[attr-defined]
+    text = " x".join(kept * 3)
+    expected = _core().encode_pieces(regex.findall(pattern, text))  # type: ignore[attr-defined]
+    counts = {len(_core().encode_pieces([p])) for p in kept}  # type: ignore[attr-defined]
+    assert counts == {5, 6, 7} and max(expected) >= 1 << 16  # fields across the 64-bit boundary
+    for size in (*CACHE_SIZES, 1 << 16):
+        fused = _fused(pattern, size)
+        for _ in range(2):
+            assert fused.encode(text, 0, len(text), "strict") == expected, size
+            assert list(memoryview(fused.encode_array(text, 0, len(text), "strict"))) == expected
+            assert fused.count(text, 0, len(text), "strict", -1) == len(expected)
+
+
+def test_indices_too_wide_to_pack_are_not_packed() -> None:
+    """Indices of 19 bits or more (a vocabulary of 600,000 tokens): a piece of 6 such tokens is
+    not packed in 19-bit fields (it is answered by the sets), one of 5 is, in 24 bits."""
+    ranks = {bytes([b]): b for b in range(256)}
+    filler = (
+        bytes([0xF8 + i % 8, i >> 8 & 0xFF, i & 0xFF]) + bytes([i >> 16]) for i in range(600_000)
+    )
+    ranks.update(zip(filler, range(256, 600_256), strict=True))
+    ranks.update({b"xy": 700_000, b"zw": 700_001})
+    scanner = native.native_scanner(CL100K_PATTERN)
+    assert scanner is not None
+    core = core_module.Core(ranks, long_piece=LONG_PIECE)
+    text = " ".join(["xyzwxyzwxy", "xyzwxyzwx", "xyzwxyzwxyzw"] * 3)
+    expected = core.encode_pieces(regex.findall(CL100K_PATTERN, text))
+    assert max(expected) >= 1 << 19
+    for size in (0, 2000, 1 << 20):
+        fused = fused_module.FusedEncoder(core, scanner.number, cache_bytes=size)
+        for _ in range(3):
+            assert fused.encode(text, 0, len(text), "strict") == expected, size
+
+
 def test_count_stops_past_its_limit() -> None:
     text = "one two three" * 1000
     fused = _fused(CL100K_PATTERN, 32 << 20)

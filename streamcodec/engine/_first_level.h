@@ -3,8 +3,10 @@
  *
  * A piece of up to FL_KEY (15) bytes is a 16-byte key: its bytes, zero-padded, with its length
  * in the last byte (so no two pieces share a key, and an empty entry, all zeros, matches none).
- * An entry is the key and up to FL_IDS (4) token indices, 32 bytes; a line of 64 bytes holds
- * two, and a piece's hash names one line, so a lookup reads one line (the table is aligned to
+ * An entry is the key and up to FL_IDS (4) token indices, or FL_PACKED (6) packed narrower
+ * (fl_put: four or five CJK characters, or two emoji, are 5-6 tokens in 15 bytes; two thirds of
+ * the short pieces of more than 4 ids of the multilingual sample), 32 bytes; a line of 64 bytes
+ * holds two, and a piece's hash names one line, so a lookup reads one line (the table is aligned to
  * lines, and to 2 MiB huge pages when it is that large) and nothing else. When the table is made,
  * each line's first way takes the vocabulary's lowest-index token of up to FL_KEY bytes that
  * hashes there (the lower indices, merged first, are the common ones); the second ways, and
@@ -16,7 +18,8 @@
  * Why an answer is always right: a piece's ids are a function of its bytes alone (the word
  * cache's argument, docs/performance.md), and an entry's key is the piece's bytes in full, its
  * length included: a hash match alone never serves an answer. A token missing from the table
- * (its line went to another, or it was evicted) is found by the slow path, as before.
+ * (its line went to another, or it was evicted) is found by the slow path, as before. Packed
+ * ids are stored only when every index fits its field (fl_fits), so they read back the same.
  *
  * Scan resistance, as the word cache's: a piece takes a free way at once, but evicts only on
  * its second miss, remembered by a doorkeeper of fingerprints, one a line. A hit in the second
@@ -34,7 +37,8 @@
 #include "../pieces/_core_lookup.h"
 
 #define FL_KEY 15 /* key bytes (the 16th is the length) */
-#define FL_IDS 4  /* token indices an entry holds */
+#define FL_IDS 4  /* token indices an entry holds in a slot each */
+#define FL_PACKED 6 /* ... and packed: 5 (4 of them in 24 bits), 6 (5 in 19 bits) */
 #define FL_INDEX 0xFFFFFFu /* ids[0]: the first index; its top byte, how many there are */
 
 typedef struct {
@@ -122,19 +126,59 @@ static inline const fl_entry *fl_get(first_level *f, const fl_key *k) {
     return NULL;
 }
 
-/* Store k's ids (1 <= n <= FL_IDS) in e, a way of k's line. */
+/* The bits of each index after the first in ids[1..3] of an entry of n > FL_IDS ids. */
+static inline unsigned fl_width(size_t n) { return n == 5 ? 24 : 19; }
+
+/* Whether n ids fit an entry: up to FL_IDS, or FL_PACKED whose indices after the first fit
+ * fl_width(n) bits (the first has 24, as every index). */
+static inline int fl_fits(const uint32_t *ids, size_t n) {
+    if (n <= FL_IDS) return 1;
+    if (n > FL_PACKED) return 0;
+    uint32_t any = 0;
+    for (size_t i = 1; i < n; i++) any |= ids[i];
+    return any >> fl_width(n) == 0;
+}
+
+/* Store k's ids (fl_fits) in e, a way of k's line: the count in ids[0]'s top byte and the first
+ * index below it; then up to FL_IDS - 1 indices a slot each, or, for more, the others as one
+ * 96-bit little-endian field of fl_width(n) bits each across ids[1..3]. */
 static inline void fl_put(fl_entry *e, const fl_key *k, const uint32_t *ids, size_t n) {
     e->k0 = k->k0;
     e->k1 = k->k1;
     e->ids[0] = (uint32_t)n << 24 | ids[0];
-    for (size_t i = 1; i < FL_IDS; i++) e->ids[i] = i < n ? ids[i] : 0;
+    if (n <= FL_IDS) {
+        for (size_t i = 1; i < FL_IDS; i++) e->ids[i] = i < n ? ids[i] : 0;
+        return;
+    }
+    uint64_t low = 0, high = 0; /* bits 0-63 and 64-95 of the field */
+    for (size_t i = 1; i < n; i++) {
+        unsigned at = (unsigned)(i - 1) * fl_width(n);
+        if (at < 64) low |= (uint64_t)ids[i] << at;
+        if (at + fl_width(n) > 64)
+            high |= at < 64 ? (uint64_t)ids[i] >> (64 - at) : (uint64_t)ids[i] << (at - 64);
+    }
+    e->ids[1] = (uint32_t)low;
+    e->ids[2] = (uint32_t)(low >> 32);
+    e->ids[3] = (uint32_t)high;
+}
+
+/* The ids of an entry of n > FL_IDS (fl_put's field read back) into to[0..n-1]. */
+static inline void fl_unpack(const fl_entry *e, size_t n, uint32_t *to) {
+    uint64_t low = e->ids[1] | (uint64_t)e->ids[2] << 32, high = e->ids[3];
+    unsigned width = fl_width(n);
+    to[0] = e->ids[0] & FL_INDEX;
+    for (size_t i = 1; i < n; i++) {
+        unsigned at = (unsigned)(i - 1) * width;
+        uint64_t bits = at >= 64 ? high >> (at - 64) : low >> at | (at ? high << (64 - at) : 0);
+        to[i] = (uint32_t)bits & ((1u << width) - 1);
+    }
 }
 
 /* Offer k's ids (1 <= n) after a miss: a free way takes them; a full line only on the second
- * offer the doorkeeper remembers. Whether they were stored (not: more than FL_IDS ids, or a
- * first offer to a full line). */
+ * offer the doorkeeper remembers. Whether they were stored (not: ids that do not fit, fl_fits,
+ * or a first offer to a full line). */
 static inline int fl_offer(first_level *f, const fl_key *k, const uint32_t *ids, size_t n) {
-    if (n > FL_IDS) return 0;
+    if (!fl_fits(ids, n)) return 0;
     fl_entry *line = fl_line(f, k);
     if (line[1].k1 == 0 || line[0].k1 == 0) {
         fl_put(line[0].k1 == 0 ? line : line + 1, k, ids, n);

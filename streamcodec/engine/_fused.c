@@ -85,8 +85,9 @@ static inline int fused_emit(fused_pass *p, const uint32_t *ids, size_t n) {
 }
 
 /* A first-level entry's ids (or, counting, their number): straight-line, as most pieces end
- * here. The entry's four slots are copied whatever its count (room for FL_IDS is made), the
- * length advanced by the count: no branch on it. */
+ * here. The entry's four slots are copied whatever its count (room for FL_PACKED is made), the
+ * length advanced by the count: no branch on it but one, for a packed entry (more than FL_IDS
+ * ids), unpacked. */
 static inline int fused_emit_entry(fused_pass *p, const fl_entry *e) {
     uint32_t first = e->ids[0];
     size_t n = first >> 24;
@@ -94,9 +95,15 @@ static inline int fused_emit_entry(fused_pass *p, const fl_entry *e) {
         p->count += n;
         return p->count > p->limit ? FUSED_LIMIT : SC_OK;
     }
-    if (p->out.cap - p->out.len < FL_IDS && p->api->ids_reserve(&p->out, FL_IDS) != SC_OK)
+    if (p->out.cap - p->out.len < FL_PACKED &&
+        p->api->ids_reserve(&p->out, FL_PACKED) != SC_OK)
         return SC_NOMEM;
     uint32_t *to = p->out.ids + p->out.len;
+    if (n > FL_IDS) {
+        fl_unpack(e, n, to);
+        p->out.len += n;
+        return SC_OK;
+    }
     to[0] = first & FL_INDEX;
     to[1] = e->ids[1];
     to[2] = e->ids[2];
@@ -113,8 +120,8 @@ static inline int fused_emit_entry(fused_pass *p, const fl_entry *e) {
 
 /* A piece the first level did not answer (key: its key there, or NULL when it has no key: too
  * long, or no first level): the whole-piece rule, the word cache's sets or long store, or the
- * core's merge, whose answer is offered to the first level, the sets or the long store. Out of line: the hit path that
- * inlines the first level stays small. */
+ * core's merge, whose answer is offered to the first level, the sets or the long store. Out of
+ * line: the hit path that inlines the first level stays small. */
 static FUSED_COLD int fused_slow(fused_pass *p, const uint8_t *b, size_t len, uint64_t head,
                                  const fl_key *key) {
     first_level *first = &p->cache->first;

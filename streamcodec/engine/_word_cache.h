@@ -7,7 +7,7 @@
  *
  * Three parts in one bound (`bytes`): the first level (_first_level.h, up to three quarters),
  * filled with the vocabulary's short tokens when it is made, answers a token or a piece of up to
- * 15 bytes and 4 tokens with one probe of one line, and is asked first; the sets below are for
+ * 15 bytes and 6 tokens with one probe of one line, and is asked first; the sets below are for
  * what it does not hold (longer pieces, more tokens, pieces its full lines turned away); the
  * long pieces' store (_long_store.h, an eighth) for what the sets' entries cannot hold.
  *
