@@ -1,6 +1,7 @@
 """The batch pass under ThreadSanitizer (tools/tsan.sh builds the modules it imports): batches
 of str, bytes (valid, invalid under each errors mode) and a pyarrow array on 4 threads, every
-output compared with the per-text encoder, and a batch stopped by a signal mid-way."""
+output compared with the per-text encoder; one-thread batches on Python threads beside a
+many-thread one, on a fresh encoder; and a batch stopped by a signal mid-way."""
 
 from __future__ import annotations
 
@@ -30,6 +31,28 @@ try:
     enc.count_tokens_batch(pa.array(data[::2], pa.binary()), num_threads=4)
 except ImportError:
     pass
+# The corpus workers' way: Python threads (no signal handled: each runs its one-thread batch
+# itself, the GIL released) beside a many-thread batch, on a fresh encoder (new caches made by
+# the batch's own threads), at once.
+fresh = streamcodec.Encoding(
+    enc.name, pat_str=enc.pat_str, mergeable_ranks=enc.mergeable_ranks, special_tokens={}
+)
+results: list[bool] = []
+
+
+def one_thread_batches() -> None:
+    for _ in range(3):
+        got, at = fresh.encode_ordinary_batch_to_numpy(docs, num_threads=1)
+        results.append([got[at[i] : at[i + 1]].tolist() for i in range(len(docs))] == want)
+
+
+workers = [threading.Thread(target=one_thread_batches) for _ in range(3)]
+for worker in workers:
+    worker.start()
+results.append(fresh.encode_ordinary_batch(docs, num_threads=4) == want)
+for worker in workers:
+    worker.join()
+assert results == [True] * 10, results
 # A signal while the workers run: they stop, and the batch raises.
 big = docs * 40
 threading.Timer(0.05, signal.raise_signal, (signal.SIGINT,)).start()
