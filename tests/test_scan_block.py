@@ -2,12 +2,16 @@
 code points at a time from class bitmaps must be ``regex``'s, for every shape it takes (gpt2,
 cl100k_base, o200k_base and the open models' patterns), wherever a piece, a hard code point or
 the text's end falls in a block; the fused pass, which walks the same bitmaps, must give
-tiktoken's ids. Skipped unless the compiled code is built.
+tiktoken's ids. Each check runs at every level of the block step this machine has (AVX-512,
+SSE2, none: ``simd()``), so one machine proves them all. Skipped unless the compiled code is
+built.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib
+from collections.abc import Iterator
 
 import pytest
 import regex
@@ -58,6 +62,10 @@ WIDE_POINTS = list(
 )
 
 
+LEVELS = ("none", "sse2", "avx512")  # the block step's levels, lowest first
+MODULES = ("text._scan", "engine._fused")
+
+
 @functools.cache
 def _compiled(pattern: str) -> regex.Pattern[str]:
     return regex.compile(pattern)
@@ -77,7 +85,23 @@ def _check(pattern: str, text: str, start: int = 0) -> None:
 def _check_wide(pattern: str, text: str, start: int = 0) -> None:
     """Any str: a 2- or 4-byte one's block sorts its code points past ASCII by their class."""
     expected = _compiled(pattern).findall(text, start)
-    assert _scanner(pattern).pieces(text, start, len(text)) == expected, (text, start)
+    for level in _every_level():
+        assert _scanner(pattern).pieces(text, start, len(text)) == expected, (text, start, level)
+
+
+def _every_level() -> Iterator[str]:
+    """Each instruction set the block step can use here (``simd()``: AVX-512, SSE2, none),
+    set in turn in the scanner and the fused pass, which include the block step each."""
+    modules = [importlib.import_module(f"streamcodec.{name}") for name in MODULES]
+    best = modules[0].simd()
+    try:
+        for level in LEVELS[: LEVELS.index(best) + 1]:
+            for module in modules:
+                module.simd(level)
+            yield level
+    finally:
+        for module in modules:
+            module.simd(best)
 
 
 @pytest.mark.parametrize("pattern", PATTERNS)
@@ -165,9 +189,10 @@ def test_the_fused_pass_gives_tiktokens_ids(text: str) -> None:
     for chosen in ("".join(c for c in text if c <= "\xff"), text):
         for ours, theirs in _encodings():
             expected = theirs.encode_ordinary(chosen)  # type: ignore[attr-defined]
-            assert ours.encode_ordinary(chosen) == expected
-            assert ours.encode_to_numpy(chosen).tolist() == expected
-            assert ours.ordinary.count(chosen) == len(expected)
+            for level in _every_level():
+                assert ours.encode_ordinary(chosen) == expected, level
+                assert ours.encode_to_numpy(chosen).tolist() == expected, level
+                assert ours.ordinary.count(chosen) == len(expected), level
 
 
 def test_the_fused_pass_at_every_start_offset() -> None:
@@ -175,7 +200,31 @@ def test_the_fused_pass_at_every_start_offset() -> None:
         for base in (PROSE, CODE):
             for start in range(0, 70):
                 text = base[start:] + base
-                assert ours.encode_ordinary(text) == theirs.encode_ordinary(text)  # type: ignore[attr-defined]
+                expected = theirs.encode_ordinary(text)  # type: ignore[attr-defined]
+                for level in _every_level():
+                    assert ours.encode_ordinary(text) == expected, level
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_simd_names_and_lowers_the_level(name: str) -> None:
+    module = importlib.import_module(f"streamcodec.{name}")
+    best = module.simd()
+    assert best in LEVELS
+    try:
+        assert module.simd("none") == best and module.simd() == "none"
+        assert _scanner(CL100K_PATTERN).pieces(PROSE, 0, len(PROSE)) == regex.findall(
+            CL100K_PATTERN, PROSE
+        )
+    finally:
+        module.simd(best)
+    with pytest.raises(ValueError, match="one of none, sse2, avx512"):
+        module.simd("avx2")
+    for above in LEVELS[LEVELS.index(best) + 1 :]:
+        with pytest.raises(ValueError, match=f"run {best} at most"):
+            module.simd(above)
+    with pytest.raises(TypeError):
+        module.simd(3)
+    assert module.simd() == best
 
 
 CONTRACTIONS = ("don't's", "x's's's", "it'S'LL've", "''s", " 's", ".'s", "\t's", "x'll'll", "'re'")
@@ -209,7 +258,9 @@ def test_the_fused_pass_on_wide_text_at_every_offset() -> None:
         for c in WIDE_POINTS[:-1]:  # the lone surrogate has no UTF-8
             for at in range(0, 140):
                 text = PROSE[:at] + c + "\u0436" + PROSE[at:] + PROSE
-                assert ours.encode_ordinary(text) == theirs.encode_ordinary(text)  # type: ignore[attr-defined]
+                expected = theirs.encode_ordinary(text)  # type: ignore[attr-defined]
+                for level in _every_level():
+                    assert ours.encode_ordinary(text) == expected, level
 
 
 @pytest.mark.parametrize("errors", ["strict", "surrogateescape"])

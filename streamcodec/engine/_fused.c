@@ -40,6 +40,7 @@
 #include "../_utf8.h"
 #include "../pieces/_core.h"
 #include "../text/_scan_pattern.h"
+#include "../text/_scan_simd.h" /* the block step's level: simd() */
 #include "_word_cache.h"
 
 #define BLOCK (1 << 20)       /* code points between two checks for signals */
@@ -518,7 +519,10 @@ static PyTypeObject FusedEncoderType = {
 
 /* ------------------------------------------------------------------ the module */
 
+static PyMethodDef fused_module_methods[] = {SC_SIMD_METHOD, {NULL, NULL, 0, NULL}};
+
 static int fused_exec(PyObject *module) {
+    sc_simd_init();
     if (PyType_Ready(&FusedEncoderType) < 0 || PyType_Ready(&IdArrayType) < 0) return -1;
     if (PyModule_AddObjectRef(module, "FusedEncoder", (PyObject *)&FusedEncoderType) < 0 ||
         PyModule_AddObjectRef(module, "IdArray", (PyObject *)&IdArrayType) < 0 ||
@@ -542,6 +546,7 @@ static struct PyModuleDef fused_module = {
     .m_name = "streamcodec.engine._fused",
     .m_doc = "Ordinary text to ids in one pass: scanner, word cache and core (see engine.ordinary).",
     .m_size = 0,
+    .m_methods = fused_module_methods,
     .m_slots = fused_slots,
 };
 

@@ -22,6 +22,7 @@
 #include "_scan_pattern.h"
 #include "_unicode_tables.h"
 #include "_scan_ascii.h"
+#include "_scan_simd.h" /* the block step's level: simd() */
 
 
 /* Texts at least this long are scanned without the GIL (releasing it costs about as much as
@@ -155,10 +156,12 @@ static PyMethodDef methods[] = {
      "words(text, pattern, start, end): Pretokenizer.words(text, start, end)."},
     {"last_cut", (PyCFunction)(void (*)(void))last_cut, METH_FASTCALL,
      "last_cut(text, pattern, lo, hi): the last safe cut p in [lo, hi), or -1."},
+    SC_SIMD_METHOD,
     {NULL, NULL, 0, NULL},
 };
 
 static int scan_exec(PyObject *module) {
+    sc_simd_init();
     return PyModule_AddStringConstant(module, "UNICODE_VERSION", UC_UNICODE_VERSION);
 }
 

@@ -1,7 +1,8 @@
 /* The scanner's block step: the piece ends of 64 code points at once, as a bitmap, for the
  * named shapes whose pieces follow from a code point's neighbours (gpt2, cl100k_base,
- * o200k_base, Llama 3, Qwen 2, Tekken: sc_block_shape). SSE2 sorts the 64 code points into class
- * masks (bit k for s[k]): ASCII by compares; in a 2- or 4-byte string, those past ASCII by their
+ * o200k_base, Llama 3, Qwen 2, Tekken: sc_block_shape). The 64 code points are sorted into class
+ * masks (bit k for s[k]): ASCII by compares (AVX-512, AVX2 or SSE2, chosen at run time:
+ * _scan_simd.h); in a 2- or 4-byte string, those past ASCII by their
  * Unicode class (one table lookup each; a block with more than SC_WIDE_MOST of them is left to
  * K(next), which is faster there). Bit arithmetic on the masks marks where a piece starts; the
  * caller takes the pieces one after another (sc_walk) and leaves the rest to K(next). Each start
@@ -17,8 +18,8 @@
  * points (a contraction is told from the two after it), a space or tab before CR/LF
  * (\s*[\r\n] gives back to the run's last newline), o200k's '/' after CR/LF (its trail); the
  * bitmap stops two code points before the first hard one, and before a run of whitespace that
- * reaches it. Without SSE2 (or with -DSTREAMCODEC_NO_SIMD) there is no block step:
- * sc_block_shape says none and K(next) cuts every piece, as before. Needs Python.h first.
+ * reaches it. Without SSE2 (or with -DSTREAMCODEC_NO_SIMD, or at the level "none") there is no
+ * block step: sc_block_shape says none and K(next) cuts every piece. Needs Python.h first.
  */
 #ifndef STREAMCODEC_SCAN_BLOCK_H
 #define STREAMCODEC_SCAN_BLOCK_H
@@ -26,6 +27,7 @@
 #include <stdint.h>
 
 #include "_scan_pattern.h"
+#include "_scan_simd.h"
 
 #define SC_BLOCK 64
 /* The most code points past ASCII a 2- or 4-byte string's block is cut with: denser ones
@@ -47,61 +49,20 @@ static inline Py_ssize_t sc_block_past(Py_ssize_t base, Py_ssize_t i, int hard) 
     return base + (i == base ? SC_BLOCK : hard);
 }
 
-#if defined(__SSE2__) && defined(__GNUC__) && !defined(STREAMCODEC_NO_SIMD)
-#include <emmintrin.h>
+#ifdef SC_SIMD_BLOCKS
 
 /* The shape of `pattern` when the block step cuts it, else NULL: gpt2's (a space the only prefix,
  * no newline alternative) or one with a letter prefix, a newline alternative and a trail, and
- * no digit barrier. */
+ * no digit barrier; none at the level "none" (_scan_simd.h). */
 static inline const sc_pattern *sc_block_shape(int pattern) {
     if (pattern < 0 || pattern >= PATTERN_COUNT || pattern == CUT_WORDS ||
-        pattern == PATTERN_DEEPSEEK_V3)
+        pattern == PATTERN_DEEPSEEK_V3 || sc_simd_level() == SC_SIMD_NONE)
         return NULL;
     const sc_pattern *p = &SC_PATTERNS[pattern];
     if (p->barrier != SC_BARRIER_NONE) return NULL;
     if (p->letters == SC_LETTERS_SPACE)
         return p->trail == SC_TRAIL_NONE && !p->newline && !p->digits ? p : NULL;
     return p->trail != SC_TRAIL_NONE && p->newline && p->digits ? p : NULL;
-}
-
-/* The class masks of 64 code points: bit k for s[k]. `letter` is the shape's (\p{L}; o200k's
- * U|W, marks included), `tab` the rest of \s but the space and CR/LF, `upper` and `lower` the
- * letters only in o200k's U or only in its W, `both` the letters in both (Lm, Lo, marks), `mark`
- * the marks; `high` every code point past ASCII. A 1-byte string's code points past ASCII are
- * hard (in no class); a wider string's are sorted by their Unicode class (sc_classify_high). */
-typedef struct {
-    uint64_t letter, lower, upper, both, mark, digit, space, tab, newline, apostrophe, slash, high;
-} sc_masks;
-
-/* Bytes of v in [lo, hi] (lo >= 1): a signed compare, so bytes past ASCII are never in. */
-static inline __m128i sc_between(__m128i v, char lo, char hi) {
-    return _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8((char)(lo - 1))),
-                         _mm_cmplt_epi8(v, _mm_set1_epi8((char)(hi + 1))));
-}
-
-static inline uint64_t sc_bits(__m128i m, int at) {
-    return (uint64_t)(unsigned)_mm_movemask_epi8(m) << at;
-}
-
-static inline void sc_classify(const uint8_t *s, sc_masks *m) {
-    *m = (sc_masks){0};
-    for (int at = 0; at < SC_BLOCK; at += 16) {
-        __m128i v = _mm_loadu_si128((const __m128i *)(s + at));
-        __m128i folded = _mm_or_si128(v, _mm_set1_epi8(0x20)); /* A-Z to a-z */
-        __m128i newline = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\n')),
-                                       _mm_cmpeq_epi8(v, _mm_set1_epi8('\r')));
-        m->letter |= sc_bits(sc_between(folded, 'a', 'z'), at);
-        m->lower |= sc_bits(sc_between(v, 'a', 'z'), at);
-        m->digit |= sc_bits(sc_between(v, '0', '9'), at);
-        m->space |= sc_bits(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')), at);
-        m->newline |= sc_bits(newline, at);
-        /* \t \v \f: the rest of ASCII's \s */
-        m->tab |= sc_bits(_mm_andnot_si128(newline, sc_between(v, '\t', '\r')), at);
-        m->apostrophe |= sc_bits(_mm_cmpeq_epi8(v, _mm_set1_epi8('\'')), at);
-        m->slash |= sc_bits(_mm_cmpeq_epi8(v, _mm_set1_epi8('/')), at);
-        m->high |= sc_bits(v, at);
-    }
-    m->upper = m->letter & ~m->lower;
 }
 
 /* 16 code units of width 2 or 4 from s as bytes, each past ASCII made 0x80 (so sc_classify
@@ -157,32 +118,10 @@ static inline uint64_t sc_digit_starts(uint64_t digit, int most) {
     return starts;
 }
 
-/* The piece ends certain in s[0:64] (`width` bytes a code point), s[0] a piece start of a text
- * that goes on past s[63]: bit b set for each b in [1, 62] where a piece of the shape p
- * (sc_block_shape's) ends, all of them up to the last one set (0: none), each the end K(next)
- * gives (regex's match there). *hard gets the offset of the first hard code point, or 64. */
+/* sc_block_ends from the block's masks m, the code points in no class (`bad`) marked hard. */
 static inline __attribute__((always_inline)) uint64_t
-sc_block_ends(const void *s, int width, const sc_pattern *p, int *hard) {
-    sc_masks m;
-    uint64_t bad = 0;
-    if (width == 1) {
-        sc_classify(s, &m);
-        bad = m.high;
-    } else {
-        uint8_t narrow[SC_BLOCK];
-        uint64_t high = 0;
-        for (int at = 0; at < SC_BLOCK; at += 16) {
-            __m128i v = sc_narrow16((const char *)s + (size_t)at * (size_t)width, width);
-            _mm_storeu_si128((__m128i *)(narrow + at), v);
-            high |= sc_bits(v, at);
-        }
-        if (__builtin_popcountll(high) > SC_WIDE_MOST) { /* K(next) is faster there */
-            *hard = SC_DENSE;
-            return 0;
-        }
-        sc_classify(narrow, &m);
-        if (high) sc_classify_high(s, width, p, &m);
-    }
+sc_block_rules(const void *s, int width, const sc_pattern *p, sc_masks m, uint64_t bad,
+               int *hard) {
     uint64_t L = m.letter, D = m.digit, S = m.space, N = m.newline, X = m.space | m.tab;
     uint64_t W = X | N;
     uint64_t P = ~(L | D | W | bad); /* the rest of ASCII: [^\s\p{L}\p{N}] */
@@ -241,6 +180,48 @@ sc_block_ends(const void *s, int width, const sc_pattern *p, int *hard) {
         if (run < cap) cap = run;
     }
     return cap < 1 ? 0 : starts & ((2ull << cap) - 2);
+}
+
+#ifdef SC_SIMD_WIDE
+/* sc_block_ends of a 1-byte string's block at the level avx512: one call a block, the masks in
+ * registers from the sort to the rules. */
+static SC_AVX512 uint64_t sc_block_ends_avx512(const uint8_t *s, const sc_pattern *p, int *hard) {
+    sc_masks m;
+    sc_classify_avx512(s, &m);
+    return sc_block_rules(s, 1, p, m, m.high, hard);
+}
+#endif
+
+/* The piece ends certain in s[0:64] (`width` bytes a code point), s[0] a piece start of a text
+ * that goes on past s[63]: bit b set for each b in [1, 62] where a piece of the shape p
+ * (sc_block_shape's) ends, all of them up to the last one set (0: none), each the end K(next)
+ * gives (regex's match there). *hard gets the offset of the first hard code point, or 64. A
+ * 1-byte string's block is sorted at the level in use (_scan_simd.h); a wider one's, narrowed
+ * to bytes, by SSE2 (its code points past ASCII by their class, one by one). */
+static inline __attribute__((always_inline)) uint64_t
+sc_block_ends(const void *s, int width, const sc_pattern *p, int *hard) {
+    sc_masks m;
+    if (width == 1) {
+#ifdef SC_SIMD_WIDE
+        if (sc_simd_level() == SC_SIMD_AVX512) return sc_block_ends_avx512(s, p, hard);
+#endif
+        sc_classify_sse2(s, &m);
+        return sc_block_rules(s, 1, p, m, m.high, hard);
+    }
+    uint8_t narrow[SC_BLOCK];
+    uint64_t high = 0;
+    for (int at = 0; at < SC_BLOCK; at += 16) {
+        __m128i v = sc_narrow16((const char *)s + (size_t)at * (size_t)width, width);
+        _mm_storeu_si128((__m128i *)(narrow + at), v);
+        high |= sc_bits(v, at);
+    }
+    if (__builtin_popcountll(high) > SC_WIDE_MOST) { /* K(next) is faster there */
+        *hard = SC_DENSE;
+        return 0;
+    }
+    sc_classify_sse2(narrow, &m);
+    if (high) sc_classify_high(s, width, p, &m);
+    return sc_block_rules(s, width, p, m, 0, hard);
 }
 #else
 static inline const sc_pattern *sc_block_shape(int pattern) {
