@@ -156,10 +156,13 @@ WINDOW = fused_module.WINDOW
 LATIN1_TEXT = "The caf\xe9's  1234567 cats\r\n  sat \u00bfon\n\n the mat--  don't (x) /y \t\n"
 
 
-@pytest.mark.parametrize("wide", ["\u20ac", "\u0301", "\U0001f600", "\udc80"])
+@pytest.mark.parametrize(
+    "wide", ["\u20ac", "\u0301", "\U0001f600", "\udc80", "\u0100", "\u0100\U0001f600"]
+)
 def test_a_wider_strs_stretches_below_256_about_every_boundary(wide: str) -> None:
     """A wider code point (a symbol, a combining mark, which no safe cut may precede, an emoji,
-    a lone surrogate) at every offset about the window's end and the copy's 16-unit steps,
+    a lone surrogate, U+0100 alone and in a 4-byte str: the first past a byte) at every offset
+    about the window's end and the copy's 16-unit steps,
     and texts ending there: the stretch before it, cut at a safe cut, then the units read as
     they are."""
     filler = LATIN1_TEXT * (2 * WINDOW // len(LATIN1_TEXT) + 2)
@@ -174,6 +177,19 @@ def test_a_wider_strs_stretches_below_256_about_every_boundary(wide: str) -> Non
             for end in (len(text), at + 1, at + 3):
                 one_pass, two_steps = _both(pattern, text, 0, end, "surrogateescape")
                 assert one_pass == two_steps, (pattern, at, end)
+
+
+@pytest.mark.parametrize("wide", ["\u20ac", "\U0001f600"], ids=["2-byte", "4-byte"])
+def test_a_latin1_code_point_at_every_offset_of_an_ascii_window(wide: str) -> None:
+    """The copy of a window, 16 code units a step, tells whether one past ASCII is in it (its
+    pieces are then not read in place as ASCII): one at every offset of the first steps and
+    about the window's end, in ASCII text."""
+    filler = "The cat sat on the mat, then ran. " * (WINDOW // 30)
+    for at in (*range(0, 70), *range(WINDOW - 40, WINDOW + 10)):
+        text = filler[:at] + "\xe9" + filler[at:] + wide
+        for pattern in NAMED:
+            one_pass, two_steps = _both(pattern, text, 0, len(text), "strict")
+            assert one_pass == two_steps, (pattern, at)
 
 
 @pytest.mark.parametrize(

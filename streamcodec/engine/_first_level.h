@@ -81,17 +81,35 @@ static inline void fl_key_set(fl_key *k, const uint8_t *p, size_t n, uint64_t he
     fl_key_words(k, head, rest | (uint64_t)n << 56);
 }
 
+/* The masks of a key's two words by its length n (FL_KEY_MASKS[n]: bytes 0-7 of the key, then
+ * bytes 8-14). */
+static const uint64_t FL_KEY_MASKS[FL_KEY + 1][2] = {
+    {0, 0},
+    {0xffull, 0},
+    {0xffffull, 0},
+    {0xffffffull, 0},
+    {0xffffffffull, 0},
+    {0xffffffffffull, 0},
+    {0xffffffffffffull, 0},
+    {0xffffffffffffffull, 0},
+    {~0ull, 0},
+    {~0ull, 0xffull},
+    {~0ull, 0xffffull},
+    {~0ull, 0xffffffull},
+    {~0ull, 0xffffffffull},
+    {~0ull, 0xffffffffffull},
+    {~0ull, 0xffffffffffffull},
+    {~0ull, 0xffffffffffffffull},
+};
+
 /* fl_key_set when p[0:16] may be read whatever n is (1 <= n <= FL_KEY): two loads, each masked
- * to the key's bytes in it, with no branch on n (a piece's length, which varies piece to piece,
- * mispredicted the two branches of sc_head_padded and fl_key_set). */
+ * to the key's bytes in it by a table row, with no branch on n (a piece's length, which varies
+ * piece to piece, mispredicted the two branches of sc_head_padded and fl_key_set). */
 static inline void fl_key_set_padded(fl_key *k, const uint8_t *p, size_t n) {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ || defined(_M_X64) || \
     defined(_M_ARM64)
-    /* short: the bytes of p[:n] in a word that is not all of them (n & 7 of them: bytes 0-6 of
-     * the first word, or bytes 8-14 in the second); full: all ones when the first word is. */
-    uint64_t short_ = (1ull << (8 * (n & 7))) - 1, full = 0 - (uint64_t)(n >= 8);
-    fl_key_words(k, sc_load64(p) & (short_ | full),
-                 (sc_load64(p + 8) & (short_ & full)) | (uint64_t)n << 56);
+    const uint64_t *mask = FL_KEY_MASKS[n];
+    fl_key_words(k, sc_load64(p) & mask[0], (sc_load64(p + 8) & mask[1]) | (uint64_t)n << 56);
 #else
     fl_key_set(k, p, n, sc_head(p, n));
 #endif

@@ -66,9 +66,16 @@ static int K(fused_units)(const CH *s, Py_ssize_t *at, Py_ssize_t stop, Py_ssize
     sc_walk w;
     while (i < stop && status == SC_OK) {
         if (sc_walk_start(&w, shape, s, sizeof *s, i, past, n)) {
-            for (Py_ssize_t e; i < stop && status == SC_OK && (e = sc_walk_next(&w)) >= 0;) {
-                status = sizeof(CH) == 1 ? K(in_place)(s, i, e, n, p) : K(encoded)(s, i, e, p);
-                if (status != FUSED_REFUSED) i = e;
+            if (sizeof(CH) == 1 && i + SC_BLOCK <= stop && i + SC_BLOCK + 16 <= n) {
+                /* The common block: every piece starts before `stop` and has 16 bytes of text
+                 * from its start, and an ASCII piece read in place is never refused. */
+                for (Py_ssize_t e; status == SC_OK && (e = sc_walk_next(&w)) >= 0; i = e)
+                    status = fused_piece(p, (const uint8_t *)s + i, (size_t)(e - i), 1);
+            } else {
+                for (Py_ssize_t e; i < stop && status == SC_OK && (e = sc_walk_next(&w)) >= 0;) {
+                    status = sizeof(CH) == 1 ? K(in_place)(s, i, e, n, p) : K(encoded)(s, i, e, p);
+                    if (status != FUSED_REFUSED) i = e;
+                }
             }
             past = sc_walk_past(&w, i);
             continue;
@@ -80,6 +87,43 @@ static int K(fused_units)(const CH *s, Py_ssize_t *at, Py_ssize_t stop, Py_ssize
     }
     *at = i;
     return status;
+}
+
+/* s[i:end] (2 or 4 bytes a code unit) copied as bytes to `to` up to its first code unit past
+ * U+00FF: where the copy stopped, *latin1 set when a unit copied is past ASCII. Sixteen units a
+ * step: with SSE2, loaded, checked (no high byte) and packed to bytes in a few instructions. */
+static inline Py_ssize_t K(narrow)(const CH *s, Py_ssize_t i, Py_ssize_t end, uint8_t *to,
+                                   int *latin1) {
+    Py_ssize_t q = i;
+    int past_ascii = 0;
+#ifdef SC_SIMD_BLOCKS
+    const __m128i zero = _mm_setzero_si128();
+    __m128i seen = zero;
+    for (; q + 16 <= end; q += 16) {
+        const __m128i *v = (const __m128i *)(s + q);
+        __m128i all, bytes;
+        if (sizeof(CH) == 2) {
+            __m128i a = _mm_loadu_si128(v), b = _mm_loadu_si128(v + 1);
+            all = _mm_srli_epi16(_mm_or_si128(a, b), 8);
+            bytes = _mm_packus_epi16(a, b);
+        } else {
+            __m128i a = _mm_loadu_si128(v), b = _mm_loadu_si128(v + 1);
+            __m128i c = _mm_loadu_si128(v + 2), d = _mm_loadu_si128(v + 3);
+            all = _mm_srli_epi32(_mm_or_si128(_mm_or_si128(a, b), _mm_or_si128(c, d)), 8);
+            bytes = _mm_packus_epi16(_mm_packs_epi32(a, b), _mm_packs_epi32(c, d));
+        }
+        if (_mm_movemask_epi8(_mm_cmpeq_epi8(all, zero)) != 0xFFFF) break; /* past U+00FF */
+        _mm_storeu_si128((__m128i *)(to + (q - i)), bytes);
+        seen = _mm_or_si128(seen, bytes);
+    }
+    past_ascii = _mm_movemask_epi8(seen) != 0;
+#endif
+    for (; q < end && s[q] <= 0xFF; q++) {
+        to[q - i] = (uint8_t)s[q];
+        past_ascii |= s[q] >= 0x80;
+    }
+    *latin1 = past_ascii;
+    return q;
 }
 
 /* K(fused_units), but a 2- or 4-byte string's stretches of code points below 256 (most of a text
@@ -96,23 +140,13 @@ static int K(fused)(const CH *s, Py_ssize_t *at, Py_ssize_t stop, Py_ssize_t n, 
     int ascii = p->ascii, crlf = p->pattern != PATTERN_GPT2, status = SC_OK;
     Py_ssize_t i = *at;
     while (i < stop && status == SC_OK) {
-        Py_ssize_t end = n - i > FUSED_WINDOW ? i + FUSED_WINDOW : n, q = i;
-        CH any = 0;
-        for (; q + 16 <= end; q += 16) { /* sixteen code units a step: the compiler's SIMD */
-            CH word = 0;
-            for (int k = 0; k < 16; k++) word |= s[q + k];
-            if (word > 0xFF) break;
-            for (int k = 0; k < 16; k++) narrow[q - i + k] = (uint8_t)s[q + k];
-            any |= word;
-        }
-        for (; q < end && s[q] <= 0xFF; q++) {
-            narrow[q - i] = (uint8_t)s[q];
-            any |= s[q];
-        }
+        Py_ssize_t end = n - i > FUSED_WINDOW ? i + FUSED_WINDOW : n;
+        int latin1;
+        Py_ssize_t q = K(narrow)(s, i, end, narrow, &latin1);
         Py_ssize_t cut = q == n ? n : K(last_cut)(s, i + 1, q, crlf);
         if (cut > i) {
             Py_ssize_t j = 0;
-            p->ascii = any < 0x80; /* else fused_units_1 finds where ASCII ends */
+            p->ascii = !latin1; /* else fused_units_1 finds where ASCII ends */
             status = fused_units_1(narrow, &j, (stop < cut ? stop : cut) - i, cut - i, p);
             p->ascii = ascii;
             i += j;
