@@ -46,3 +46,28 @@ def test_a_restart_stopped_at_any_line_leaves_nothing_behind(tmp_path: Path) -> 
     tokenize(new, tmp_path / "out", restart=True)
     enc = get_encoding("cl100k_base")
     assert [d.tolist() for d in read_documents(tmp_path / "out")] == [enc.encode("two")]
+
+
+def test_a_run_on_threads_stopped_at_any_line_of_its_pipeline_ends_its_threads(
+    tmp_path: Path,
+) -> None:
+    # A stop just after the reader's or the writer's thread started, before the code that ends
+    # it took charge, left it running: the reader inside the input's generator, whose closing
+    # then raised ValueError, not the stop; the writer waiting for ever.
+    inputs = []
+    for n in range(2):
+        inputs.append(tmp_path / f"{n}.jsonl")
+        inputs[-1].write_text(
+            "".join(f'{{"text": "doc {n} {k} {"word " * 20}"}}\n' for k in range(99))
+        )
+    run = lambda: tokenize(inputs, tmp_path / "out", shard_bytes=8000, jobs=2)  # noqa: E731
+    lines = run_stopped(run, ("corpus/overlap.py",), 0)
+    for stop_at in range(1, lines + 1):
+        shutil.rmtree(tmp_path / "out", ignore_errors=True)
+        run_stopped(run, ("corpus/overlap.py",), stop_at)
+        for thread in threading.enumerate():
+            # (the hasher's end is called at the with block's end: a stop at that very call
+            # leaves it waiting, idle, a daemon: no run stops it there)
+            if thread.name in ("streamcodec-reader", "streamcodec-writer"):
+                thread.join(5)
+                assert not thread.is_alive(), (stop_at, thread.name)

@@ -68,8 +68,8 @@ def read_ahead(items: Iterator[T], *, depth: int) -> Generator[T, None, None]:
             getattr(items, "close", lambda: None)()
 
     thread = threading.Thread(target=run, daemon=True, name="streamcodec-reader")
-    thread.start()
-    try:
+    try:  # started inside: a stop just after the start still ends it
+        thread.start()
         while True:
             item, error = box.get()  # a signal to the main thread interrupts the wait
             if item is _END:
@@ -105,8 +105,8 @@ def write_behind(
 
     done = threading.Event()
     thread = threading.Thread(target=run, daemon=True, name="streamcodec-writer")
-    thread.start()
-    try:
+    try:  # started inside: a stop just after the start still ends it
+        thread.start()
         for item in items:
             if not _hand(box, item, done):
                 break  # the consumer failed: its error is raised below
@@ -139,8 +139,12 @@ class HashBehind:
         self._ending = False
 
     def __enter__(self) -> HashBehind:
-        self._thread.start()
-        return self
+        try:  # a stop before the with block takes charge still ends the thread
+            self._thread.start()
+            return self
+        except BaseException:
+            surely(self._end)
+            raise
 
     def __exit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
@@ -151,7 +155,7 @@ class HashBehind:
         if not self._ending:  # once: the thread takes one end
             self._box.put(None)
             self._ending = True
-        self._thread.join()
+        _join_started(self._thread)
 
     def _run(self) -> None:
         while (item := self._box.get()) is not None:
@@ -239,7 +243,7 @@ def _abandon(thread: threading.Thread, box: queue.Queue[Any]) -> None:
     """Stop the consumer at its next item and wait for it to unwind (idempotent)."""
     _drain(box)
     box.put_nowait(_ABANDON)  # only this thread puts: the box has room
-    thread.join()
+    _join_started(thread)
 
 
 def _drain_until_ended(thread: threading.Thread, box: queue.Queue[Any]) -> None:
@@ -247,6 +251,13 @@ def _drain_until_ended(thread: threading.Thread, box: queue.Queue[Any]) -> None:
     while thread.is_alive():
         _drain(box)
         thread.join(0.01)
+
+
+def _join_started(thread: threading.Thread) -> None:
+    """Wait for ``thread`` to end, if a start made it (a stop inside ``start`` may come before
+    it runs: it then finds the end its caller left in its box, and ends by itself)."""
+    if thread.ident is not None:
+        thread.join()
 
 
 def _drain(box: queue.Queue[Any]) -> None:
