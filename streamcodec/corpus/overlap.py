@@ -29,6 +29,7 @@ from __future__ import annotations
 import hashlib
 import queue
 import threading
+import weakref
 from collections.abc import Callable, Generator, Iterable, Iterator
 from types import TracebackType
 from typing import Any, TypeVar
@@ -135,7 +136,10 @@ class HashBehind:
 
     def __init__(self, *, depth: int) -> None:
         self._box: queue.Queue[tuple[Any, bytes | threading.Event] | None] = queue.Queue(depth)
-        self._thread = threading.Thread(target=self._run, daemon=True, name="streamcodec-hasher")
+        self._thread = threading.Thread(
+            target=_hash_fed, args=(self._box, weakref.ref(self)), daemon=True,
+            name="streamcodec-hasher",
+        )  # fmt: skip
         self._ending = False
 
     def __enter__(self) -> HashBehind:
@@ -157,17 +161,28 @@ class HashBehind:
             self._ending = True
         _join_started(self._thread)
 
-    def _run(self) -> None:
-        while (item := self._box.get()) is not None:
-            digest, data = item
-            if isinstance(data, threading.Event):
-                data.set()  # the updates before it are done
-            else:
-                digest.update(data)  # hashlib releases the GIL for a large buffer
-
     def sha256(self) -> _Fed:
         """A new SHA-256, fed on the thread."""
         return _Fed(self._box)
+
+
+def _hash_fed(box: queue.Queue[Any], owner: weakref.ref[HashBehind]) -> None:
+    """The hasher's thread: each update in turn, until the end its owner puts, or until the
+    owner is gone (a stop at the very call of its ``__exit__`` left it waiting)."""
+    while True:
+        try:
+            item = box.get(timeout=1)
+        except queue.Empty:
+            if owner() is None:
+                return
+            continue
+        if item is None:
+            return
+        digest, data = item
+        if isinstance(data, threading.Event):
+            data.set()  # the updates before it are done
+        else:
+            digest.update(data)  # hashlib releases the GIL for a large buffer
 
 
 class _Fed:
