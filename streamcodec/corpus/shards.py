@@ -169,15 +169,16 @@ class TokenShard:
 
     def _joined(self, ids: Ids, offsets: array.array[int]) -> tuple[bytes, list[int]]:
         """:meth:`add_flat`'s ids of the shard's type, each document between the boundaries."""
-        view, width = memoryview(ids).cast("B"), memoryview(ids).itemsize
+        view = memoryview(ids).cast("B")
         bos = array.array(self._typecode, self.layout.bos).tobytes()
         eos = array.array(self._typecode, self.layout.eos).tobytes()
-        bounds = offsets.tolist()
-        parts: list[bytes | memoryview] = []
-        for start, end in itertools.pairwise(bounds):
-            parts += (bos, view[start * width : end * width], eos)
         extra = len(self.layout.bos) + len(self.layout.eos)
-        return b"".join(parts), [end - start + extra for start, end in itertools.pairwise(bounds)]
+        parts: list[bytes | memoryview] = []
+        sizes = []
+        for start, end in itertools.pairwise(offsets.tolist()):
+            parts += (bos, view[start * self._width : end * self._width], eos)
+            sizes.append(end - start + extra)
+        return b"".join(parts), sizes
 
     def _converted(self, ids: Ids, offsets: array.array[int]) -> tuple[Any, list[int]]:
         """:meth:`add_flat`'s ids of another type, by numpy (``ImportError`` without it)."""
