@@ -235,18 +235,20 @@ def make_shards(
     progress: Progress | None = None,
 ) -> None:
     """Write ``shards`` of ``job`` in order, through one pipeline of ``jobs`` workers (one:
-    all on this thread); ``finished(entry)`` with each one's manifest entry once it is whole.
-    With more than one worker, the input is read and hashed on a reader thread and the shards
-    written, hashed and listed on a writer thread (:mod:`streamcodec.corpus.overlap`), so this
-    thread only schedules; not with an input that can block (standard input, a pipe) or a
-    document streamed (its own pipeline), nor beside worker processes (the pure path)."""
+    this thread); ``finished(entry)`` with each one's manifest entry once it is whole. The
+    input is read and hashed on a reader thread and a hasher thread, and the shards written,
+    hashed and listed on a writer thread (:mod:`streamcodec.corpus.overlap`), beside the
+    workers, whatever ``jobs`` (they are the cores that encode: with one, the input's I/O and
+    hashing take the second core, a third of a run's work); not with an input that can block
+    (standard input, a pipe) or a document streamed (its own pipeline), nor beside worker
+    processes (the pure path): then all of it is this thread's."""
     digests: list[list[Any]] = [[] for _ in shards]
     work = functools.partial(_numbered, functools.partial(
         _encode_task, job.encoding, job.special_as_text, job.reading))  # fmt: skip
     native = job.encoding.backend == "native"
     write = functools.partial(_write_results, job, shards, digests, finished, jobs, progress)
     # threads beside the workers: not where they are processes (forked: a thread's lock held)
-    overlapped = jobs > 1 and native and _overlaps(job)
+    overlapped = native and _overlaps(job)
     with contextlib.ExitStack() as stack:
         sha256: Callable[[], Any] = hashlib.sha256
         if overlapped:  # the input's hash off the reader too, ended after it
