@@ -10,11 +10,12 @@ documents. ``jobs`` threads (native path) or processes (pure path) each take a t
 into documents and encode them: a JSON Lines block by the native reader into one run of UTF-8
 (:mod:`streamcodec.corpus.columns`: the GIL released) that the batch pass encodes in place, or
 by the Python reader where the native one could differ from it. The results are written in the
-tasks' order, so the shards' bytes do not depend on ``jobs``; with more than one thread the
-reading (and the input's hash) and the writing (and the shards' hashes) run on threads of their
-own (:mod:`streamcodec.corpus.overlap`), so the main thread, which would cap the run on many
-cores, only schedules. At most ``2 * jobs`` tasks are in flight and 8 more in the hands and
-queues of those threads (``2 * jobs + 8`` of about a megabyte each), so memory is bounded.
+tasks' order, so the shards' bytes do not depend on ``jobs``; the reading (and the input's
+hash) and the writing (and the shards' hashes) run on threads of their own
+(:mod:`streamcodec.corpus.overlap`) beside the ``jobs`` that encode, so the main thread, which
+would cap the run on many cores, only schedules (with one job: encodes). At most ``2 * jobs``
+tasks are in flight and 8 more in the hands and queues of those threads (``2 * jobs + 8`` of
+about a megabyte each), so memory is bounded.
 Each document is encoded exactly as ``encode_ordinary`` encodes it alone; a large plain-text
 file is streamed (``Encoding.iter_encode_chunks``).
 """
