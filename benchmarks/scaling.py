@@ -23,6 +23,8 @@ the batch should cost no more per byte than one long text. And ``streamcodec tok
 command's wall time, its process start included: Python, the imports (their bytecode cached, as
 an installed package's), the vocabulary), and
 ``streamcodec.corpus.tokenize(jobs=N)`` on them in a process already started (the run alone).
+The command's start is timed on its own too, as the same command on a one-line input, and
+printed with the command's MB/s less it, so a small corpus's figure is read for what it is.
 
 Printed: a table of MB/s (UTF-8 bytes of the documents / wall seconds), then the ratios the
 issue sets targets for: n threads over one (ids, counts), one thread over the joined text, and
@@ -61,6 +63,7 @@ COUNTS = ("sc count batch", "toktok count_batch")
 JOINED = ("sc joined numpy", "sc joined count")
 CORPUS = "sc tokenize-corpus --jobs N"  # the command line on the documents as JSON Lines
 IN_PROCESS = "sc tokenize() jobs=N"  # the same run called in a process already started
+START = "sc tokenize-corpus start"  # the command on a one-line input: its start, timed alone
 
 
 def documents(count: int, seed: int = 28) -> list[str]:
@@ -88,8 +91,9 @@ def contender(name: str, threads: int, folder: Path) -> Callable[[list[str]], An
 
     import streamcodec
 
-    if name == CORPUS:  # the process start is in its figure
-        jsonl, shards = str(folder / "docs.jsonl"), str(folder / "shards")
+    if name in (CORPUS, START):  # the process start is in its figure
+        jsonl = str(folder / ("one.jsonl" if name == START else "docs.jsonl"))
+        shards = str(folder / "shards")
         command = [
             "tokenize-corpus",
             "-q",
@@ -160,7 +164,7 @@ def digest(name: str, result: Any, docs: list[str]) -> str:
     if name in COUNTS:
         counts = np.asarray(result, dtype=np.int64)
         return hashlib.sha256(counts.tobytes()).hexdigest()[:16]
-    if name in (*JOINED, CORPUS, IN_PROCESS):
+    if name in (*JOINED, CORPUS, IN_PROCESS, START):
         return "-"  # the joined text is not the documents; the shards hold separators
     if name in ("sc lists", "tiktoken batch", "sc pool numpy"):
         arrays = [np.asarray(ids, dtype=np.uint32) for ids in result]
@@ -221,7 +225,7 @@ def installed(names: tuple[str, ...]) -> list[str]:
 
 def table(results: dict[tuple[str, int], dict[str, Any]], counts: list[int], size: float) -> None:
     """The MB/s table (markdown), and the ratios of the issue's targets."""
-    names = list(dict.fromkeys(name for name, _ in results))
+    names = list(dict.fromkeys(name for name, _ in results if name != START))
     print("| MB/s at N threads | " + " | ".join(map(str, counts)) + " |")
     print("|---|" + "---|" * len(counts))
     reference = {d for (n, _), r in results.items() if n == "sc batch numpy" for d in [r["digest"]]}
@@ -261,6 +265,12 @@ def table(results: dict[tuple[str, int], dict[str, Any]], counts: list[int], siz
             print(f"{corpus}: {n} / 1 = {mbps(corpus, n) / mbps(corpus, 1):.2f}x")
         ratio = mbps(corpus, 1) / mbps("sc count batch", 1)
         print(f"{corpus} at 1 / sc count batch, 1 thread = {ratio:.2f}x")
+    for n in counts:
+        start, whole = results.get((START, n)), results.get((CORPUS, n))
+        if start is not None and whole is not None:
+            less = size / (whole["seconds"] - start["seconds"])
+            print(f"{CORPUS} at {n}: its start (a one-line input) {1000 * start['seconds']:.0f} "
+                  f"ms; less it, {less:.0f} MB/s")  # fmt: skip
     peers = [n for n in names if not n.startswith(("sc", "tiktoken")) and (n, most) in results]
     for ours, kind in (("sc batch numpy", IDS), ("sc count batch", COUNTS)):
         rivals = [p for p in peers if p in kind]
@@ -309,10 +319,12 @@ def main() -> None:
         if CORPUS in names or IN_PROCESS in names:
             with open(folder / "docs.jsonl", "w", encoding="utf-8") as f:
                 f.writelines(json.dumps({"text": d}) + "\n" for d in docs)
+            (folder / "one.jsonl").write_text(json.dumps({"text": docs[0]}) + "\n")
         print(f"{len(docs)} documents, {size:.1f} MB; {cores} cores ({platform.processor() or platform.machine()}); "  # noqa: E501
               f"Python {platform.python_version()}")  # fmt: skip
         results: dict[tuple[str, int], dict[str, Any]] = {}
-        plan = [(n, t) for t in counts for n in names] + [(n, 1) for n in JOINED]
+        starts = [START] if CORPUS in names else []
+        plan = [(n, t) for t in counts for n in [*names, *starts]] + [(n, 1) for n in JOINED]
         for _ in range(args.rounds):
             for name, threads in plan:
                 found = measure(name, threads, folder, args.runs)
