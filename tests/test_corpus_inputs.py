@@ -189,24 +189,45 @@ def test_an_input_changed_while_it_is_read_fails_that_shard(
     assert json.loads((tmp_path / "out" / "manifest.json").read_text())["shards"] == []
 
 
-def test_an_input_changed_between_shards_fails_the_next_shard(tmp_path: Path) -> None:
+def test_an_input_changed_between_shards_fails_the_next_shard(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     (tmp_path / "a.jsonl").write_text(LINES)
     (tmp_path / "b.jsonl").write_text(LINES)
-    progress_calls = []
+    blocks = jsonlines.line_blocks
+    ranges = []
 
-    def progress(done: int, tokens: int) -> None:
-        progress_calls.append(done)
-        if len(progress_calls) == 3:  # the first shard is being made: change the second input
+    def changing(*args: object, **kwargs: object) -> Iterator[object]:
+        ranges.append(args)
+        yield from blocks(*args, **kwargs)  # type: ignore[arg-type]
+        if len(ranges) == 1:  # the first shard's input read: change the second input's
             _append(tmp_path / "b.jsonl")
 
-    # "before it was opened", or "while it was read" where the reader thread, ahead of the
-    # writer that reports progress, had opened it already
-    changed = r"b\.jsonl: the file changed (before|while) it was"
-    with pytest.raises(InputChangedError, match=changed):
+    # on the reader's thread, ahead of the writer: changed once the first input is read, not
+    # at a point of the writer's progress (the reader may have read both inputs by then)
+    monkeypatch.setattr("streamcodec.corpus.job.line_blocks", changing)
+    with pytest.raises(InputChangedError, match=r"b\.jsonl: the file changed before it was"):
         tokenize([tmp_path / "a.jsonl", tmp_path / "b.jsonl"], tmp_path / "out",
-                 shard_bytes=len(LINES), progress=progress)  # fmt: skip
+                 shard_bytes=len(LINES))  # fmt: skip
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert [entry["index"] for entry in manifest["shards"]] == [0]
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_bad_line_fails_its_shard_after_the_shards_before_are_listed(
+    tmp_path: Path, jobs: int
+) -> None:
+    """A task's error (here a worker's: a line without the field) is raised at the task's
+    place: the shards before it are finished and listed first, on every job count, as on one
+    thread (the pipeline's threads raised it ahead of the results before it, and the first
+    shard, encoded and waiting to be written, was made again by the rerun)."""
+    (tmp_path / "a.jsonl").write_text(LINES)
+    (tmp_path / "b.jsonl").write_text(LINES + '{"title": "no text"}\n')
+    with pytest.raises(ValueError, match=r"b\.jsonl:3001: no field 'text'"):
+        tokenize([tmp_path / "a.jsonl", tmp_path / "b.jsonl"], tmp_path / "out",
+                 shard_bytes=len(LINES), jobs=jobs)  # fmt: skip
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert [entry["index"] for entry in manifest["shards"]] == [0, 1]  # b's last line: shard 2
 
 
 def _parquet_with_bad_utf8(path: Path) -> None:

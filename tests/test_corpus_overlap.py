@@ -152,8 +152,16 @@ def test_with_jobs_the_main_thread_neither_reads_nor_writes(
         writing.add(threading.current_thread().name)
         add_flat(self, *args)
 
+    encoding: set[str] = set()
+    encode_task = job_module._encode_task
+
+    def encode(*args: Any) -> Any:
+        encoding.add(threading.current_thread().name.rstrip("0123456789"))
+        return encode_task(*args)
+
     monkeypatch.setattr(job_module, "line_blocks", read)
     monkeypatch.setattr(TokenShard, "add_flat", write)
+    monkeypatch.setattr(job_module, "_encode_task", encode)
     named = "-" if stdin else source
     kind = {"stdin_kind": "jsonl"} if stdin else {}
     manifest = tokenize([named], tmp_path / "out", jobs=jobs, shard_bytes=20_000, **kind)
@@ -163,3 +171,7 @@ def test_with_jobs_the_main_thread_neither_reads_nor_writes(
     threads = native and not stdin
     expected = ({"streamcodec-reader"}, {"streamcodec-writer"}) if threads else ({main}, {main})
     assert (reading, writing) == expected
+    # the main thread only schedules: one job too encodes on a worker thread (not on a native
+    # thread started for each task, the main thread watching it for signals)
+    if native:  # (the pure path's workers are processes)
+        assert encoding == ({main} if stdin and jobs == 1 else {"streamcodec-worker-"})

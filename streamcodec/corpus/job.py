@@ -13,11 +13,11 @@ by the Python reader where the native one could differ from it. The results are 
 tasks' order, so the shards' bytes do not depend on ``jobs``; the reading (and the input's
 hash) and the writing (and the shards' hashes) run on threads of their own
 (:mod:`streamcodec.corpus.overlap`) beside the ``jobs`` that encode, so the main thread, which
-would cap the run on many cores, only schedules (with one job: encodes). At most ``2 * jobs``
-tasks are in flight and 8 more in the hands and queues of those threads (``2 * jobs + 8`` of
-about a megabyte each), so memory is bounded.
-Each document is encoded exactly as ``encode_ordinary`` encodes it alone; a large plain-text
-file is streamed (``Encoding.iter_encode_chunks``).
+would cap the run on many cores, only schedules. At most ``2 * jobs`` tasks are in flight and 8
+more in the hands and queues of those threads (``2 * jobs + 8`` of about a megabyte each), so
+memory is bounded. Each document is encoded exactly as ``encode_ordinary`` encodes it alone;
+a large plain-text file is streamed (``Encoding.iter_encode_chunks``). A task's error is raised
+where the shards are written, at its place, so the shards before it are listed first.
 """
 
 from __future__ import annotations
@@ -101,8 +101,19 @@ class _End:
     """The end of a shard's tasks."""
 
 
-# A task: documents read, a block of lines, Parquet rows, a document to stream, a shard's end
-Task: TypeAlias = "list[Document] | _Block | Rows | _Streamed | _End"
+@dataclasses.dataclass(frozen=True)
+class _Failed:
+    """A task's reading or encoding failed: its error, raised where the shards are written at
+    the task's place, so the shards before it are finished and listed first, whichever thread
+    read or encoded it (the pipeline's threads would raise it ahead of the results before it)."""
+
+    error: Exception
+
+
+# A task: documents read, a block of lines, Parquet rows, a document to stream, a shard's end,
+# an error of the reading
+Task: TypeAlias = "list[Document] | _Block | Rows | _Streamed | _End | _Failed"
+Result: TypeAlias = "_Encoded | _Streamed | _End | _Failed"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -161,13 +172,11 @@ def _batches(docs: Iterator[Document]) -> Iterator[list[Document]]:
         yield batch
 
 
-def _encode_task(
-    enc: Encoding, as_text: bool, reading: Reading, task: Task
-) -> _Encoded | _Streamed | _End:
+def _encode_task(enc: Encoding, as_text: bool, reading: Reading, task: Task) -> Result:
     """A task's documents read (a block or rows: natively or by pyarrow where that reads them as
     the Python reader does, else by that reader) and encoded; a streamed document and a shard's
     end are left to the consumer."""
-    if isinstance(task, (_Streamed, _End)):
+    if isinstance(task, (_Streamed, _End, _Failed)):
         return task
     if isinstance(task, list):
         return _encode_documents(enc, as_text, task)
@@ -235,14 +244,14 @@ def make_shards(
     jobs: int = 1,
     progress: Progress | None = None,
 ) -> None:
-    """Write ``shards`` of ``job`` in order, through one pipeline of ``jobs`` workers (one:
-    this thread); ``finished(entry)`` with each one's manifest entry once it is whole. The
-    input is read and hashed on a reader thread and a hasher thread, and the shards written,
-    hashed and listed on a writer thread (:mod:`streamcodec.corpus.overlap`), beside the
-    workers, whatever ``jobs`` (they are the cores that encode: with one, the input's I/O and
-    hashing take the second core, a third of a run's work); not with an input that can block
-    (standard input, a pipe) or a document streamed (its own pipeline), nor beside worker
-    processes (the pure path): then all of it is this thread's."""
+    """Write ``shards`` of ``job`` in order, through one pipeline of ``jobs`` workers;
+    ``finished(entry)`` with each one's manifest entry once it is whole. The input is read and
+    hashed on a reader thread and a hasher thread, and the shards written, hashed and listed on
+    a writer thread (:mod:`streamcodec.corpus.overlap`), beside the workers, whatever ``jobs``
+    (they are the cores that encode: with one, the input's I/O and hashing take the second
+    core, a third of a run's work), so this thread only schedules; not with an input that can
+    block (standard input, a pipe) or a document streamed (its own pipeline), nor beside worker
+    processes (the pure path): then all of it is this thread's, one job encoding here."""
     digests: list[list[Any]] = [[] for _ in shards]
     work = functools.partial(_numbered, functools.partial(
         _encode_task, job.encoding, job.special_as_text, job.reading))  # fmt: skip
@@ -261,8 +270,11 @@ def make_shards(
         if overlapped:
             tasks = read_ahead(tasks, depth=1)
             stack.callback(tasks.close)  # the reader ended, after the workers
-        results: Iterator[tuple[int, _Encoded | _Streamed | _End]] = map(work, tasks)
-        if jobs > 1:
+        results: Iterator[tuple[int, Result]] = map(work, tasks)
+        # one job too on a thread of the pool where the ends are: it runs each task's batch
+        # itself, where the main thread would start a native thread for each (to watch for
+        # signals), and the main thread only schedules, as with more
+        if jobs > 1 or overlapped:
             pool = ordered_map(work, tasks, jobs=jobs, processes=not native)
             stack.callback(pool.close)  # the workers ended
             results = pool
@@ -288,13 +300,15 @@ def _write_results(
     finished: Callable[[dict[str, Any]], object],
     jobs: int,
     progress: Progress | None,
-    results: Iterator[tuple[int, _Encoded | _Streamed | _End]],
+    results: Iterator[tuple[int, Result]],
 ) -> None:
     """Write the encoded ``results`` into the shards, in order, each listed once whole."""
     writer: Any = None
     reported = 0
     with contextlib.ExitStack() as shard_files:
         for n, result in results:
+            if isinstance(result, _Failed):
+                raise result.error  # the shard in hand's files discarded, those before listed
             shard = shards[n]
             if writer is None:
                 writer = shard_files.enter_context(
@@ -357,13 +371,20 @@ def _listed(out_dir: str, entry: dict[str, Any]) -> bool:
 def _numbered_tasks(
     job: Job, shards: Sequence[ShardPlan], digests: list[list[Any]], sha256: Callable[[], Any]
 ) -> Generator[tuple[int, Task], None, None]:
-    for n, shard in enumerate(shards):
-        for task in _tasks(job, shard, digests[n], sha256):
-            yield n, task
+    n = 0
+    try:
+        for n, shard in enumerate(shards):
+            for task in _tasks(job, shard, digests[n], sha256):
+                yield n, task
+    except Exception as exc:  # the reading's error, at its place: the last task
+        yield n, _Failed(exc)
 
 
-def _numbered(work: Callable[[Task], Any], task: tuple[int, Task]) -> tuple[int, Any]:
-    return task[0], work(task[1])
+def _numbered(work: Callable[[Task], Result], task: tuple[int, Task]) -> tuple[int, Result]:
+    try:
+        return task[0], work(task[1])
+    except Exception as exc:  # raised at its place by the writing (a signal: at once)
+        return task[0], _Failed(exc)
 
 
 def _write_streamed(job: Job, inp: Input, writer: Any, jobs: int) -> None:
