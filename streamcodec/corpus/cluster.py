@@ -15,8 +15,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from streamcodec.corpus.document import Range
-from streamcodec.corpus.job import Job, make_shard, source_records
-from streamcodec.corpus.plan import ShardPlan
+from streamcodec.corpus.job import Job, make_shard
+from streamcodec.corpus.plan import ShardPlan, source_records
 
 __all__ = ["run_on_cluster"]
 

@@ -48,7 +48,7 @@ from streamcodec.corpus.inputs import Rows, documents, parquet_batches, row_docu
 from streamcodec.corpus.jsonlines import Lines, json_documents, line_blocks
 from streamcodec.corpus.manifest import load_manifest
 from streamcodec.corpus.overlap import HashBehind, read_ahead, write_behind
-from streamcodec.corpus.plan import ShardPlan
+from streamcodec.corpus.plan import ShardPlan, source_records
 from streamcodec.corpus.shards import Layout, file_records
 from streamcodec.corpus.writers import shard_format
 from streamcodec.encoding import Encoding
@@ -110,8 +110,7 @@ class _Failed:
     error: Exception
 
 
-# A task: documents read, a block of lines, Parquet rows, a document to stream, a shard's end,
-# an error of the reading
+# A task: documents read, a block of lines, Parquet rows, a document to stream, a shard's end
 Task: TypeAlias = "list[Document] | _Block | Rows | _Streamed | _End | _Failed"
 Result: TypeAlias = "_Encoded | _Streamed | _End | _Failed"
 
@@ -271,9 +270,8 @@ def make_shards(
             tasks = read_ahead(tasks, depth=1)
             stack.callback(tasks.close)  # the reader ended, after the workers
         results: Iterator[tuple[int, Result]] = map(work, tasks)
-        # one job too on a thread of the pool where the ends are: it runs each task's batch
-        # itself, where the main thread would start a native thread for each (to watch for
-        # signals), and the main thread only schedules, as with more
+        # one job too on the pool, where the ends are: it runs each batch itself (the main
+        # thread would start a native thread for each, to watch for signals), and this schedules
         if jobs > 1 or overlapped:
             pool = ordered_map(work, tasks, jobs=jobs, processes=not native)
             stack.callback(pool.close)  # the workers ended
@@ -420,19 +418,3 @@ def _entry(job: Job, shard: ShardPlan, writer: Any, digests: list[Any]) -> dict[
         "documents": writer.documents,
         **job.record,
     }
-
-
-def source_records(inputs: tuple[Input, ...], shard: ShardPlan) -> list[dict[str, Any]]:
-    """The shard's sources as the manifest lists them: input, path, range and its unit."""
-    records = []
-    for part in shard.ranges:
-        inp = inputs[part.input]
-        unit = "row_groups" if inp.kind == "parquet" else "bytes"
-        # to the end: its size, but a compressed input's decompressed length is not known
-        # before it is read (its size on disk is not that): -1
-        whole = part.end < 0 and inp.kind != "parquet" and inp.compression is None
-        end = inp.size if whole else part.end
-        records.append(
-            {"input": part.input, "path": inp.path, "unit": unit, "start": part.start, "end": end}
-        )
-    return records

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from typing import Any
 
 from streamcodec.corpus.document import Input, Range
 from streamcodec.corpus.inputs import parquet_row_groups
 
-__all__ = ["ShardPlan", "make_plan"]
+__all__ = ["ShardPlan", "make_plan", "source_records"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -79,3 +80,19 @@ def _joined(ranges: list[Range], part: Range) -> list[Range]:
     if ranges and ranges[-1].input == part.input and ranges[-1].end == part.start:
         return [*ranges[:-1], Range(part.input, ranges[-1].start, part.end)]
     return [*ranges, part]
+
+
+def source_records(inputs: tuple[Input, ...], shard: ShardPlan) -> list[dict[str, Any]]:
+    """The shard's sources as the manifest lists them: input, path, range and its unit."""
+    records = []
+    for part in shard.ranges:
+        inp = inputs[part.input]
+        unit = "row_groups" if inp.kind == "parquet" else "bytes"
+        # to the end: its size, but a compressed input's decompressed length is not known
+        # before it is read (its size on disk is not that): -1
+        whole = part.end < 0 and inp.kind != "parquet" and inp.compression is None
+        end = inp.size if whole else part.end
+        records.append(
+            {"input": part.input, "path": inp.path, "unit": unit, "start": part.start, "end": end}
+        )
+    return records

@@ -27,7 +27,7 @@ from typing import Any
 from streamcodec.corpus.check import input_problem
 from streamcodec.corpus.document import STDIN, Input, Kind, Reading
 from streamcodec.corpus.finding import find_inputs
-from streamcodec.corpus.job import Job, make_shards, source_records
+from streamcodec.corpus.job import Job, make_shards
 from streamcodec.corpus.manifest import (
     FORMAT,
     MANIFEST,
@@ -40,7 +40,7 @@ from streamcodec.corpus.manifest import (
     shard_problem,
 )
 from streamcodec.corpus.overlap import OnThread
-from streamcodec.corpus.plan import make_plan
+from streamcodec.corpus.plan import make_plan, source_records
 from streamcodec.corpus.shards import FIELDS, Layout
 from streamcodec.corpus.writers import (
     FORMATS,
