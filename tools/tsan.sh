@@ -4,8 +4,10 @@
 #      with -fsanitize=thread with the core's C units, encodes the same long pieces on 4
 #      threads at once;
 #   2. the batch pass (engine/_fused_batch.h: its counter, cancel flag, first invalid document,
-#      per-thread buffers): the compiled modules built with -fsanitize=thread in a copy of the
-#      tree, then tools/tsan_batch.py under Python with libtsan preloaded.
+#      per-thread buffers; the primary word cache its threads read together and the private
+#      ones promoted into it, engine/_shared_cache.h): the compiled modules built with
+#      -fsanitize=thread in a copy of the tree, then tools/tsan_batch.py under Python with
+#      libtsan preloaded.
 # Any race report fails.
 #
 #     tools/tsan.sh

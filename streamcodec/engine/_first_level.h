@@ -25,8 +25,11 @@
  * its second miss, remembered by a doorkeeper of fingerprints, one a line. A hit in the second
  * way swaps it to the first; an admitted piece replaces the second (least recently used).
  *
- * One table serves one thread at a time (it is part of a word_cache, _word_cache.h, which owns
- * its memory): written on hits and misses with no lock.
+ * One table is written by one thread at a time (it is part of a word_cache, _word_cache.h, which
+ * owns its memory): on hits (the swap) and misses (the offer), with no lock. A batch's threads
+ * read one table together through headers of their own marked `fixed` (_word_cache.h's
+ * wc_init_private): no swap, no offer, their own counters, so nothing shared is written while
+ * they run (docs/performance.md, "The word cache", Threads).
  */
 #ifndef STREAMCODEC_FIRST_LEVEL_H
 #define STREAMCODEC_FIRST_LEVEL_H
@@ -55,6 +58,7 @@ typedef struct {
     fl_entry *lines; /* 2 entries a line; NULL: no first level */
     uint32_t *door;  /* a fingerprint a line: pieces missed once */
     int shift;       /* 64 - log2(lines): a line is hash >> shift */
+    int fixed;       /* another's table, read only: no swap on a hit, no offer */
     uint64_t hits, misses;
 } first_level;
 
@@ -123,7 +127,8 @@ static inline int fl_same(const fl_entry *e, const fl_key *k) {
     return e->k0 == k->k0 && e->k1 == k->k1;
 }
 
-/* The entry of k, or NULL (f has lines). A hit in the second way moves to the first. An empty
+/* The entry of k, or NULL (f has lines). A hit in the second way moves to the first (not in a
+ * fixed table, read by other threads too: its hit stays where it is). An empty
  * entry (all zeros) matches no key, whose length byte is not 0: the line is read and compared
  * whether it holds anything or not (a bit a line that said so, asked first, was one more
  * dependent load on every hit, and most lines hold a token). */
@@ -134,10 +139,11 @@ static inline const fl_entry *fl_get(first_level *f, const fl_key *k) {
         return line;
     }
     if (fl_same(line + 1, k)) {
+        f->hits++;
+        if (f->fixed) return line + 1;
         fl_entry hit = line[1];
         line[1] = line[0];
         line[0] = hit;
-        f->hits++;
         return line;
     }
     f->misses++;
@@ -194,9 +200,9 @@ static inline void fl_unpack(const fl_entry *e, size_t n, uint32_t *to) {
 
 /* Offer k's ids (1 <= n) after a miss: a free way takes them; a full line only on the second
  * offer the doorkeeper remembers. Whether they were stored (not: ids that do not fit, fl_fits,
- * or a first offer to a full line). */
+ * a first offer to a full line, or a fixed table). */
 static inline int fl_offer(first_level *f, const fl_key *k, const uint32_t *ids, size_t n) {
-    if (!fl_fits(ids, n)) return 0;
+    if (f->fixed || !fl_fits(ids, n)) return 0;
     fl_entry *line = fl_line(f, k);
     if (line[1].k1 == 0 || line[0].k1 == 0) {
         fl_put(line[0].k1 == 0 ? line : line + 1, k, ids, n);
@@ -225,15 +231,18 @@ static size_t fl_lines_for(size_t bytes, size_t n) {
     return lines < 2 ? 0 : lines;
 }
 
-/* Set f up over zeroed memory (lines * 2 entries, lines doorkeeper slots) and fill it: each line's first way with the lowest-index token of up to
- * FL_KEY bytes that hashes to it (the lower indices, merged first, are the common ones); the
- * second way is left to the text's pieces and the tokens the slow path finds. */
-static void fl_fill(first_level *f, size_t lines, fl_entry *entries, uint32_t *door,
-                    const sc_table *t) {
+/* Set f up over zeroed memory: lines * 2 entries, lines doorkeeper slots (lines >= 2). */
+static void fl_setup(first_level *f, size_t lines, fl_entry *entries, uint32_t *door) {
     int bits = 0;
     while (((size_t)1 << bits) < lines) bits++;
-    *f = (first_level){entries, door, 64 - bits, 0, 0};
     /* A hash's top bits name its line: bits is at least 1 (lines >= 2), so the shift is < 64. */
+    *f = (first_level){entries, door, 64 - bits, 0, 0, 0};
+}
+
+/* Fill a table just set up: each line's first way with the lowest-index token of up to FL_KEY
+ * bytes that hashes to it (the lower indices, merged first, are the common ones); the second
+ * way is left to the text's pieces and the tokens the slow path finds. */
+static void fl_fill(first_level *f, const sc_table *t) {
     for (size_t i = 0; i < t->n; i++) {
         size_t n = t->off[i + 1] - t->off[i];
         if (n == 0 || n > FL_KEY) continue;

@@ -42,6 +42,7 @@
 #include "../text/_scan_pattern.h"
 #include "../text/_scan_simd.h" /* the block step's level: simd() */
 #include "_word_cache.h"
+#include "_shared_cache.h"
 
 #define BLOCK (1 << 20)       /* code points between two checks for signals */
 #define NOGIL_LENGTH 4096     /* shorter texts keep the GIL: releasing it costs more */
@@ -54,6 +55,8 @@ typedef struct {
     const sc_vocab *vocab;
     const sc_table *table;
     word_cache *cache;
+    const word_cache *shared; /* a batch's primary cache, read only, after `cache`'s first
+                               * level (_word_cache.h); NULL: none */
     int pattern, escape, ascii, counting;
     sc_ids out;               /* token indices (counting: one piece's, then dropped) */
     uint64_t count;           /* counting: the ids so far */
@@ -120,43 +123,48 @@ static inline int fused_emit_entry(fused_pass *p, const fl_entry *e) {
 #endif
 
 /* A piece the first level did not answer (key: its key there, or NULL when it has no key: too
- * long, or no first level): the whole-piece rule, the word cache's sets or long store, or the
- * core's merge, whose answer is offered to the first level, the sets or the long store. Out of
- * line: the hit path that inlines the first level stays small. */
+ * long, or no first level): a batch thread's own first level, the whole-piece rule, the word
+ * cache's sets or long store (a batch's primary's first, read only, then the thread's), or the
+ * core's merge, whose answer is offered to the first level, the sets or the long store
+ * (wc_learn). Out of line: the hit path that inlines the first level stays small. */
 static FUSED_COLD int fused_slow(fused_pass *p, const uint8_t *b, size_t len, uint64_t head,
                                  const fl_key *key) {
-    first_level *first = &p->cache->first;
+    word_cache *c = p->cache;
+    const word_cache *shared = p->shared;
+    if (key && c->near.lines) {
+        const fl_entry *e = fl_get(&c->near, key);
+        if (e) return fused_emit_entry(p, e);
+    }
     int64_t token = sc_table_lookup(p->table, b, len, head);
     if (token >= 0) {
         uint32_t t = (uint32_t)token;
-        if (key) fl_offer(first, key, &t, 1);
+        if (key) wc_learn(c, key, NULL, b, len, &t, 1);
         return fused_emit(p, &t, 1);
     }
     /* The sets hold pieces of up to WC_KEY bytes and WC_IDS ids, the long store the others of
      * up to LS_KEY bytes: a piece of more than WC_IDS bytes may be in either. */
     wc_key words;
-    int in_sets = len <= WC_KEY && p->cache->sets, in_longs = len > WC_IDS && len <= LS_KEY;
+    int in_sets = len <= WC_KEY && (c->sets || (shared && shared->sets));
+    int in_longs = len > WC_IDS && len <= LS_KEY;
     uint64_t hash = 0;
     if (in_sets) {
         wc_key_set(&words, b, len);
         hash = words.hash;
-        const wc_entry *hit = wc_get(p->cache, &words);
-        if (hit) return fused_emit(p, hit->ids, hit->n);
+        const wc_entry *hit = shared ? wc_peek(shared, &words) : NULL;
+        c->hits += hit != NULL;
+        if (hit || (hit = wc_get(c, &words))) return fused_emit(p, hit->ids, hit->n);
     }
-    if (in_longs && p->cache->longs.arena) {
+    if (in_longs && (c->longs.arena || (shared && shared->longs.arena))) {
         hash = in_sets ? hash : wc_hash(b, len); /* the same hash (wc_key_set's) */
-        const ls_record *hit = ls_get(&p->cache->longs, b, len, hash);
-        if (hit) return fused_emit(p, ls_ids(hit), hit->n);
+        const ls_record *hit = shared ? ls_find(&shared->longs, b, len, hash) : NULL;
+        c->longs.hits += hit != NULL;
+        if (hit || (hit = ls_get(&c->longs, b, len, hash))) return fused_emit(p, ls_ids(hit), hit->n);
     }
     size_t before = p->out.len;
+    c->merges++;
     if (p->api->encode_merged(p->vocab, b, len, &p->out) != SC_OK) return SC_NOMEM;
     size_t n = p->out.len - before;
-    const uint32_t *ids = p->out.ids + before;
-    int offered = key && fl_offer(first, key, ids, n);
-    if (!offered && in_sets && n <= WC_IDS)
-        wc_offer(p->cache, &words, ids, n);
-    else if (!offered && in_longs)
-        ls_offer(&p->cache->longs, b, len, in_sets ? hash : wc_hash(b, len), ids, n);
+    wc_learn(c, key, in_sets ? &words : NULL, b, len, p->out.ids + before, n);
     if (!p->counting) return SC_OK;
     p->out.len = before;
     p->count += n;
@@ -242,6 +250,48 @@ static PyTypeObject IdArrayType = {
 
 /* ------------------------------------------------------------------ the encoder */
 
+/* Word caches not in use, taken and given back with the GIL held. */
+typedef struct {
+    word_cache **items;
+    Py_ssize_t n, cap, made; /* made: caches of this pool alive, in use or not */
+} cache_pool;
+
+/* Put c in the pool; out of memory, drop it (the memory stays bounded). */
+static void pool_put(cache_pool *pool, word_cache *c) {
+    if (pool->n == pool->cap) {
+        Py_ssize_t cap = pool->cap ? 2 * pool->cap : 4;
+        word_cache **bigger = PyMem_Realloc(pool->items, (size_t)cap * sizeof *bigger);
+        if (!bigger) {
+            wc_free(c);
+            PyMem_Free(c);
+            pool->made--;
+            return;
+        }
+        pool->items = bigger;
+        pool->cap = cap;
+    }
+    pool->items[pool->n++] = c;
+}
+
+static void pool_free(cache_pool *pool) {
+    for (Py_ssize_t i = 0; i < pool->n; i++) {
+        wc_free(pool->items[i]);
+        PyMem_Free(pool->items[i]);
+    }
+    PyMem_Free(pool->items);
+}
+
+/* The hits, misses, merges and bytes of a pool's idle caches, added to *sums. */
+static void pool_sums(const cache_pool *pool, uint64_t sums[4]) {
+    for (Py_ssize_t i = 0; i < pool->n; i++) {
+        const word_cache *c = pool->items[i];
+        sums[0] += c->hits + c->first.hits + c->longs.hits;
+        sums[1] += c->misses + c->first.misses;
+        sums[2] += c->merges;
+        sums[3] += wc_bytes(c);
+    }
+}
+
 typedef struct {
     PyObject_HEAD PyObject *core; /* keeps the vocabulary and the id objects alive */
     const sc_api *api;
@@ -249,8 +299,8 @@ typedef struct {
     void *const *id_objects;
     int pattern;
     size_t cache_bytes;
-    word_cache **pool; /* caches not in use; a call takes one, or a new one */
-    Py_ssize_t pooled, pool_cap, made;
+    cache_pool caches;  /* word caches not in use: a call takes one (a batch: its primary) */
+    cache_pool helpers; /* a batch's threads' private caches not in use (_shared_cache.h) */
 } FusedEncoder;
 
 static word_cache *take_cache(FusedEncoder *self);
@@ -308,43 +358,26 @@ static int fused_init(FusedEncoder *self, PyObject *args, PyObject *kwds) {
 }
 
 static void fused_dealloc(FusedEncoder *self) {
-    for (Py_ssize_t i = 0; i < self->pooled; i++) {
-        wc_free(self->pool[i]);
-        PyMem_Free(self->pool[i]);
-    }
-    PyMem_Free(self->pool);
+    pool_free(&self->caches);
+    pool_free(&self->helpers);
     Py_XDECREF(self->core);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
 /* A word cache for one call (the GIL held): a pooled one, or a new one. */
 static word_cache *take_cache(FusedEncoder *self) {
-    if (self->pooled) return self->pool[--self->pooled];
+    if (self->caches.n) return self->caches.items[--self->caches.n];
     word_cache *c = PyMem_Malloc(sizeof *c);
     if (!c || wc_init(c, self->cache_bytes, self->api->table_of(self->vocab)) < 0) {
         PyMem_Free(c);
         PyErr_NoMemory();
         return NULL;
     }
-    self->made++;
+    self->caches.made++;
     return c;
 }
 
-static void give_back(FusedEncoder *self, word_cache *c) {
-    if (self->pooled == self->pool_cap) {
-        Py_ssize_t cap = self->pool_cap ? 2 * self->pool_cap : 4;
-        word_cache **bigger = PyMem_Realloc(self->pool, (size_t)cap * sizeof *bigger);
-        if (!bigger) { /* keep the memory bounded: drop the cache */
-            wc_free(c);
-            PyMem_Free(c);
-            self->made--;
-            return;
-        }
-        self->pool = bigger;
-        self->pool_cap = cap;
-    }
-    self->pool[self->pooled++] = c;
-}
+static void give_back(FusedEncoder *self, word_cache *c) { pool_put(&self->caches, c); }
 
 /* Parse (text, start, end, errors[, limit]) with start and end as regex's pos and endpos. */
 static int parse(FusedEncoder *self, PyObject *const *args, Py_ssize_t nargs, Py_ssize_t expected,
@@ -477,16 +510,15 @@ static PyObject *fused_count(FusedEncoder *self, PyObject *const *args, Py_ssize
 }
 
 static PyObject *fused_cache_info(FusedEncoder *self, PyObject *unused) {
-    uint64_t hits = 0, misses = 0;
-    size_t bytes = 0;
-    for (Py_ssize_t i = 0; i < self->pooled; i++) {
-        hits += self->pool[i]->hits + self->pool[i]->first.hits + self->pool[i]->longs.hits;
-        misses += self->pool[i]->misses + self->pool[i]->first.misses;
-        bytes += wc_bytes(self->pool[i]);
-    }
-    return Py_BuildValue("{s:K,s:K,s:n,s:n,s:n}", "hits", (unsigned long long)hits, "misses",
-                         (unsigned long long)misses, "bytes", (Py_ssize_t)bytes, "caches",
-                         self->made, "bytes_each", (Py_ssize_t)self->cache_bytes);
+    uint64_t sums[4] = {0, 0, 0, 0}, helpers[4] = {0, 0, 0, 0};
+    pool_sums(&self->caches, sums);
+    pool_sums(&self->helpers, helpers); /* promoted: their counters are the caches' now */
+    return Py_BuildValue("{s:K,s:K,s:K,s:K,s:n,s:K,s:n,s:n}", "hits",
+                         (unsigned long long)sums[0], "misses", (unsigned long long)sums[1],
+                         "merges", (unsigned long long)sums[2], "bytes",
+                         (unsigned long long)sums[3], "caches", self->caches.made,
+                         "private_bytes", (unsigned long long)helpers[3], "private_caches",
+                         self->helpers.made, "bytes_each", (Py_ssize_t)self->cache_bytes);
 }
 
 #include "_fused_batch.h"
@@ -499,7 +531,8 @@ static PyMethodDef fused_methods[] = {
     {"count", (PyCFunction)(void (*)(void))fused_count, METH_FASTCALL,
      "count(text, start, end, errors, limit): how many ids; stops once past limit (-1: none)."},
     {"cache_info", (PyCFunction)fused_cache_info, METH_NOARGS,
-     "cache_info(): hits, misses (both levels) and bytes of the idle word caches; caches made."},
+     "cache_info(): hits, misses (both levels), merges and bytes of the idle word caches; "
+     "caches made; the batches' private caches' bytes and number."},
     {"encode_batch", (PyCFunction)(void (*)(void))fused_encode_batch, METH_FASTCALL,
      "encode_batch(texts, arrow, threads, errors, mode, lengths, watch): many texts on native "
      "threads (_fused_batch.h)."},

@@ -1,6 +1,6 @@
 /* The batch pass: many documents to ids on native threads, the GIL released once for the batch.
  * Included by _fused.c (it uses fused_pass, fused_1/2/4, take_cache, give_back and the word
- * cache's wc_init from there).
+ * cache's sharing, _shared_cache.h, from there).
  *
  *     FusedEncoder.encode_batch(texts, arrow, threads, errors, mode, lengths, watch)
  *
@@ -14,8 +14,11 @@
  *      array read from its offsets and data buffers (`arrow`: their addresses, kind 0). A tuple
  *      of `texts` keeps every str and bytes alive; the caller keeps the arrow array alive.
  *   2. The GIL released once: `threads` pthreads take runs of documents from an atomic counter,
- *      each with its own word cache (from the encoder's pool, or made by the thread) and its
- *      own id buffer. A UTF-8 document that is all ASCII is read in place; any other is decoded
+ *      each with its own id buffer. One word cache, the primary (from the encoder's pool), is
+ *      read by all of them and written by none; each has a private one (from a second pool, or
+ *      made by the thread), asked after the primary and learning its misses; at the end, the
+ *      threads joined, what they learned is offered to the primary (_shared_cache.h). One
+ *      thread uses the primary itself, as encode does. A UTF-8 document that is all ASCII is read in place; any other is decoded
  *      (_utf8.h, the one reader) into the thread's buffer, at the narrowest kind. Invalid UTF-8 stops the batch
  *      at the first such document (errors="strict"), or is read as bytes.decode(errors=...)
  *      reads it: U+FFFD ("replace"), or the escapes that encode_bytes keeps as the bytes
@@ -43,10 +46,13 @@
 
 #define WAIT_MS 30                     /* how often the waiting thread checks for signals */
 /* Smaller batches run on the calling thread, the GIL held; and a batch takes at most a thread
- * for each INLINE_BYTES of text: a thread may make a word cache (32 MB, 7 ms to fill), and 16
- * of them for 64 short documents cost 0.5 GB and more time than the work. */
+ * for each INLINE_BYTES of text: a thread costs its start and its private cache's pages, more
+ * than the work of a few short documents. */
 #define INLINE_BYTES ((size_t)1 << 16)
 #define MAX_THREADS 1024
+/* A thread's private cache beside the primary: at most the encoder's cache_bytes / PRIVATE_SHARE
+ * (16 MB of the default 32; its sets grow as it learns, so a warm batch's stay small). */
+#define PRIVATE_SHARE 2
 
 enum { BATCH_COUNTS = 0, BATCH_IDS = 1, BATCH_LISTS = 2 };
 enum { BATCH_CANCELLED = 4, BATCH_INVALID = 5 };
@@ -62,15 +68,17 @@ typedef struct {
 
 typedef struct batch_shared batch_shared;
 
-/* One thread's state. Its word cache is a copy of a pooled one's header, written back at the
- * end: the pool's headers lie side by side, and their hit counters, bumped at every piece,
- * would share cache lines between threads. The padding keeps neighbours' fields apart too. */
+/* One thread's state. Its word cache, a copy of a pooled header written back at the end (the
+ * pools' headers lie side by side, and the hit counters, bumped at every piece, would share
+ * cache lines between threads): alone, the primary's; beside others, its private cache's
+ * (`helper`: from the pool, or new and `blank` until the thread makes it). The padding keeps
+ * neighbours' fields apart. */
 typedef struct {
     batch_shared *s;
     fused_pass p;
     word_cache cache;
-    word_cache *pooled;
-    int blank; /* a new cache, for this thread to make (batch_cache) */
+    word_cache *helper;
+    int blank;
     void *text; /* a decoded document */
     size_t text_cap;
     Py_ssize_t *runs; /* the first document of each run this thread took, in order */
@@ -90,7 +98,7 @@ struct batch_shared {
     int64_t *lengths; /* n + 1: lengths[i + 1] is document i's id count */
     uint32_t *out;    /* the ids, in document order (BATCH_IDS, the copy) */
     const uint32_t *rank;
-    size_t cache_bytes; /* of a new word cache */
+    size_t private_bytes; /* the bound of a thread's private cache */
     int errors;         /* for bytes: 0 strict, 1 replace, 2 surrogateescape */
     int watch;          /* the calling thread handles signals (Python's main thread) */
     char apart[64]; /* the counter, written at every run, away from what is only read */
@@ -248,23 +256,11 @@ static int batch_one(batch_worker *w, Py_ssize_t i) {
     return status;
 }
 
-/* A thread's word cache (the GIL held): a pooled one, else a blank one that the thread itself
- * makes (w->blank), off the GIL and beside the others: made here one by one, 16 new caches
- * took 110 ms before any work (filling each one's first level with the vocabulary). */
-static word_cache *batch_cache(FusedEncoder *self, int *blank) {
-    *blank = !self->pooled;
-    if (!*blank) return take_cache(self);
-    word_cache *c = PyMem_Calloc(1, sizeof *c);
-    if (!c) return (word_cache *)PyErr_NoMemory();
-    self->made++;
-    return c;
-}
-
 /* Phase one (a thread's body): take runs of documents until none is left, or a stop. */
 static void batch_encode_runs(batch_worker *w) {
     batch_shared *s = w->s;
     if (w->blank) {
-        if (wc_init(&w->cache, s->cache_bytes, w->p.table) < 0) {
+        if (wc_init_private(&w->cache, s->private_bytes, w->p.shared, w->p.table) < 0) {
             w->status = SC_NOMEM;
             atomic_store(&s->cancel, 1);
             return;
@@ -486,6 +482,34 @@ static PyObject *batch_lists(FusedEncoder *self, batch_shared *s, batch_worker *
     return lists;
 }
 
+/* The batch's end for the caches (the GIL held), failed or not (every entry is right): one
+ * thread's header written back to the primary; or, the GIL released, what each thread's
+ * private cache learned offered to the primary and forgotten (_shared_cache.h), then the
+ * private caches pooled. */
+static void batch_promote(FusedEncoder *self, word_cache *primary, batch_worker *w, int threads) {
+    if (threads == 1) {
+        *primary = w[0].cache;
+        return;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    for (int t = 0; t < threads; t++) {
+        if (!w[t].helper || w[t].blank) continue;
+        wc_promote(primary, &w[t].cache);
+        wc_forget(&w[t].cache);
+    }
+    Py_END_ALLOW_THREADS
+    for (int t = 0; t < threads; t++) {
+        if (!w[t].helper) continue;
+        if (w[t].blank) { /* never made: the batch failed before its thread */
+            PyMem_Free(w[t].helper);
+            self->helpers.made--;
+            continue;
+        }
+        *w[t].helper = w[t].cache;
+        pool_put(&self->helpers, w[t].helper);
+    }
+}
+
 /* The error of a failed batch (phase one): a signal's is set already. */
 static void batch_error(batch_shared *s, batch_worker *w, int threads) {
     if (PyErr_Occurred()) return;
@@ -526,6 +550,7 @@ static PyObject *fused_encode_batch(FusedEncoder *self, PyObject *const *args, P
     PyObject *keep = NULL, *result = NULL;
     batch_doc *docs = NULL;
     batch_worker *w = NULL;
+    word_cache *primary = NULL;
     size_t bytes;
     batch_shared s;
     memset(&s, 0, sizeof s);
@@ -546,12 +571,13 @@ static PyObject *fused_encode_batch(FusedEncoder *self, PyObject *const *args, P
     s.errors = how;
     s.watch = watch;
     s.rank = self->api->rank_table(self->vocab);
-    s.cache_bytes = self->cache_bytes;
+    s.private_bytes = self->cache_bytes / PRIVATE_SHARE;
     s.run = n / ((Py_ssize_t)threads * 16);
     s.run = s.run < 1 ? 1 : s.run > 64 ? 64 : s.run;
     atomic_init(&s.next, 0);
     atomic_init(&s.cancel, 0);
     atomic_init(&s.first_bad, n);
+    if (!(primary = take_cache(self))) goto done;
     if (!(w = PyMem_Calloc((size_t)threads, sizeof *w))) {
         PyErr_NoMemory();
         goto done;
@@ -565,9 +591,22 @@ static PyObject *fused_encode_batch(FusedEncoder *self, PyObject *const *args, P
         p->pattern = self->pattern;
         p->counting = mode == BATCH_COUNTS;
         p->limit = UINT64_MAX;
-        if (!(w[t].pooled = batch_cache(self, &w[t].blank))) goto done;
-        w[t].cache = *w[t].pooled;
         p->cache = &w[t].cache;
+        if (threads == 1) {
+            w[t].cache = *primary;
+        } else if (self->helpers.n) {
+            p->shared = primary;
+            w[t].helper = self->helpers.items[--self->helpers.n];
+            w[t].cache = *w[t].helper;
+            wc_attach(&w[t].cache, primary);
+        } else if ((w[t].helper = PyMem_Calloc(1, sizeof *w[t].helper))) {
+            p->shared = primary;
+            w[t].blank = 1;
+            self->helpers.made++;
+        } else {
+            PyErr_NoMemory();
+            goto done;
+        }
         /* About the ids this thread will write (3 bytes of text an id): no regrowth. */
         if (mode != BATCH_COUNTS && self->api->ids_reserve(&p->out, bytes / 3 / (size_t)threads) != SC_OK) {
             PyErr_NoMemory();
@@ -615,14 +654,9 @@ static PyObject *fused_encode_batch(FusedEncoder *self, PyObject *const *args, P
     pthread_cond_destroy(&s.done);
 #endif
 done:
+    if (primary && w) batch_promote(self, primary, w, (int)threads);
+    if (primary) give_back(self, primary);
     for (int t = 0; w && t < threads; t++) {
-        if (w[t].pooled && w[t].blank) { /* never made: the batch failed before its thread */
-            PyMem_Free(w[t].pooled);
-            self->made--;
-        } else if (w[t].pooled) {
-            *w[t].pooled = w[t].cache;
-            give_back(self, w[t].pooled);
-        }
         self->api->ids_free(&w[t].p.out);
         free(w[t].p.buf);
         free(w[t].text);

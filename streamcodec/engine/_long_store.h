@@ -24,8 +24,9 @@
  * Why an answer is always right: a piece's ids are a function of its bytes alone (the word
  * cache's argument); a record holds its piece's bytes in full and is served only after they
  * and the length compare equal, and a slot is cleared before its record's segment is written
- * again, so a slot names a live record or nothing. One store serves one thread at a time (it
- * is part of a word_cache, _word_cache.h, which includes this after its allocators).
+ * again, so a slot names a live record or nothing. One store is written by one thread at a time
+ * (it is part of a word_cache, _word_cache.h, which includes this after its allocators); a
+ * batch's threads read the primary's together with ls_find, which writes nothing.
  */
 #ifndef STREAMCODEC_LONG_STORE_H
 #define STREAMCODEC_LONG_STORE_H
@@ -123,22 +124,34 @@ static inline const uint32_t *ls_ids(const ls_record *r) {
     return (const uint32_t *)((const uint64_t *)(r + 1) + (r->len + 7) / 8);
 }
 
+/* The words of a record of a len-byte key and n ids: its header, the key, the ids. */
+static inline uint32_t ls_words(size_t len, size_t n) {
+    return (uint32_t)(1 + (len + 7) / 8 + (n + 1) / 2);
+}
+
 static inline uint32_t ls_tag(uint64_t hash) { return (uint32_t)(hash >> 32) | 1u; }
 
-/* The record of the piece b[:len] (hash: wc_hash's of it), or NULL. */
-static inline const ls_record *ls_get(long_store *s, const uint8_t *b, size_t len,
-                                      uint64_t hash) {
+/* The record of the piece b[:len] (hash: wc_hash's of it), or NULL: s read, not written (a
+ * batch's threads read the primary cache's store together). */
+static inline const ls_record *ls_find(const long_store *s, const uint8_t *b, size_t len,
+                                       uint64_t hash) {
     if (!s->arena) return NULL;
     const ls_slot *bucket = s->slots + (hash & s->bucket_mask) * LS_WAYS;
     uint32_t tag = ls_tag(hash);
     for (int w = 0; w < LS_WAYS; w++) {
         if (bucket[w].tag != tag) continue;
         const ls_record *r = ls_at(s, bucket[w].at);
-        if (r->len != len || memcmp(r + 1, b, len) != 0) continue;
-        s->hits++;
-        return r;
+        if (r->len == len && memcmp(r + 1, b, len) == 0) return r;
     }
     return NULL;
+}
+
+/* ls_find, a hit counted. */
+static inline const ls_record *ls_get(long_store *s, const uint8_t *b, size_t len,
+                                      uint64_t hash) {
+    const ls_record *r = ls_find(s, b, len, hash);
+    s->hits += r != NULL;
+    return r;
 }
 
 /* Clear segment k for writing: each of its records leaves the index (its slot, if the bucket
@@ -150,7 +163,7 @@ static void ls_clear(long_store *s, size_t k) {
         ls_slot *bucket = s->slots + (size_t)r->bucket * LS_WAYS;
         for (int w = 0; w < LS_WAYS; w++)
             if (bucket[w].tag && bucket[w].at == at) bucket[w].tag = 0;
-        at += (uint32_t)(1 + (r->len + 7) / 8 + (r->n + 1) / 2);
+        at += ls_words(r->len, r->n);
     }
     s->fill[k] = 0;
 }
@@ -169,7 +182,7 @@ static void ls_offer(long_store *s, const uint8_t *b, size_t len, uint64_t hash,
         return;
     }
     if (*door == tag) *door = 0;
-    size_t words = 1 + (len + 7) / 8 + (n + 1) / 2;
+    size_t words = ls_words(len, n);
     if (s->fill[s->segment] + words > LS_SEGMENT_WORDS) {
         s->segment = (s->segment + 1) % s->segments;
         s->round |= s->segment == 0;

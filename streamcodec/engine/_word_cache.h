@@ -26,8 +26,14 @@
  * cache of the full size would cost a page fault for each page its first words touch, more than
  * encoding a short text takes.
  *
- * One cache serves one thread at a time (the fused pass takes one from its Encoding's pool with
- * the GIL held, and gives it back): no lock on the hot path.
+ * One cache is written by one thread at a time (the fused pass takes one from its Encoding's pool
+ * with the GIL held, and gives it back): no lock on the hot path. A batch on several threads
+ * takes one, the primary, which its threads read and none writes while they run; each thread
+ * has a private cache (wc_init_private) that reads the primary's first level through a fixed
+ * header of its own, has a small first level of its own ("near", asked on a miss of the
+ * primary's) and small sets and store; what the private caches learned is offered to the
+ * primary at the batch's end, on one thread (wc_promote). Why that is exact and race-free:
+ * docs/performance.md, "The word cache", Threads.
  *
  *     word_cache c;
  *     wc_init(&c, 1 << 20, table);                // about 1 MB; table: the vocabulary's
@@ -131,13 +137,16 @@ static inline uint64_t wc_hash(const uint8_t *p, size_t len) {
 
 typedef struct {
     first_level first; /* asked first: tokens and short pieces, one line (_first_level.h) */
+    first_level near;  /* a private cache's own first level, after `first` (fixed); else none */
     long_store longs;  /* pieces the sets' entries cannot hold (_long_store.h) */
     wc_entry *sets;    /* WC_WAYS entries a set */
     uint32_t *door;    /* fingerprints of pieces missed once */
     uint64_t set_mask; /* sets - 1 (a power of two) */
     uint64_t door_mask;
     size_t max_sets, filled; /* the bound; entries in use */
-    uint64_t hits, misses;
+    uint64_t hits, misses, merges; /* merges: pieces no level held (the core merged them) */
+    uint32_t *log;   /* a private cache's: the near lines and sets it stored into (_shared_cache.h) */
+    size_t logged;   /* ...how many (past WC_LOG: more than it holds)*/
 } word_cache;
 
 #define WC_FIRST_SETS 256 /* 128 KiB to start with */
@@ -161,8 +170,9 @@ static int wc_alloc(word_cache *c, size_t sets) {
 
 static void wc_free(word_cache *c);
 
-/* The first level within `bytes`, filled with t's short tokens: 0, or -1 out of memory. */
-static int wc_first_init(first_level *f, size_t bytes, const sc_table *t) {
+/* A first level within `bytes` for a vocabulary of t's size, filled with t's short tokens or
+ * (fill 0) empty: 0, or -1 out of memory. */
+static int wc_first_init(first_level *f, size_t bytes, const sc_table *t, int fill) {
     size_t lines = fl_lines_for(bytes, t->n);
     if (!lines) return 0;
     fl_entry *entries = wc_aligned_zeroed(lines * 2 * sizeof *entries);
@@ -172,19 +182,17 @@ static int wc_first_init(first_level *f, size_t bytes, const sc_table *t) {
         wc_aligned_free(door);
         return -1;
     }
-    fl_fill(f, lines, entries, door, t);
+    fl_setup(f, lines, entries, door);
+    if (fill) fl_fill(f, t);
     return 0;
 }
 
-/* A cache of at most `bytes` (entries and doorkeepers together): up to three quarters for the
- * first level (filled with t's short tokens), an eighth for the long pieces' store (allocated
- * when it stores its first), the rest for the sets; too small for one set: no sets (every
- * lookup misses). 0 on success, -1 when out of memory. */
-static int wc_init(word_cache *c, size_t bytes, const sc_table *t) {
-    memset(c, 0, sizeof *c);
-    if (wc_first_init(&c->first, bytes / 4 * 3, t) < 0) return -1;
+/* The rest of a cache of at most `bytes` whose first levels took `taken`: an eighth of `bytes`
+ * for the long pieces' store (allocated when it stores its first), what is left for the sets;
+ * too small for one set: no sets (every lookup misses). 0, or -1 out of memory (c freed). */
+static int wc_init_rest(word_cache *c, size_t bytes, size_t taken) {
     ls_plan(&c->longs, bytes / 8);
-    bytes -= fl_bytes(&c->first);
+    bytes -= taken;
     bytes -= c->longs.segments ? ls_size((size_t)c->longs.bucket_mask + 1, c->longs.segments) : 0;
     if (bytes < WC_SET_BYTES) return 0;
     size_t sets = 1;
@@ -195,9 +203,23 @@ static int wc_init(word_cache *c, size_t bytes, const sc_table *t) {
     return -1;
 }
 
+/* A cache of at most `bytes` (entries and doorkeepers together): up to three quarters for the
+ * first level (filled with t's short tokens), then the store and the sets (wc_init_rest).
+ * 0 on success, -1 when out of memory. */
+static int wc_init(word_cache *c, size_t bytes, const sc_table *t) {
+    memset(c, 0, sizeof *c);
+    if (wc_first_init(&c->first, bytes / 4 * 3, t, 1) < 0) return -1;
+    return wc_init_rest(c, bytes, fl_bytes(&c->first));
+}
+
 static void wc_free(word_cache *c) {
-    wc_aligned_free(c->first.lines);
-    wc_aligned_free(c->first.door);
+    if (!c->first.fixed) {
+        wc_aligned_free(c->first.lines);
+        wc_aligned_free(c->first.door);
+    }
+    wc_aligned_free(c->near.lines);
+    wc_aligned_free(c->near.door);
+    free(c->log);
     wc_aligned_free(c->sets);
     wc_aligned_free(c->door);
     ls_free(&c->longs);
@@ -206,7 +228,7 @@ static void wc_free(word_cache *c) {
 
 /* The bytes a cache holds now. */
 static size_t wc_bytes(const word_cache *c) {
-    return fl_bytes(&c->first) + ls_bytes(&c->longs) +
+    return (c->first.fixed ? 0 : fl_bytes(&c->first)) + fl_bytes(&c->near) + ls_bytes(&c->longs) +
            (c->sets ? (size_t)(c->set_mask + 1) * WC_SET_BYTES : 0);
 }
 
@@ -232,23 +254,39 @@ static inline int wc_same(const wc_entry *e, const wc_key *k, uint32_t tag) {
     return !differ;
 }
 
+/* The way of k in its set (k's set in *at), or -1: c read, not written. */
+static inline int wc_find(const word_cache *c, const wc_key *k, wc_entry **at) {
+    if (!c->sets) return -1;
+    wc_entry *set = *at = c->sets + (k->hash & c->set_mask) * WC_WAYS;
+    uint32_t tag = wc_tag(k);
+    for (int w = 0; w < WC_WAYS; w++)
+        if (wc_same(&set[w], k, tag)) return w;
+    return -1;
+}
+
 /* The entry of k (moved to the front of its set), or NULL. */
 static inline const wc_entry *wc_get(word_cache *c, const wc_key *k) {
-    if (!c->sets) return NULL;
-    wc_entry *set = c->sets + (k->hash & c->set_mask) * WC_WAYS;
-    uint32_t tag = wc_tag(k);
-    for (int w = 0; w < WC_WAYS; w++) {
-        if (!wc_same(&set[w], k, tag)) continue;
-        c->hits++;
-        if (w) {
-            wc_entry hit = set[w];
-            memmove(set + 1, set, (size_t)w * sizeof *set);
-            set[0] = hit;
-        }
-        return set;
+    wc_entry *set;
+    int w = wc_find(c, k, &set);
+    if (w < 0) {
+        c->misses++;
+        return NULL;
     }
-    c->misses++;
-    return NULL;
+    c->hits++;
+    if (w) {
+        wc_entry hit = set[w];
+        memmove(set + 1, set, (size_t)w * sizeof *set);
+        set[0] = hit;
+    }
+    return set;
+}
+
+/* The entry of k in a cache other threads read too (a batch's primary), or NULL: nothing
+ * written, no counter (the caller counts the hit in its own cache). */
+static inline const wc_entry *wc_peek(const word_cache *c, const wc_key *k) {
+    wc_entry *set;
+    int w = wc_find(c, k, &set);
+    return w < 0 ? NULL : set + w;
 }
 
 /* Grow 4x (up to the bound), each entry rehashed into the set its hash now names, in its LRU
@@ -306,6 +344,35 @@ static inline void wc_offer(word_cache *c, const wc_key *k, const uint32_t *ids,
     memcpy(set[0].ids, ids, n * sizeof *ids);
     size_t sets = (size_t)c->set_mask + 1;
     if (sets < c->max_sets && c->filled > sets * WC_WAYS / 2) wc_grow(c);
+}
+
+#define WC_LOG 16384            /* lines and sets a private cache's log holds */
+#define WC_LOG_SET 0x80000000u  /* a log entry names a set (else a near line) */
+#define WC_LOG_ALL 0xFFFFFFFFu  /* the sets grew: their places moved */
+
+/* Note a place a private cache stored into (WC_LOG_ALL: every place). */
+static inline void wc_log(word_cache *c, uint32_t place) {
+    if (place == WC_LOG_ALL) c->logged = WC_LOG;
+    if (c->logged < WC_LOG) c->log[c->logged] = place;
+    c->logged++;
+}
+
+/* Offer a piece's ids (b[:len], n >= 1) after a miss: to the first level (key: the piece's key
+ * there, or NULL: none; a fixed one, a batch's primary, to `near`), else the sets (words: its key
+ * there, or NULL: longer than WC_KEY), else the long pieces' store. */
+static inline void wc_learn(word_cache *c, const fl_key *key, const wc_key *words,
+                            const uint8_t *b, size_t len, const uint32_t *ids, size_t n) {
+    first_level *first = c->first.fixed ? &c->near : &c->first;
+    if (key && first->lines && fl_offer(first, key, ids, n)) {
+        if (c->log) wc_log(c, (uint32_t)(key->hash >> first->shift));
+        return;
+    }
+    if (words && c->sets && n <= WC_IDS) {
+        uint64_t sets = c->set_mask;
+        wc_offer(c, words, ids, n);
+        if (c->log) wc_log(c, c->set_mask != sets ? WC_LOG_ALL : WC_LOG_SET | (uint32_t)(words->hash & sets));
+    } else if (len > WC_IDS && len <= LS_KEY)
+        ls_offer(&c->longs, b, len, words ? words->hash : wc_hash(b, len), ids, n);
 }
 
 #endif

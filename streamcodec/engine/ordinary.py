@@ -165,8 +165,9 @@ class OrdinaryEncoder:
 
     def cache_info(self) -> dict[str, int]:
         """The caches, in bytes. The fused pass's word caches (idle ones): ``hits``,
-        ``misses``, ``bytes``, ``caches`` made (one per thread that encoded at once) and
-        ``bytes_each`` (the bound); the pure path's one cache: ``bytes`` (charged, see
+        ``misses`` (of the first level and of the sets), ``merges`` (pieces no level held),
+        ``bytes``, ``caches`` made (one per call running at once: a batch's threads share one)
+        and ``bytes_each`` (the bound); the pure path's one cache: ``bytes`` (charged, see
         :mod:`streamcodec.engine.cache`), ``entries`` and ``bytes_each``; empty on the
         compiled-pieces path, which caches nothing."""
         if self._fused is not None:

@@ -1,0 +1,172 @@
+/* One word cache for a batch's threads: the primary, read by all and written by none while they
+ * run, and a private cache for each thread, whose misses it learns.
+ *
+ * N threads, each with a word cache of its own, held N copies of the same common words (each
+ * learned N times: N times the misses in a fresh process) and N first levels of the vocabulary
+ * (3-6 MB each) in one shared L3: two threads on two cores scaled 1.68x, four small caches 2.0x
+ * (docs/performance.md, all cores). Here a batch's threads share the encoder's pooled cache:
+ *
+ *   - a private cache's `first` is a header of the primary's first level marked fixed (its lines
+ *     shared, its counters the thread's): a hit there does not swap ways, a miss is not offered
+ *     to it (_first_level.h); the primary's sets and long store are read with wc_peek and
+ *     ls_find, which write nothing;
+ *   - what the primary lacks, the thread finds in, and learns into, its own parts: a first level
+ *     (`near`, empty at first, asked after the primary's), sets and a long store, all bounded
+ *     by the `bytes` given (wc_init_private); the places it stores into are logged;
+ *   - at the batch's end, on one thread, the threads joined: each private cache's learned
+ *     entries (those its log names, or all of them) are offered to the primary as its own
+ *     misses would be (wc_promote: the doorkeepers' rule; a piece it holds already is skipped),
+ *     then forgotten (wc_forget: the logged places cleared, the memory kept), and the private
+ *     cache goes to its own pool for the next batch.
+ * Why it is exact: every entry, wherever it lies, maps a piece's bytes in full to that piece's
+ * ids, a function of the bytes alone; which thread learned it, or in which batch, changes no
+ * answer. Why it is race-free: the primary is written only with the threads joined (before:
+ * pthread_create; after: pthread_join), and each private cache by its one thread.
+ *
+ * Included by _word_cache.h's user after it (_fused.c).
+ */
+#ifndef STREAMCODEC_SHARED_CACHE_H
+#define STREAMCODEC_SHARED_CACHE_H
+
+#include "_word_cache.h"
+
+/* Point a private cache's first level at the primary `shared`'s (fixed; counters from 0). */
+static void wc_attach(word_cache *c, const word_cache *shared) {
+    c->first = shared->first;
+    c->first.fixed = 1;
+    c->first.hits = c->first.misses = 0;
+}
+
+/* A batch thread's private cache of at most `bytes` beside the primary `shared` (wc_attach):
+ * up to an eighth of `bytes` for `near`, a first level of its own, empty, then the long store
+ * and the sets (wc_init_rest), and its log. 0, or -1 out of memory. */
+static int wc_init_private(word_cache *c, size_t bytes, const word_cache *shared,
+                           const sc_table *t) {
+    memset(c, 0, sizeof *c);
+    wc_attach(c, shared);
+    if (!(c->log = malloc(WC_LOG * sizeof *c->log))) return -1;
+    if ((shared->first.lines && wc_first_init(&c->near, bytes / 8, t, 0) < 0) ||
+        wc_init_rest(c, bytes, fl_bytes(&c->near)) < 0) {
+        wc_free(c);
+        return -1;
+    }
+    return 0;
+}
+
+/* Whether `to` holds the piece b[:len] already (its keys: wc_learn's). */
+static int wc_holds(const word_cache *to, const fl_key *key, const wc_key *words,
+                    const uint8_t *b, size_t len) {
+    if (key && to->first.lines) {
+        const fl_entry *line = fl_line(&to->first, key);
+        if (fl_same(line, key) || fl_same(line + 1, key)) return 1;
+    }
+    if (words && wc_peek(to, words)) return 1;
+    return len > WC_IDS && len <= LS_KEY &&
+           ls_find(&to->longs, b, len, words ? words->hash : wc_hash(b, len));
+}
+
+/* Offer the piece key[:len] (key: zero-padded to a whole word past len) to `to`, as wc_learn
+ * does, unless it holds it: one id is a token (a merge gives two or more), for the first level
+ * alone. */
+static void wc_learn_bytes(word_cache *to, const uint8_t *key, size_t len, const uint32_t *ids,
+                           size_t n) {
+    fl_key k, *first = NULL;
+    wc_key words, *sets = NULL;
+    if (len <= FL_KEY) fl_key_set(first = &k, key, len, sc_head(key, len));
+    if (len <= WC_KEY && n > 1) wc_key_set(sets = &words, key, len);
+    if (!wc_holds(to, first, sets, key, len)) wc_learn(to, first, sets, key, len, ids, n);
+}
+
+/* The piece and ids of a first-level entry (not empty) offered to `to`. */
+static void wc_learn_line_entry(word_cache *to, const fl_entry *e) {
+    uint8_t key[16];
+    for (int j = 0; j < 8; j++) {
+        key[j] = (uint8_t)(e->k0 >> (8 * j));
+        key[8 + j] = (uint8_t)(e->k1 >> (8 * j));
+    }
+    uint32_t ids[FL_PACKED];
+    size_t n = e->ids[0] >> 24;
+    if (n > FL_IDS) {
+        fl_unpack(e, n, ids);
+    } else {
+        ids[0] = e->ids[0] & FL_INDEX;
+        for (size_t j = 1; j < FL_IDS; j++) ids[j] = e->ids[j];
+    }
+    wc_learn_bytes(to, key, (size_t)(e->k1 >> 56), ids, n);
+}
+
+/* A place of a private cache (a near line, or a set with WC_LOG_SET): its entries offered to
+ * `to` (forget 0), or cleared (forget 1). */
+static void wc_place(word_cache *to, word_cache *from, uint32_t place, int forget) {
+    if (place & WC_LOG_SET) {
+        wc_entry *set = from->sets + (size_t)(place & ~WC_LOG_SET) * WC_WAYS;
+        for (int w = 0; w < WC_WAYS; w++) {
+            if (!set[w].tag) continue;
+            if (!forget) {
+                wc_learn_bytes(to, (const uint8_t *)set[w].key, set[w].len, set[w].ids, set[w].n);
+                continue;
+            }
+            set[w].tag = 0;
+            from->filled--;
+        }
+        return;
+    }
+    fl_entry *line = from->near.lines + 2 * (size_t)place;
+    for (int w = 0; w < 2; w++) {
+        if (line[w].k1 && !forget) wc_learn_line_entry(to, &line[w]);
+        if (forget) memset(&line[w], 0, sizeof line[w]);
+    }
+}
+
+/* Each place `from` stored into since its last promotion, offered to `to` or cleared. */
+static void wc_places(word_cache *to, word_cache *from, int forget) {
+    if (from->logged <= WC_LOG) {
+        for (size_t i = 0; i < from->logged; i++) wc_place(to, from, from->log[i], forget);
+        return;
+    }
+    size_t lines = from->near.lines ? (size_t)1 << (64 - from->near.shift) : 0;
+    for (size_t i = 0; i < lines; i++) wc_place(to, from, (uint32_t)i, forget);
+    for (size_t i = 0; from->sets && i <= from->set_mask; i++)
+        wc_place(to, from, WC_LOG_SET | (uint32_t)i, forget);
+}
+
+/* A batch's end, on one thread: what a private cache learned (near, sets, long store) offered
+ * to the primary `to` as its own misses are (the doorkeepers' rule: a piece two threads
+ * learned, or one learned in two batches, is admitted where a full line or set would turn a
+ * first offer away; a piece `to` holds is skipped), and its counters added to the primary's. */
+static void wc_promote(word_cache *to, word_cache *from) {
+    wc_places(to, from, 0);
+    const long_store *longs = &from->longs;
+    for (size_t k = 0; longs->arena && k < longs->segments; k++) {
+        uint32_t at = (uint32_t)(k * LS_SEGMENT_WORDS), end = at + longs->fill[k];
+        while (at < end) {
+            const ls_record *r = ls_at(longs, at);
+            wc_learn_bytes(to, (const uint8_t *)(r + 1), r->len, ls_ids(r), r->n);
+            at += ls_words(r->len, r->n);
+        }
+    }
+    to->first.hits += from->first.hits + from->near.hits; /* a near hit missed the primary's */
+    to->first.misses += from->near.lines ? from->near.misses : from->first.misses;
+    to->hits += from->hits;
+    to->misses += from->misses;
+    to->merges += from->merges;
+    to->longs.hits += from->longs.hits;
+}
+
+/* After wc_promote: the private cache emptied of what it learned (its memory kept, its sets at
+ * the size they grew to), its counters and log from 0. */
+static void wc_forget(word_cache *c) {
+    wc_places(NULL, c, 1);
+    long_store *longs = &c->longs;
+    if (longs->arena) {
+        memset(longs->slots, 0, ((size_t)longs->bucket_mask + 1) * LS_WAYS * sizeof *longs->slots);
+        memset(longs->fill, 0, longs->segments * sizeof *longs->fill);
+        longs->segment = 0;
+        longs->round = 0;
+    }
+    c->first.hits = c->first.misses = c->near.hits = c->near.misses = 0;
+    c->hits = c->misses = c->merges = longs->hits = 0;
+    c->logged = 0;
+}
+
+#endif

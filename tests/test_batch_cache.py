@@ -1,0 +1,168 @@
+"""One word cache for a batch's threads (issue 28): the primary read by all, a private one each.
+
+On the native path a batch on several threads takes one word cache from the encoder's pool (the
+primary), which its threads read and none writes; each thread learns its misses in a small
+private cache, and at the batch's end what they learned is offered to the primary
+(``engine/_word_cache.h``). Whatever the threads, the bound and the order, every document's ids
+equal tiktoken's; the pool holds one cache, within its bound; what the threads learned is found
+by the next call; a batch that fails or is stopped gives its cache back whole.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import streamcodec
+from streamcodec import Encoding
+
+pa = pytest.importorskip("pyarrow")
+
+
+# Pieces that are no token (merged, then cached), tokens, long pieces for the long store (more
+# than 16 ids), scripts of each PEP 393 kind.
+WORDS = [" zqxv", " flurbligate", " déjàvuish", " 你好世界朋友", " 🦙🦙🦙🦙🦙🦙🦙🦙🦙", " the",
+         " hello", "\n\n", " 12345", " x=1;", " Quetzalcoatlus", " 猫猫猫猫猫猫猫猫猫猫猫猫",
+         " ünïcödé", " ok"]  # fmt: skip
+
+
+@pytest.fixture
+def pair(real_pair: Any) -> Any:
+    """A genuine encoding on the native path and its tiktoken twin."""
+    if real_pair[0].backend != "native":
+        pytest.skip("the native batch's caches")
+    return real_pair
+
+
+def documents(seed: int, count: int = 400) -> list[str]:
+    """count documents of 1-3 kB of WORDS (300 kB and more: each of 4 threads gets 64 kB)."""
+    rng = random.Random(seed)
+    return ["".join(rng.choice(WORDS) for _ in range(rng.randrange(80, 250))) for _ in range(count)]
+
+
+def fresh(base: Encoding, cache_bytes: int | None = None) -> Encoding:
+    """A new encoder of base's vocabulary: a new pool, one cache made."""
+    more = {} if cache_bytes is None else {"cache_bytes": cache_bytes}
+    return Encoding(base.name, pat_str=base.pat_str, mergeable_ranks=base.mergeable_ranks,
+                    special_tokens={}, backend=base.backend, **more)  # fmt: skip
+
+
+def check(enc: Encoding, docs: list[str], want: list[list[int]], threads: int) -> None:
+    """Every input kind's ids and counts equal want, on `threads` threads."""
+    for batch in (docs, [d.encode() for d in docs], pa.array(docs, pa.large_string())):
+        ids, offsets = enc.encode_ordinary_batch_to_numpy(batch, num_threads=threads)
+        got = [ids[offsets[i] : offsets[i + 1]].tolist() for i in range(len(docs))]
+        assert got == want
+        assert enc.count_tokens_batch(batch, num_threads=threads).tolist() == list(map(len, want))
+
+
+@pytest.mark.parametrize("bound", [0, 1, 4096, 1 << 16, 1 << 20, None])
+@pytest.mark.parametrize("threads", [2, 16])
+def test_any_bound_and_many_threads_equal_tiktoken(
+    pair: Any, bound: int | None, threads: int
+) -> None:
+    base, ref = pair
+    docs = documents(threads)
+    want = [ref.encode_ordinary(d) for d in docs]
+    enc = fresh(base, bound)
+    for _ in range(2):  # a fresh primary, then one the first batches' threads taught
+        check(enc, docs, want, threads)
+    info = enc.ordinary.cache_info()
+    assert info["caches"] == 1  # one cache, whatever the threads: made once
+    assert info["bytes"] <= info["bytes_each"]
+
+
+def misses(enc: Encoding, text: str) -> int:
+    """The word cache's misses of one encode of text (one thread: the pool's cache)."""
+    before = enc.ordinary.cache_info()["misses"]
+    enc.encode_ordinary(text)
+    return int(enc.ordinary.cache_info()["misses"] - before)
+
+
+def test_what_the_threads_learned_is_in_the_primary_after_the_batch(pair: Any) -> None:
+    base, ref = pair
+    docs, text = documents(1), "".join(WORDS)
+    enc = fresh(base)
+    assert enc.count_tokens_batch(docs, num_threads=4).tolist() == [
+        len(ref.encode_ordinary(d)) for d in docs
+    ]
+    assert enc.ordinary.cache_info()["caches"] == 1
+    # The next call on one thread (the primary) misses no more than a cache that one thread
+    # taught the same pieces, and far less than a fresh one (every piece a miss).
+    alone = fresh(base)
+    cold, warm = misses(alone, text), misses(alone, text)
+    assert misses(enc, text) <= warm < cold / 2
+
+def test_a_failed_batch_gives_its_cache_back_whole(pair: Any) -> None:
+    base, ref = pair
+    enc = fresh(base)
+    docs = documents(2)
+    data = [d.encode() for d in docs]
+    data[len(data) // 2] += b"\xff"
+    with pytest.raises(ValueError, match=rf"texts\[{len(data) // 2}\]"):
+        enc.count_tokens_batch(data, num_threads=4)
+    info = enc.ordinary.cache_info()
+    assert info["caches"] == 1 and 0 < info["bytes"] <= info["bytes_each"]  # back in the pool
+    want = [ref.encode_ordinary(d) for d in docs]
+    check(enc, docs, want, 4)  # and what it learned before the stop is right
+    assert enc.ordinary.cache_info()["caches"] == 1
+
+
+def test_batches_on_python_threads_at_once(pair: Any) -> None:
+    # Each batch takes a primary of its own from the pool (or makes one); encode calls beside
+    # them take others: never one cache written by two calls.
+    base, ref = pair
+    enc = fresh(base)
+    docs = documents(3)
+    want = [ref.encode_ordinary(d) for d in docs]
+    results: list[bool] = []
+
+    def batches() -> None:
+        for threads in (2, 3):
+            results.append(enc.encode_ordinary_batch(docs, num_threads=threads) == want)
+
+    def singles() -> None:
+        results.append([enc.encode_ordinary(d) for d in docs[:100]] == want[:100])
+
+    workers = [threading.Thread(target=batches) for _ in range(3)]
+    workers += [threading.Thread(target=singles) for _ in range(2)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    assert results == [True] * 8
+    assert 1 <= enc.ordinary.cache_info()["caches"] <= 5
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    picks=st.lists(st.integers(0, len(WORDS) - 1), min_size=1, max_size=40),
+    extra=st.lists(st.text(max_size=12), max_size=6),
+    threads=st.integers(2, 6),
+    bound=st.sampled_from([0, 300, 5_000, 1 << 18, None]),
+)
+def test_random_batches_on_shared_caches(
+    pair: Any, picks: list[int], extra: list[str], threads: int, bound: int | None
+) -> None:
+    base, ref = pair
+    enc = cached(base, bound)
+    filler = "".join(WORDS[i] for i in picks)
+    docs = [filler * (70_000 // len(filler) + 1), *extra] * threads  # each thread gets work
+    want = [ref.encode_ordinary(d) for d in docs]
+    assert enc.encode_ordinary_batch(docs, num_threads=threads) == want
+    assert enc.count_tokens_batch(docs, num_threads=threads).tolist() == list(map(len, want))
+
+
+ENCODERS: dict[tuple[str, int | None], Encoding] = {}
+
+
+def cached(base: Encoding, bound: int | None) -> Encoding:
+    """An encoder of base's vocabulary for each bound, kept across examples (its primary warm)."""
+    if (base.name, bound) not in ENCODERS:
+        ENCODERS[base.name, bound] = fresh(base, bound)
+    return ENCODERS[base.name, bound]
