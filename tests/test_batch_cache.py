@@ -18,7 +18,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import streamcodec
 from streamcodec import Encoding
 
 pa = pytest.importorskip("pyarrow")
@@ -97,6 +96,7 @@ def test_what_the_threads_learned_is_in_the_primary_after_the_batch(pair: Any) -
     alone = fresh(base)
     cold, warm = misses(alone, text), misses(alone, text)
     assert misses(enc, text) <= warm < cold / 2
+
 
 def test_a_failed_batch_gives_its_cache_back_whole(pair: Any) -> None:
     base, ref = pair

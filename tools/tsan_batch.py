@@ -19,7 +19,9 @@ assert [ids[offsets[i] : offsets[i + 1]].tolist() for i in range(len(docs))] == 
 assert enc.count_tokens_batch(docs, num_threads=4).tolist() == list(map(len, want))
 assert enc.encode_ordinary_batch(docs, num_threads=4) == want
 # Again, on a primary cache the batches above taught (its sets and long store read by all).
-long_docs = [text * 3 + " 你好世界朋友猫猫猫猫猫猫 🦙🦙🦙🦙🦙🦙🦙" * (i % 5) for i, text in enumerate(docs)]
+long_docs = [
+    text * 3 + " 你好世界朋友猫猫猫猫猫猫 🦙🦙🦙🦙🦙🦙🦙" * (i % 5) for i, text in enumerate(docs)
+]
 long_want = [enc.encode_ordinary(text) for text in long_docs]
 for _ in range(3):
     assert enc.encode_ordinary_batch(long_docs, num_threads=4) == long_want
