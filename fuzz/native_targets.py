@@ -106,12 +106,13 @@ def _check_batch(case: Case) -> Tally:
     fast, slow = case.vocab.encoding, case.vocab.python_encoding
     theirs = case.vocab.tiktoken
     texts = list(case.texts)
-    # Invalid UTF-8 after each piece; one document long enough for the batch to take threads.
+    # Invalid UTF-8 after each piece; two documents long enough for the batch to take two
+    # threads (64 kB each), which share a word cache.
     data = [t.encode("utf-8", "surrogatepass") for t in texts]
     data += [piece + b"\xff\xc3" for piece in case.pieces]
     filler = "".join(texts) or "filler "
-    texts.append(filler * (70_000 // len(filler) + 1))
-    data.append(texts[-1].encode("utf-8", "surrogatepass"))
+    texts += [filler * (70_000 // len(filler) + 1), " " + filler * (70_000 // len(filler) + 1)]
+    data += [text.encode("utf-8", "surrogatepass") for text in texts[-2:]]
     expected = [theirs.encode_ordinary(text) for text in texts]
     replaced = [theirs.encode_ordinary(d.decode("utf-8", "replace")) for d in data]
     kept = [slow.encode_bytes(d) for d in data]
