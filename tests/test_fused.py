@@ -302,6 +302,27 @@ def test_the_first_level_packs_five_and_six_ids(pattern: str) -> None:
             assert fused.count(text, 0, len(text), "strict", -1) == len(expected)
 
 
+@pytest.mark.parametrize("pattern", [CL100K_PATTERN, O200K_PATTERN])
+def test_the_common_blocks_pieces_of_five_and_six_ids(pattern: str) -> None:
+    """An ASCII text's blocks are walked by a loop of their own (engine/_fused_hits.h), which
+    unpacks a first-level entry of 5 or 6 ids itself: pieces of a space and control characters
+    (a token each), 5 to 7 ids, met three times among one-token words, each output."""
+    rng = random.Random(11)
+    controls = "".join(map(chr, [*range(1, 9), *range(14, 32)]))
+    pieces = [" " + "".join(rng.choices(controls, k=rng.randint(4, 6))) for _ in range(400)]
+    pieces = [piece + " the" for piece in pieces]
+    text = "".join(pieces * 3)
+    expected = _core().encode_pieces(regex.findall(pattern, text))  # type: ignore[attr-defined]
+    lengths = {len(_core().encode_pieces([p[:-4]])) for p in pieces}  # type: ignore[attr-defined]
+    assert lengths == {5, 6, 7} and text.isascii()
+    for size in CACHE_SIZES:
+        fused = _fused(pattern, size)
+        for _ in range(2):
+            assert fused.encode(text, 0, len(text), "strict") == expected, size
+            assert list(memoryview(fused.encode_array(text, 0, len(text), "strict"))) == expected
+            assert fused.count(text, 0, len(text), "strict", -1) == len(expected)
+
+
 def test_indices_too_wide_to_pack_are_not_packed() -> None:
     """Indices of 19 bits or more (a vocabulary of 600,000 tokens): a piece of 6 such tokens is
     not packed in 19-bit fields (it is answered by the sets), one of 5 is, in 24 bits."""

@@ -24,7 +24,10 @@
  *   4. otherwise the core's rank merge or backtracking, and the ids are offered to the first
  *      level, or, if it turns them away, to the sets.
  * Ids are appended to one uint32 buffer of token indices, which becomes a list (from int
- * objects made once per vocabulary), an array (ranks, no copy), or only a count.
+ * objects made once per vocabulary), an array (ranks, no copy), or only a count. An ASCII
+ * block's pieces (most of the warm pass) go through a loop of their own, one for each output
+ * (_fused_hits.h): the first level probed and answered in registers, the room and the count's
+ * limit checked once a block.
  *
  * The text is taken in blocks of BLOCK code points, ending on a piece end: between two blocks
  * the GIL is taken back and signals are checked, so Ctrl-C stops a long encode within a block.
@@ -203,6 +206,8 @@ static inline int fused_ascii(const uint8_t *b, size_t n) {
 
 #define FUSED_WINDOW 4096 /* code units of a 2- or 4-byte string read as 1-byte at a time */
 #define FUSED_AFTER 32    /* code units read as they are past one above U+00FF */
+
+#include "_fused_hits.h"
 
 #define KIND_HEADER "engine/_fused_kind.h"
 #include "../_each_kind.h"

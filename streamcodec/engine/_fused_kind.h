@@ -3,8 +3,9 @@
  *   K(name)    the name with the kind's suffix.
  *
  * Each piece is cut by the scanner's step (streamcodec/text/_scan_next.h), or 64 code points at a
- * time by its block step (_scan_block.h), and handed to fused_piece
- * (_fused.c) as soon as it is cut, as UTF-8: a 1-byte string's piece of ASCII code points is
+ * time by its block step (_scan_block.h; a 1-byte string's block before `stop`, with a first
+ * level, is walked by fused_block_count or fused_block_ids, _fused_hits.h), and handed to
+ * fused_piece (_fused.c) as soon as it is cut, as UTF-8: a 1-byte string's piece of ASCII code points is
  * its own UTF-8 (read in place), any other is encoded into p->buf (streamcodec/_utf8.h). A 2- or
  * 4-byte string is read as 1-byte strings where it can be (its stretches of code points below
  * 256, cut at safe cuts: K(fused)). No Python object is touched.
@@ -63,14 +64,16 @@ static int K(fused_units)(const CH *s, Py_ssize_t *at, Py_ssize_t stop, Py_ssize
     const sc_pattern *shape =
         sizeof(CH) == 1 || p->pattern > PATTERN_O200K ? sc_block_shape(p->pattern) : NULL;
     Py_ssize_t past = i - 1;
+    const fl_entry *lines = p->cache->first.lines;
     sc_walk w;
     while (i < stop && status == SC_OK) {
         if (sc_walk_start(&w, shape, s, sizeof *s, i, past, n)) {
-            if (sizeof(CH) == 1 && i + SC_BLOCK <= stop && i + SC_BLOCK + 16 <= n) {
+            if (sizeof(CH) == 1 && lines && i + SC_BLOCK <= stop && i + SC_BLOCK + 16 <= n) {
                 /* The common block: every piece starts before `stop` and has 16 bytes of text
-                 * from its start, and an ASCII piece read in place is never refused. */
-                for (Py_ssize_t e; status == SC_OK && (e = sc_walk_next(&w)) >= 0; i = e)
-                    status = fused_piece(p, (const uint8_t *)s + i, (size_t)(e - i), 1);
+                 * from its start, and an ASCII piece read in place is never refused: one loop
+                 * for each output, the first-level hits inline (_fused_hits.h). */
+                status = p->counting ? fused_block_count(p, (const uint8_t *)s, &i, w.ends)
+                                     : fused_block_ids(p, (const uint8_t *)s, &i, w.ends);
             } else {
                 for (Py_ssize_t e; i < stop && status == SC_OK && (e = sc_walk_next(&w)) >= 0;) {
                     status = sizeof(CH) == 1 ? K(in_place)(s, i, e, n, p) : K(encoded)(s, i, e, p);
