@@ -153,14 +153,22 @@ static void wc_promote(word_cache *to, word_cache *from) {
     to->longs.hits += from->longs.hits;
 }
 
-/* After wc_promote: the private cache emptied of what it learned (its memory kept, its sets at
- * the size they grew to), its counters and log from 0. */
+/* After wc_promote: the private cache emptied of what it learned, its counters and log from 0.
+ * Sets that grew (a first batch learns all its words) are made small again and the long store
+ * freed, so a warm batch's threads probe small tables, and the idle caches hold little: its
+ * near level and sets of the first size are cleared where the log says, and kept. */
 static void wc_forget(word_cache *c) {
     wc_places(NULL, c, 1);
+    if (c->sets && c->set_mask + 1 > WC_FIRST_SETS) {
+        word_cache grown = *c;
+        if (wc_alloc(c, WC_FIRST_SETS) == 0) { /* else the grown sets stay, cleared */
+            wc_aligned_free(grown.sets);
+            wc_aligned_free(grown.door);
+        }
+    }
     long_store *longs = &c->longs;
     if (longs->arena) {
-        memset(longs->slots, 0, ((size_t)longs->bucket_mask + 1) * LS_WAYS * sizeof *longs->slots);
-        memset(longs->fill, 0, longs->segments * sizeof *longs->fill);
+        ls_free(longs);
         longs->segment = 0;
         longs->round = 0;
     }
