@@ -7,7 +7,8 @@ import hashlib
 import io
 import sys
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import streamcodec.corpus.job as job_module
-from streamcodec.corpus.overlap import HashBehind, read_ahead, write_behind
+from streamcodec.corpus.overlap import HashBehind, OnThread, read_ahead, write_behind
 from streamcodec.corpus.shards import TokenShard
 from streamcodec.corpus.tokenize import tokenize
 from streamcodec.registry import get_encoding
@@ -175,3 +176,48 @@ def test_with_jobs_the_main_thread_neither_reads_nor_writes(
     # thread started for each task, the main thread watching it for signals)
     if native:  # (the pure path's workers are processes)
         assert encoding == ({main} if stdin and jobs == 1 else {"streamcodec-worker-"})
+
+
+def _stop_inside_start(monkeypatch: pytest.MonkeyPatch) -> list[threading.Event]:
+    """``Thread.start`` stopped (Ctrl-C) once the new thread is made but before it runs: it
+    raises, and the thread runs once its gate (returned) is opened, after the caller's ending."""
+    gates: list[threading.Event] = []
+
+    def start(thread: threading.Thread) -> None:
+        gate = threading.Event()
+        gates.append(gate)
+        bootstrap = thread._bootstrap  # type: ignore[attr-defined]
+        with threading._active_limbo_lock:  # type: ignore[attr-defined]
+            threading._limbo[thread] = thread  # type: ignore[attr-defined]
+        threading._start_new_thread(lambda: (gate.wait(), bootstrap()), ())  # type: ignore[attr-defined]
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(threading.Thread, "start", start)
+    return gates
+
+
+@pytest.mark.parametrize("which", ["reader", "on thread"])
+def test_a_stop_inside_start_leaves_no_work_running_late(
+    monkeypatch: pytest.MonkeyPatch, which: str
+) -> None:
+    """A thread made by a ``start`` that a stop interrupted runs after its owner has ended:
+    given up, it does nothing (a reader read its source with nobody taking the blocks, its
+    generator then closed under it; a manifest's save ran after the run had ended)."""
+    done: list[str] = []
+
+    def source() -> Iterator[int]:
+        done.append("read")
+        yield 1
+
+    runs: dict[str, Callable[[], object]] = {
+        "reader": lambda: list(read_ahead(source(), depth=1)),
+        "on thread": lambda: OnThread(lambda: done.append("work")),
+    }
+    gates = _stop_inside_start(monkeypatch)
+    with pytest.raises(KeyboardInterrupt):
+        runs[which]()
+    monkeypatch.undo()
+    for gate in gates:
+        gate.set()
+    time.sleep(0.2)  # the late threads run, and end
+    assert done == [] and not _threads_named("streamcodec-reader")

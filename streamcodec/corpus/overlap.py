@@ -26,6 +26,7 @@ not block for long on its input (a regular file, not a pipe): it is joined, not 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import queue
 import threading
@@ -68,7 +69,7 @@ def read_ahead(items: Iterator[T], *, depth: int) -> Generator[T, None, None]:
         finally:
             getattr(items, "close", lambda: None)()
 
-    thread = threading.Thread(target=run, daemon=True, name="streamcodec-reader")
+    thread = _Owned(run, name="streamcodec-reader")
     try:  # started inside: a stop just after the start still ends it
         thread.start()
         while True:
@@ -105,7 +106,7 @@ def write_behind(
             done.set()
 
     done = threading.Event()
-    thread = threading.Thread(target=run, daemon=True, name="streamcodec-writer")
+    thread = _Owned(run, name="streamcodec-writer")
     try:  # started inside: a stop just after the start still ends it
         thread.start()
         for item in items:
@@ -136,10 +137,8 @@ class HashBehind:
 
     def __init__(self, *, depth: int) -> None:
         self._box: queue.Queue[tuple[Any, bytes | threading.Event] | None] = queue.Queue(depth)
-        self._thread = threading.Thread(
-            target=_hash_fed, args=(self._box, weakref.ref(self)), daemon=True,
-            name="streamcodec-hasher",
-        )  # fmt: skip
+        fed = functools.partial(_hash_fed, self._box, weakref.ref(self))
+        self._thread = _Owned(fed, name="streamcodec-hasher")
         self._ending = False
 
     def __enter__(self) -> HashBehind:
@@ -215,8 +214,12 @@ class OnThread:
     def __init__(self, work: Callable[[], Any], *, daemon: bool = True) -> None:
         self._value: Any = None
         self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, args=(work,), daemon=daemon)
-        self._thread.start()
+        self._thread = _Owned(functools.partial(self._run, work), daemon=daemon)
+        try:
+            self._thread.start()
+        except BaseException:  # a stop inside start: the work runs whole, or never
+            surely(_join_started, self._thread)
+            raise
 
     def _run(self, work: Callable[[], Any]) -> None:
         try:
@@ -254,25 +257,52 @@ def _hand(box: queue.Queue[Any], item: Any, done: threading.Event) -> bool:
     return False
 
 
-def _abandon(thread: threading.Thread, box: queue.Queue[Any]) -> None:
+def _abandon(thread: _Owned, box: queue.Queue[Any]) -> None:
     """Stop the consumer at its next item and wait for it to unwind (idempotent)."""
     _drain(box)
     box.put_nowait(_ABANDON)  # only this thread puts: the box has room
     _join_started(thread)
 
 
-def _drain_until_ended(thread: threading.Thread, box: queue.Queue[Any]) -> None:
+def _drain_until_ended(thread: _Owned, box: queue.Queue[Any]) -> None:
     """Take what the reader puts until it has ended (it checks its stop after each put)."""
+    if thread.given_up():
+        return
     while thread.is_alive():
         _drain(box)
         thread.join(0.01)
 
 
-def _join_started(thread: threading.Thread) -> None:
-    """Wait for ``thread`` to end, if a start made it (a stop inside ``start`` may come before
-    it runs: it then finds the end its caller left in its box, and ends by itself)."""
-    if thread.ident is not None:
+def _join_started(thread: _Owned) -> None:
+    """Wait for ``thread`` to end, if its work has begun; else it never will begin."""
+    if not thread.given_up():
         thread.join()
+
+
+class _Owned(threading.Thread):
+    """A thread that its owner can always end, even after a stop inside ``start``: the new
+    thread may then be made and run later, after ``start`` has raised (``ident`` and
+    ``is_alive`` do not say so yet, and ``join`` refuses it), left running with no owner (a
+    reader still reading, nobody taking its blocks). Its work runs whole, or not at all once
+    the owner has given it up (:meth:`given_up`). The two claim it by appending to a list
+    (atomic), the first claim wins: no lock, which a stop could leave held."""
+
+    def __init__(self, work: Callable[[], object], *, name: str | None = None, daemon: bool = True):
+        super().__init__(name=name, daemon=daemon)
+        self._work = work
+        self._claims: list[str] = []
+
+    def run(self) -> None:
+        self._claims.append("thread")
+        if self._claims[0] == "thread":
+            self._work()
+
+    def given_up(self) -> bool:
+        """Give the thread up unless its work has begun: whether it was given up (True: its
+        work never runs; False: it runs whole, and ``join`` waits for it). Idempotent."""
+        if "owner" not in self._claims:  # once, even if a stop came after the append
+            self._claims.append("owner")
+        return self._claims[0] == "owner"
 
 
 def _drain(box: queue.Queue[Any]) -> None:

@@ -368,11 +368,7 @@ def kept_fields(fields: list[Fields]) -> bytes:
 
 def sha256_file(path: str) -> str:
     """The SHA-256 of the file at ``path``, read in blocks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(1 << 20):
-            digest.update(block)
-    return digest.hexdigest()
+    return str(_read_digest(os.open(path, os.O_RDONLY)).hexdigest())
 
 
 def file_records(paths: Sequence[str], sha256: Sequence[str] | None) -> list[dict[str, Any]]:
