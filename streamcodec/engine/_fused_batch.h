@@ -95,6 +95,7 @@ typedef struct {
 struct batch_shared {
     const batch_doc *docs;
     Py_ssize_t n, run;
+    Py_ssize_t stop; /* runs start before this document (n; a fresh primary's first part) */
     int64_t *lengths; /* n + 1: lengths[i + 1] is document i's id count */
     uint32_t *out;    /* the ids, in document order (BATCH_IDS, the copy) */
     const uint32_t *rank;
@@ -268,8 +269,11 @@ static void batch_encode_runs(batch_worker *w) {
         w->blank = 0;
     }
     for (;;) {
-        Py_ssize_t first = (Py_ssize_t)atomic_fetch_add(&s->next, s->run);
-        if (first >= s->n || atomic_load_explicit(&s->cancel, memory_order_relaxed)) return;
+        long long first = atomic_load(&s->next); /* a run from `stop` on is left for later */
+        do {
+            if (first >= s->stop) return;
+        } while (!atomic_compare_exchange_weak(&s->next, &first, first + s->run));
+        if (atomic_load_explicit(&s->cancel, memory_order_relaxed)) return;
         if (w->nruns == w->runs_cap) {
             size_t cap = w->runs_cap ? 2 * w->runs_cap : 64;
             Py_ssize_t *bigger = realloc(w->runs, cap * sizeof *bigger);
@@ -482,15 +486,9 @@ static PyObject *batch_lists(FusedEncoder *self, batch_shared *s, batch_worker *
     return lists;
 }
 
-/* The batch's end for the caches (the GIL held), failed or not (every entry is right): one
- * thread's header written back to the primary; or, the GIL released, what each thread's
- * private cache learned offered to the primary and forgotten (_shared_cache.h), then the
- * private caches pooled. */
-static void batch_promote(FusedEncoder *self, word_cache *primary, batch_worker *w, int threads) {
-    if (threads == 1) {
-        *primary = w[0].cache;
-        return;
-    }
+/* What each thread's private cache learned offered to the primary and forgotten
+ * (_shared_cache.h), the threads joined (the GIL held: released here). */
+static void batch_teach(word_cache *primary, batch_worker *w, int threads) {
     Py_BEGIN_ALLOW_THREADS
     for (int t = 0; t < threads; t++) {
         if (!w[t].helper || w[t].blank) continue;
@@ -498,6 +496,37 @@ static void batch_promote(FusedEncoder *self, word_cache *primary, batch_worker 
         wc_forget(&w[t].cache);
     }
     Py_END_ALLOW_THREADS
+}
+
+/* Phase one on the threads. A fresh primary (it never merged a piece: a new encoder's first
+ * batch) is taught first: the threads encode the first FIRST_PART of the documents, what they
+ * learned is promoted, then they do the rest. Each thread learning the common words of all its
+ * documents alone was the first batch's cost: 16 threads merged 3.6x the pieces one did
+ * (cl100k_base, 45 MB); a first part makes that part's learning the only one repeated. */
+#define FIRST_PART 16 /* 1/16 of the documents */
+static int batch_phase_one(batch_shared *s, word_cache *primary, batch_worker *w, int threads) {
+    s->stop = s->n;
+    if (threads > 1 && primary->merges == 0 && s->n / FIRST_PART > (Py_ssize_t)threads * s->run)
+        s->stop = s->n / FIRST_PART;
+    int failed = batch_run_threads(s, w, threads, batch_encode_runs);
+    for (int t = 0; t < threads; t++) failed |= w[t].status != SC_OK;
+    if (failed || s->stop == s->n) return failed;
+    batch_teach(primary, w, threads);
+    s->stop = s->n;
+    failed = batch_run_threads(s, w, threads, batch_encode_runs);
+    for (int t = 0; t < threads; t++) failed |= w[t].status != SC_OK;
+    return failed;
+}
+
+/* The batch's end for the caches (the GIL held), failed or not (every entry is right): one
+ * thread's header written back to the primary; or what the private caches learned taught to
+ * it (batch_teach), and they are pooled. */
+static void batch_promote(FusedEncoder *self, word_cache *primary, batch_worker *w, int threads) {
+    if (threads == 1) {
+        *primary = w[0].cache;
+        return;
+    }
+    batch_teach(primary, w, threads);
     for (int t = 0; t < threads; t++) {
         if (!w[t].helper) continue;
         if (w[t].blank) { /* never made: the batch failed before its thread */
@@ -619,10 +648,11 @@ static PyObject *fused_encode_batch(FusedEncoder *self, PyObject *const *args, P
     pthread_mutex_init(&s.lock, NULL);
     pthread_cond_init(&s.done, NULL);
 #endif
+    s.stop = n;
     if (bytes < INLINE_BYTES) /* too little to be worth a thread: here, the GIL held */
         batch_encode_runs(&w[0]);
     else
-        failed = batch_run_threads(&s, w, (int)threads, batch_encode_runs);
+        failed = batch_phase_one(&s, primary, w, (int)threads);
     for (int t = 0; t < threads; t++) failed |= w[t].status != SC_OK;
     if (failed) {
         batch_error(&s, w, threads);
