@@ -123,8 +123,8 @@ def add(commands: Any) -> None:
         "-j",
         "--jobs",
         type=positive_int,
-        help="cores used: the inputs read and encoded on this many threads (default: every "
-        "core this process may use)",
+        help="cores that parse and encode, on this many threads (default: every core this "
+        "process may use); the reading, hashing and writing run beside them",
     )
     command.add_argument(
         "--dask", metavar="ADDRESS", help="make the shards on the Dask cluster of this scheduler"
