@@ -74,6 +74,10 @@ def test_any_bound_and_many_threads_equal_tiktoken(
     info = enc.ordinary.cache_info()
     assert info["caches"] == 1  # one cache, whatever the threads: made once
     assert info["bytes"] <= info["bytes_each"]
+    # A private cache for each thread that ran (a small batch takes fewer), pooled, each within
+    # half the bound.
+    assert info["private_caches"] <= threads
+    assert info["private_bytes"] <= info["private_caches"] * info["bytes_each"] // 2
 
 
 def misses(enc: Encoding, text: str) -> int:
