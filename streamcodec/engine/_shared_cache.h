@@ -167,6 +167,7 @@ static void wc_forget(word_cache *c) {
         if (wc_alloc(c, WC_FIRST_SETS) == 0) { /* else the grown sets stay, cleared */
             wc_aligned_free(grown.sets);
             wc_aligned_free(grown.door);
+            c->filled = 0;
         }
     }
     long_store *longs = &c->longs;
