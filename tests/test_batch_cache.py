@@ -10,17 +10,24 @@ by the next call; a batch that fails or is stopped gives its cache back whole.
 
 from __future__ import annotations
 
+import os
 import random
+import subprocess
+import sys
 import threading
+from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import streamcodec
 from streamcodec import Encoding
 
 pa = pytest.importorskip("pyarrow")
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 # Pieces that are no token (merged, then cached), tokens, long pieces for the long store (more
@@ -170,3 +177,35 @@ def cached(base: Encoding, bound: int | None) -> Encoding:
     if (base.name, bound) not in ENCODERS:
         ENCODERS[base.name, bound] = fresh(base, bound)
     return ENCODERS[base.name, bound]
+
+
+NO_MEMORY = """
+import resource, sys
+sys.path.insert(0, {root!r})
+import numpy
+import streamcodec
+enc = streamcodec.get_encoding("cl100k_base")
+docs = ["hello world " * 20_000] * 40
+enc.encode_ordinary_batch_to_numpy(docs[:2], num_threads=2)  # everything loaded, caches made
+used = int(open("/proc/self/statm").read().split()[0]) * resource.getpagesize()
+resource.setrlimit(resource.RLIMIT_AS, (used + (16 << 20), resource.RLIM_INFINITY))
+try:
+    enc.encode_ordinary_batch_to_numpy(docs * 20, num_threads=2)  # 192 MB: 128 MB of ids a thread
+except MemoryError as exc:
+    print("MemoryError:", exc)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS and /proc")
+@pytest.mark.skipif(streamcodec.backend() != "native", reason="the native batch")
+def test_a_batch_out_of_memory_says_what_it_could_not_allocate() -> None:
+    run = subprocess.run(
+        [sys.executable, "-c", NO_MEMORY.format(root=str(ROOT))],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "STREAMCODEC_BACKEND": "native"},
+    )
+    assert run.returncode == 0, run.stderr
+    assert "MemoryError: encode_batch: out of memory for a batch thread's ids (" in run.stdout
+    assert "fewer threads or smaller batches need less" in run.stdout

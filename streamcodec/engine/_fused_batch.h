@@ -539,6 +539,13 @@ static void batch_promote(FusedEncoder *self, word_cache *primary, batch_worker 
     }
 }
 
+/* A MemoryError naming what the batch could not allocate, and how large. */
+static void batch_nomem(const char *what, size_t bytes) {
+    PyErr_Format(PyExc_MemoryError,
+                 "encode_batch: out of memory for %s (%zu bytes); fewer threads or smaller "
+                 "batches need less", what, bytes);
+}
+
 /* The error of a failed batch (phase one): a signal's is set already. */
 static void batch_error(batch_shared *s, batch_worker *w, int threads) {
     if (PyErr_Occurred()) return;
@@ -550,7 +557,7 @@ static void batch_error(batch_shared *s, batch_worker *w, int threads) {
         Py_XDECREF(args);
         return;
     }
-    PyErr_NoMemory();
+    batch_nomem("a batch thread's ids, decoded text or private word cache", s->private_bytes);
 }
 
 static PyObject *fused_encode_batch(FusedEncoder *self, PyObject *const *args, Py_ssize_t nargs) {
@@ -608,7 +615,7 @@ static PyObject *fused_encode_batch(FusedEncoder *self, PyObject *const *args, P
     atomic_init(&s.first_bad, n);
     if (!(primary = take_cache(self))) goto done;
     if (!(w = PyMem_Calloc((size_t)threads, sizeof *w))) {
-        PyErr_NoMemory();
+        batch_nomem("the batch threads' state", (size_t)threads * sizeof *w);
         goto done;
     }
     for (int t = 0; t < threads; t++) {
@@ -633,12 +640,12 @@ static PyObject *fused_encode_batch(FusedEncoder *self, PyObject *const *args, P
             w[t].blank = 1;
             self->helpers.made++;
         } else {
-            PyErr_NoMemory();
+            batch_nomem("a batch thread's private word cache", sizeof *w[t].helper);
             goto done;
         }
         /* About the ids this thread will write (3 bytes of text an id): no regrowth. */
         if (mode != BATCH_COUNTS && self->api->ids_reserve(&p->out, bytes / 3 / (size_t)threads) != SC_OK) {
-            PyErr_NoMemory();
+            batch_nomem("a batch thread's ids", bytes / 3 / (size_t)threads * sizeof(uint32_t));
             goto done;
         }
         if (mode != BATCH_COUNTS) batch_huge_pages(p->out.ids, p->out.cap * sizeof(uint32_t));
@@ -674,7 +681,7 @@ static PyObject *fused_encode_batch(FusedEncoder *self, PyObject *const *args, P
             }
             if (array && !array->ids) {
                 Py_CLEAR(array);
-                PyErr_NoMemory();
+                batch_nomem("the batch's ids", total * sizeof(uint32_t));
             }
         }
         result = (PyObject *)array;
