@@ -17,10 +17,12 @@
  *      each with its own id buffer. One word cache, the primary (from the encoder's pool), is
  *      read by all of them and written by none; each has a private one (from a second pool, or
  *      made by the thread), asked after the primary and learning its misses; at the end, the
- *      threads joined, what they learned is offered to the primary (_shared_cache.h). One
- *      thread uses the primary itself, as encode does. A UTF-8 document that is all ASCII is read in place; any other is decoded
- *      (_utf8.h, the one reader) into the thread's buffer, at the narrowest kind. Invalid UTF-8 stops the batch
- *      at the first such document (errors="strict"), or is read as bytes.decode(errors=...)
+ *      threads joined, what they learned is offered to the primary (_shared_cache.h); a fresh
+ *      primary also after the batch's first part (batch_phase_one). One thread uses the primary
+ *      itself, as encode does. A UTF-8 document that is all ASCII is read in place; any other
+ *      is decoded (_utf8.h, the one reader) into the thread's buffer, at the narrowest kind.
+ *      Invalid UTF-8 stops the batch at the first such document (errors="strict"), or is read
+ *      as bytes.decode(errors=...)
  *      reads it: U+FFFD ("replace"), or the escapes that encode_bytes keeps as the bytes
  *      ("surrogateescape"). A str with lone surrogates is read as tiktoken reads it (pairs
  *      joined, lone ones U+FFFD) into the thread's buffer. Each document's id count goes to
