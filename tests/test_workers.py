@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import itertools
 import multiprocessing
 import os
@@ -16,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from streamcodec.stream.workers import WorkerDied, cancelled, ordered_map
+from tests.stops import run_stopped
 
 KINDS = [False, True]  # threads, processes
 ROOT = Path(__file__).resolve().parents[1]
@@ -121,6 +123,22 @@ def test_closing_ends_threads_and_tells_the_work() -> None:
     assert threading.active_count() == before
     assert sorted(stopped) == [0, 1, 2]
     assert not cancelled()  # outside a worker
+
+
+def test_a_thread_map_stopped_at_any_line_ends_its_threads() -> None:
+    # A stop at the first lines of the map's end (setting its stop, calling the end that wakes
+    # the idle workers) left each worker waiting for a task forever (tests/stops.py).
+    def run() -> None:
+        assert list(ordered_map(_square, range(6), jobs=2)) == [x * x for x in range(6)]
+
+    lines = run_stopped(run, ("stream/workers.py",), 0)
+    for stop_at in range(1, lines + 1):
+        run_stopped(run, ("stream/workers.py",), stop_at)
+        gc.collect()  # the map's frame, kept by the stop's traceback, is gone
+        for thread in threading.enumerate():
+            if thread.name.startswith("streamcodec-worker-"):
+                thread.join(5)
+                assert not thread.is_alive(), stop_at
 
 
 def test_abandoned_process_maps_leave_no_process_or_descriptor() -> None:

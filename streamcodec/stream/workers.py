@@ -32,6 +32,7 @@ import queue
 import signal
 import sys
 import threading
+import weakref
 from collections.abc import Callable, Generator, Iterable
 from typing import Any, Generic, NoReturn, TypeVar
 
@@ -111,13 +112,15 @@ def _thread_map(
     stop = threading.Event()
     threads: list[threading.Thread] = []
     pending: collections.deque[_Slot[R]] = collections.deque()
+    owner = _Map()
     try:
         for task in tasks:
             if len(pending) >= limit:
                 yield pending.popleft().get()
             if len(threads) < jobs:
                 thread = threading.Thread(
-                    target=_serve_thread, args=(work, inbox, stop), daemon=True,
+                    target=_serve_thread, args=(work, inbox, stop, weakref.ref(owner)),
+                    daemon=True,
                     name=f"streamcodec-worker-{len(threads)}",
                 )  # fmt: skip
                 threads.append(thread)
@@ -132,17 +135,36 @@ def _thread_map(
         surely(_end_threads, threads, inbox)
 
 
+class _Map:
+    """Held by a thread map's frame alone: its workers see it gone (a weak reference) if a stop
+    at the first lines of its end skipped telling them to end (:func:`_next_task`)."""
+
+
 def _serve_thread(
-    work: Callable[[T], R], inbox: queue.SimpleQueue[tuple[_Slot[R], T] | None], stop: Any
+    work: Callable[[T], R],
+    inbox: queue.SimpleQueue[tuple[_Slot[R], T] | None],
+    stop: Any,
+    owner: weakref.ref[_Map],
 ) -> None:
     _local.stop = stop
-    while (item := inbox.get()) is not None and not stop.is_set():
+    while (item := _next_task(inbox, owner)) is not None and not stop.is_set():
         slot, task = item
         try:
             slot.value = work(task)
         except BaseException as exc:  # the consumer raises it at the task's place
             slot.error = exc
         slot.done.set()
+
+
+def _next_task(inbox: queue.SimpleQueue[Any], owner: weakref.ref[_Map]) -> Any:
+    """The next item of ``inbox``; None (the end) once its map is gone: a stop at its end's
+    first lines (its ``stop.set()``, the call of :func:`surely`) left the workers waiting."""
+    while True:
+        try:
+            return inbox.get(timeout=1)
+        except queue.Empty:
+            if owner() is None:
+                return None
 
 
 def _end_threads(threads: list[threading.Thread], inbox: queue.SimpleQueue[Any]) -> None:
