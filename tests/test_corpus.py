@@ -192,6 +192,11 @@ def test_a_json_line_without_the_field_is_named_with_file_and_line(tmp_path: Pat
     (tmp_path / "b.jsonl").write_text('{"text": "a"}\nnot json\n')
     with pytest.raises(ValueError, match=r"b.jsonl:2: not a JSON line"):
         tokenize([tmp_path / "b.jsonl"], tmp_path / "out", restart=True)
+    (tmp_path / "c.jsonl").write_text('{"text": "a"}\n{"text": "cut\n')  # json's "...at"
+    with pytest.raises(
+        ValueError, match=r"c.jsonl:2: not a JSON line \(Invalid control character at column 14\)$"
+    ):
+        tokenize([tmp_path / "c.jsonl"], tmp_path / "out", restart=True)
 
 
 def test_an_unreadable_parquet_file_is_named(tmp_path: Path) -> None:

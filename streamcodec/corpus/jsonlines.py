@@ -160,7 +160,8 @@ def _record(line: str, field: str, where: Callable[[], str]) -> dict[str, Any]:
     try:
         record = json.loads(line)
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{where()}: not a JSON line ({exc.msg} at column {exc.colno})") from None
+        what = exc.msg.removesuffix(" at")  # json's "Invalid control character at"
+        raise ValueError(f"{where()}: not a JSON line ({what} at column {exc.colno})") from None
     if isinstance(record, dict) and isinstance(record.get(field), str):
         return record
     if not isinstance(record, dict) or field not in record:
