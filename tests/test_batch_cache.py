@@ -198,6 +198,7 @@ except MemoryError as exc:
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS and /proc")
 @pytest.mark.skipif(streamcodec.backend() != "native", reason="the native batch")
+@pytest.mark.skipif("san.so" in os.environ.get("LD_PRELOAD", ""), reason="a sanitizer's own memory")
 def test_a_batch_out_of_memory_says_what_it_could_not_allocate() -> None:
     run = subprocess.run(
         [sys.executable, "-c", NO_MEMORY.format(root=str(ROOT))],
