@@ -30,9 +30,9 @@
  * with the GIL held, and gives it back): no lock on the hot path. A batch on several threads
  * takes one, the primary, which its threads read and none writes while they run; each thread
  * has a private cache (wc_init_private) that reads the primary's first level through a fixed
- * header of its own, has a small first level of its own ("near", asked on a miss of the
- * primary's) and small sets and store; what the private caches learned is offered to the
- * primary at the batch's end, on one thread (wc_promote). Why that is exact and race-free:
+ * header of its own, has a first level of its own ("near", asked on a miss of the primary's),
+ * sets and a store; what the private caches learned is offered to the primary at the batch's
+ * end, on one thread (wc_promote, _shared_cache.h). Why that is exact and race-free:
  * docs/performance.md, "The word cache", Threads.
  *
  *     word_cache c;
@@ -146,7 +146,7 @@ typedef struct {
     size_t max_sets, filled; /* the bound; entries in use */
     uint64_t hits, misses, merges; /* merges: pieces no level held (the core merged them) */
     uint32_t *log;   /* a private cache's: the near lines and sets it stored into (_shared_cache.h) */
-    size_t logged;   /* ...how many (past WC_LOG: more than it holds)*/
+    size_t logged;   /* ...how many (past WC_LOG: more than it holds) */
 } word_cache;
 
 #define WC_FIRST_SETS 256 /* 128 KiB to start with */
