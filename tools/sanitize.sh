@@ -41,13 +41,11 @@ export PYTHONPATH="$work" STREAMCODEC_BACKEND=native
 # 256 MB by design); benchmarks/native_memory.py checks it on a normal build.
 # -s: a sanitizer's report is written to fd 2, which pytest would capture and lose at the abort.
 # The engine's and the scanner's own tests whole (a name filter once skipped new ones), the
-# others' native cases. Not the batch under RLIMIT_AS: ASan's allocator aborts the process out
-# of memory (and needs address space of its own) where malloc would return NULL.
+# others' native cases.
 "$python" -m pytest -q -s -p no:cacheprovider tests/test_scan.py tests/test_scan_block.py \
     tests/test_fused.py tests/test_long_store.py tests/test_batch.py tests/test_batch_cache.py \
     tests/test_long_merge.py \
-    tests/test_corpus_columns.py \
-    --deselect tests/test_batch_cache.py::test_a_batch_out_of_memory_says_what_it_could_not_allocate
+    tests/test_corpus_columns.py
 "$python" -m pytest -q -s -p no:cacheprovider tests/test_native.py tests/test_known_patterns.py \
     tests/test_fuzz.py tests/test_hostile_vocab.py \
     -k "native or backends or tiktoken or stream or reference or cache or scan or pretokenize or pattern" \
