@@ -267,7 +267,7 @@ def table(results: dict[tuple[str, int], dict[str, Any]], counts: list[int], siz
         print(f"{corpus} at 1 / sc count batch, 1 thread = {ratio:.2f}x")
     for n in counts:
         start, whole = results.get((START, n)), results.get((CORPUS, n))
-        if start is not None and whole is not None:
+        if start is not None and whole is not None and whole["seconds"] > start["seconds"]:
             less = size / (whole["seconds"] - start["seconds"])
             print(f"{CORPUS} at {n}: its start (a one-line input) {1000 * start['seconds']:.0f} "
                   f"ms; less it, {less:.0f} MB/s")  # fmt: skip

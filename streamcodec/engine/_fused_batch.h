@@ -559,7 +559,11 @@ static void batch_error(batch_shared *s, batch_worker *w, int threads) {
         Py_XDECREF(args);
         return;
     }
-    batch_nomem("a batch thread's ids, decoded text or private word cache", s->private_bytes);
+    /* which of a thread's buffers failed is not kept: name them, and only the cache's bound */
+    PyErr_Format(PyExc_MemoryError,
+                 "encode_batch: out of memory in a batch thread (its ids, its decoded text or its "
+                 "private word cache of up to %zu bytes); fewer threads or smaller batches need "
+                 "less", s->private_bytes);
 }
 
 static PyObject *fused_encode_batch(FusedEncoder *self, PyObject *const *args, Py_ssize_t nargs) {
