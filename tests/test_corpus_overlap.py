@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import streamcodec.corpus.job as job_module
+import streamcodec.corpus.overlap as overlap
 from streamcodec.corpus.overlap import HashBehind, OnThread, read_ahead, write_behind
 from streamcodec.corpus.shards import TokenShard
 from streamcodec.corpus.tokenize import tokenize
@@ -123,6 +124,33 @@ def test_hash_behind_gives_each_digest_of_its_own_updates(
         for which in range(3)
     ]
     assert got == expected and not _threads_named("streamcodec-hasher")
+
+
+def test_hash_behind_ended_before_its_thread_ran_still_hashes_every_update(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A block that ends (normally) before its just-started thread has run: the end waits for
+    the thread, which hashes the updates queued before it (given up, it hashed none, and a
+    ``hexdigest`` after the block waited for ever); after the block a digest answers at once,
+    and an update, which nobody would hash, is refused."""
+    run = overlap._Owned.run
+
+    def late(thread: overlap._Owned) -> None:
+        time.sleep(0.2)  # started, not yet running its work
+        run(thread)
+
+    monkeypatch.setattr(overlap._Owned, "run", late)
+    with HashBehind(depth=4) as hashes:
+        digest = hashes.sha256()
+        digest.update(b"abc")
+    got: list[str] = []
+    asking = threading.Thread(target=lambda: got.append(digest.hexdigest()), daemon=True)
+    asking.start()
+    asking.join(5)
+    assert got == [hashlib.sha256(b"abc").hexdigest()]
+    with pytest.raises(RuntimeError, match="after its HashBehind block ended"):
+        digest.update(b"more")
+    assert not _threads_named("streamcodec-hasher")
 
 
 @pytest.mark.parametrize(("jobs", "stdin"), [(1, False), (2, False), (1, True), (2, True)])

@@ -125,8 +125,9 @@ def write_behind(
 class HashBehind:
     """SHA-256s fed on a thread of their own, each in the order of its updates, within a
     ``with`` block (the thread ends with it): :meth:`sha256` gives a digest whose ``update``
-    queues the bytes (never changed after: ``bytes``) and whose ``hexdigest`` waits for them.
-    At most ``depth`` updates wait, so memory stays bounded.
+    queues the bytes (never changed after: ``bytes``) and whose ``hexdigest`` waits for them
+    (after the block, the thread has hashed them all: it answers at once). At most ``depth``
+    updates wait, so memory stays bounded.
 
         >>> with HashBehind(depth=2) as hashes:
         ...     digest = hashes.sha256()
@@ -139,11 +140,14 @@ class HashBehind:
         self._box: queue.Queue[tuple[Any, bytes | threading.Event] | None] = queue.Queue(depth)
         fed = functools.partial(_hash_fed, self._box, weakref.ref(self))
         self._thread = _Owned(fed, name="streamcodec-hasher")
-        self._ending = False
+        self._state = _Hashing()
 
     def __enter__(self) -> HashBehind:
         try:  # a stop before the with block takes charge still ends the thread
             self._thread.start()
+            # started: its work runs whole, so the end waits for it (given up instead, just
+            # made, it would leave the updates queued before the end unhashed)
+            self._state.started = True
             return self
         except BaseException:
             surely(self._end)
@@ -155,14 +159,28 @@ class HashBehind:
         surely(self._end)
 
     def _end(self) -> None:
-        if not self._ending:  # once: the thread takes one end
+        if not self._state.ending:  # once: the thread takes one end
             self._box.put(None)
-            self._ending = True
-        _join_started(self._thread)
+            self._state.ending = True
+        if self._state.started:
+            self._thread.join()
+        else:
+            _join_started(self._thread)
+        self._state.ended = True
 
     def sha256(self) -> _Fed:
         """A new SHA-256, fed on the thread."""
-        return _Fed(self._box)
+        return _Fed(self._box, self._state)
+
+
+class _Hashing:
+    """Where a :class:`HashBehind` stands, shared with its digests (not the owner itself,
+    whose end its thread watches for)."""
+
+    def __init__(self) -> None:
+        self.started = False  # its thread started: its work runs whole
+        self.ending = False  # the end put in its box: no update may follow
+        self.ended = False  # its thread ended (having hashed every update, if started)
 
 
 def _hash_fed(box: queue.Queue[Any], owner: weakref.ref[HashBehind]) -> None:
@@ -187,14 +205,21 @@ def _hash_fed(box: queue.Queue[Any], owner: weakref.ref[HashBehind]) -> None:
 class _Fed:
     """A SHA-256 whose updates a :class:`HashBehind` thread makes, in order."""
 
-    def __init__(self, box: queue.Queue[Any]) -> None:
+    def __init__(self, box: queue.Queue[Any], state: _Hashing) -> None:
         self._digest = hashlib.sha256()
         self._box = box
+        self._state = state
 
     def update(self, data: bytes) -> None:
+        if self._state.ending:  # nobody would hash it
+            raise RuntimeError("a SHA-256 updated after its HashBehind block ended")
         self._box.put((self._digest, data))
 
     def hexdigest(self) -> str:
+        if self._state.ended:  # every update hashed, or none if the thread never ran
+            if not self._state.started:
+                raise RuntimeError("a SHA-256 of a HashBehind stopped before its thread ran")
+            return self._digest.hexdigest()
         done = threading.Event()
         self._box.put((None, done))
         done.wait()
