@@ -115,20 +115,6 @@ struct batch_shared {
 #endif
 };
 
-/* The whole 2 MiB pages of a large fresh buffer as transparent huge pages, where the system
- * gives them on request: 100 MB of ids (a thread's buffer and the output) faulted in 4 kB at a
- * time were 25,000 page faults, a fifth of one thread's time. */
-static void batch_huge_pages(void *at, size_t bytes) {
-#ifdef MADV_HUGEPAGE
-    const uintptr_t huge = (uintptr_t)1 << 21;
-    uintptr_t start = ((uintptr_t)at + huge - 1) & ~(huge - 1);
-    uintptr_t end = ((uintptr_t)at + bytes) & ~(huge - 1);
-    if (end > start) madvise((void *)start, end - start, MADV_HUGEPAGE); /* advice: may fail */
-#else
-    (void)at, (void)bytes;
-#endif
-}
-
 static int batch_room(batch_worker *w, size_t bytes) {
     if (bytes <= w->text_cap) return SC_OK;
     void *bigger = realloc(w->text, bytes);
@@ -654,7 +640,7 @@ static PyObject *fused_encode_batch(FusedEncoder *self, PyObject *const *args, P
             batch_nomem("a batch thread's ids", bytes / 3 / (size_t)threads * sizeof(uint32_t));
             goto done;
         }
-        if (mode != BATCH_COUNTS) batch_huge_pages(p->out.ids, p->out.cap * sizeof(uint32_t));
+        if (mode != BATCH_COUNTS) fused_huge_pages(p->out.ids, p->out.cap * sizeof(uint32_t));
     }
     int failed = 0;
 #ifndef _WIN32
@@ -679,10 +665,11 @@ static PyObject *fused_encode_batch(FusedEncoder *self, PyObject *const *args, P
         IdArray *array = PyObject_New(IdArray, &IdArrayType);
         if (array) {
             array->len = (Py_ssize_t)total;
+            array->cap = 0; /* freed, not kept as the spare (fused_let_go) */
             if (threads == 1) {
                 array->ids = batch_hand_over(&s, &w[0], total);
             } else if ((array->ids = s.out = malloc((total ? total : 1) * sizeof(uint32_t)))) {
-                batch_huge_pages(s.out, total * sizeof(uint32_t));
+                fused_huge_pages(s.out, total * sizeof(uint32_t));
                 if (batch_run_threads(&s, w, (int)threads, batch_copy_runs) < 0) Py_CLEAR(array);
             }
             if (array && !array->ids) {

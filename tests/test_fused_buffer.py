@@ -1,0 +1,87 @@
+"""The fused pass's buffer of ids for a long text (``engine/_fused.c``: ``fused_reserve``,
+``fused_let_go``): room for half an id a code unit made before the pass, from a 2 MiB boundary,
+and the last large buffer let go (an array freed, a list's made) kept for the next call. Every
+list and array must still equal tiktoken's ids: when the text needs more room than the guess,
+when a kept buffer is taken again, and while arrays made before are alive (no two share one).
+Skipped unless the compiled code is built.
+"""
+
+from __future__ import annotations
+
+import functools
+import gc
+
+import pytest
+
+import streamcodec
+from fuzz.corpus import samples
+from tests.conftest import tiktoken_twin
+
+pytest.importorskip("streamcodec.engine._fused")
+LONG = 1_200_000  # code units: half an id each is more than a 2 MiB page of ids
+
+
+@functools.cache
+def _encoding() -> streamcodec.Encoding:
+    encoding = streamcodec.get_encoding("cl100k_base")
+    if encoding.ordinary._fused is None:
+        pytest.skip("the fused pass is not built")
+    return encoding
+
+
+@functools.cache
+def _expected(text: str) -> list[int]:
+    return tiktoken_twin(_encoding()).encode_ordinary(text)
+
+
+def _long(kind: str) -> str:
+    """A text of about LONG code units: a fuzz sample repeated (the word cache hits), or
+    ``1!`` repeated (an id a code unit: twice the room guessed)."""
+    if kind == "dense":
+        return "1!" * (LONG // 2)
+    sample = samples()[kind]
+    return (sample * (LONG // len(sample) + 1))[:LONG]
+
+
+def _array(text: str) -> list[int]:
+    fused = _encoding().ordinary._fused
+    return list(memoryview(fused.encode_array(text, 0, len(text), "strict")))
+
+
+@pytest.mark.parametrize("kind", ["prose", "code", "multilingual", "dense"])
+def test_a_long_texts_list_array_and_count(kind: str) -> None:
+    text = _long(kind)
+    expected = _expected(text)
+    encoding = _encoding()
+    for _ in range(2):  # the second call takes the buffer the first let go
+        assert encoding.encode_ordinary(text) == expected
+        assert _array(text) == expected
+        assert encoding.ordinary.count(text) == len(expected)
+
+
+def test_arrays_alive_at_once_share_no_buffer() -> None:
+    """Arrays made one after another while the others live, a list's buffer kept between them,
+    and one freed and its buffer taken again: each keeps its own ids."""
+    numpy = pytest.importorskip("numpy")
+    encoding = _encoding()
+    texts = [_long("prose"), _long("code"), _long("dense")]
+    arrays = []
+    for text in texts:
+        encoding.encode_ordinary(text)  # its buffer is kept for the array
+        arrays.append(encoding.encode_to_numpy(text))
+    del arrays[1]
+    gc.collect()
+    arrays.insert(1, encoding.encode_to_numpy(texts[1]))  # the freed array's buffer again
+    encoding.encode_ordinary(texts[0])
+    for text, array in zip(texts, arrays, strict=True):
+        assert array.dtype == numpy.uint32
+        assert array.tolist() == _expected(text)
+
+
+def test_a_short_text_after_a_long_one() -> None:
+    """A kept buffer is taken only by a text that needs that much room; short ones grow their
+    own from nothing."""
+    encoding = _encoding()
+    encoding.encode_to_numpy(_long("prose"))
+    for text in (samples()["code"], "", "a"):
+        assert _array(text) == _expected(text)
