@@ -121,7 +121,7 @@ def test_last_match_equals_a_reverse_search(text: str, lo: int, hi: int) -> None
     """The other patterns' last word start (the tables' spaces), as regex finds it."""
     last = regex.compile(r"(?<=\s)\S", regex.REVERSE).search(text, lo, hi)
     expected = None if last is None else last.start()
-    assert cuts._LAST_WORD_START.find(text, lo, hi) == expected
+    assert cuts._last_word_start().find(text, lo, hi) == expected
     assert LastMatch("[0-9]").find(text, lo, hi) == next(
         (k for k in reversed(range(lo, min(hi, len(text)))) if "0" <= text[k] <= "9"), None
     )

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-import pygtrie
+if TYPE_CHECKING:
+    import pygtrie
 
 __all__ = ["TokenTrie"]
 
@@ -46,6 +48,8 @@ class TokenTrie:
     def _trie(self, start: bytes) -> pygtrie.Trie:
         trie = self._tries.get(start)
         if trie is None:
+            import pygtrie  # here: 7 ms that every start paid, for the long pieces of the pure path
+
             trie = pygtrie.Trie()
             for data in (self._groups or self._grouped()).get(start, ()):
                 # The length travels with the id: reading a step's key would rebuild it.

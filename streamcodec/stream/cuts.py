@@ -48,24 +48,37 @@ __all__ = [
     "safe_cuts",
 ]
 
-# The character y just after a safe cut, with x before it in the lookbehind (rules 1 to 5).
-# Letters, numbers, marks and spaces are those of the shipped Unicode 16.0 tables (as the
-# pre-tokenizer's), written out for ``re``: not those of ``re`` or of an installed regex.
-_LETTER, _NUMBER = class_set(r"\p{L}"), class_set(r"\p{N}")
-_LETTER_OR_NUMBER = class_set(r"[\p{L}\p{N}]")
-_AFTER_LETTER = class_set(r"[^\p{L}\p{M}\s'\ud800-\udfff]")
-_AFTER_NUMBER = class_set(r"[^\p{N}\s\ud800-\udfff]")
-_SPACE, _NOT_SPACE = class_set(r"\s"), class_set(r"\S")
-_NOT_SPACE_OR_SLASH = class_set(r"[^\s/]")
-_SAFE_CUT = (
-    rf"(?<={_NOT_SPACE})(?![\r\n]){_SPACE}"  # rule 1
-    rf"|(?<={_LETTER_OR_NUMBER})[\r\n]"  # rule 2
-    rf"|(?<={_LETTER}){_AFTER_LETTER}"  # rule 3
-    rf"|(?<={_NUMBER}){_AFTER_NUMBER}"  # rule 4
-    rf"|(?<={_NOT_SPACE}[\r\n]){_NOT_SPACE_OR_SLASH}"  # rule 5
-)
-# Rule 6, for the patterns with a newline alternative (not GPT-2's).
-_SAFE_CUT_CRLF = _SAFE_CUT + rf"|(?<={_NOT_SPACE}\r\n){_NOT_SPACE_OR_SLASH}"
+
+@functools.cache
+def _classes() -> dict[str, str]:
+    """The classes of the character y just after a safe cut, and of x before it in the
+    lookbehind (rules 1 to 5). Letters, numbers, marks and spaces are those of the shipped
+    Unicode 16.0 tables (as the pre-tokenizer's), written out for ``re``: not those of ``re``
+    or of an installed regex. Written out when first used: 9 ms that every start paid (the
+    corpus tool's too, which cuts nothing)."""
+    spellings = {
+        "letter": r"\p{L}", "number": r"\p{N}", "letter_or_number": r"[\p{L}\p{N}]",
+        "after_letter": r"[^\p{L}\p{M}\s'\ud800-\udfff]",
+        "after_number": r"[^\p{N}\s\ud800-\udfff]",
+        "space": r"\s", "not_space": r"\S", "not_space_or_slash": r"[^\s/]",
+    }  # fmt: skip
+    return {name: class_set(spelling) for name, spelling in spellings.items()}
+
+
+def _safe_cut_rules(*, crlf: bool) -> str:
+    """Rules 1 to 5; with ``crlf``, rule 6 too, for the patterns with a newline alternative
+    (not GPT-2's)."""
+    c = _classes()
+    rules = (
+        rf"(?<={c['not_space']})(?![\r\n]){c['space']}"  # rule 1
+        rf"|(?<={c['letter_or_number']})[\r\n]"  # rule 2
+        rf"|(?<={c['letter']}){c['after_letter']}"  # rule 3
+        rf"|(?<={c['number']}){c['after_number']}"  # rule 4
+        rf"|(?<={c['not_space']}[\r\n]){c['not_space_or_slash']}"  # rule 5
+    )
+    return rules + rf"|(?<={c['not_space']}\r\n){c['not_space_or_slash']}" if crlf else rules
+
+
 #: The patterns the rules are proven for.
 PROVEN_PATTERNS = frozenset((GPT2_PATTERN, CL100K_PATTERN, O200K_PATTERN))
 
@@ -74,14 +87,14 @@ PROVEN_PATTERNS = frozenset((GPT2_PATTERN, CL100K_PATTERN, O200K_PATTERN))
 def safe_cut() -> re.Pattern[str]:
     """Rules 1 to 5: safe for every named pattern (compiled on first use: the explicit Unicode
     sets take a few hundred milliseconds, which ``import streamcodec`` should not pay)."""
-    return re.compile(_SAFE_CUT)
+    return re.compile(_safe_cut_rules(crlf=False))
 
 
 @functools.cache
 def safe_cuts() -> dict[str, re.Pattern[str]]:
     """The safe cuts of each named pattern."""
     return {
-        pattern: safe_cut() if pattern == GPT2_PATTERN else re.compile(_SAFE_CUT_CRLF)
+        pattern: safe_cut() if pattern == GPT2_PATTERN else re.compile(_safe_cut_rules(crlf=True))
         for pattern in (GPT2_PATTERN, CL100K_PATTERN, O200K_PATTERN)
     }
 
@@ -133,8 +146,10 @@ def may_cut(text: str, lo: int, hi: int) -> bool:
     return _NEAR_A_CUT.search(text, max(0, lo - 1), hi) is not None
 
 
-# For other patterns: the end of a whitespace run, searched backwards.
-_LAST_WORD_START = LastMatch(rf"(?<={_SPACE}){_NOT_SPACE}")
+@functools.cache
+def _last_word_start() -> LastMatch:
+    """For other patterns: the end of a whitespace run, searched backwards."""
+    return LastMatch(rf"(?<={_classes()['space']}){_classes()['not_space']}")
 
 
 class Cuts(Protocol):
@@ -235,7 +250,7 @@ class PatternCuts:
         return cut
 
     def _find(self, text: str, start: int) -> int | None:
-        word = _LAST_WORD_START.find(text, start, len(text) - self.MARGIN)
+        word = _last_word_start().find(text, start, len(text) - self.MARGIN)
         if word is None:
             return None
         pieces = self._pieces(text, start, len(text))
