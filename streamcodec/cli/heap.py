@@ -15,7 +15,11 @@ instead (``threshold=REUSED``): ``tokenize-corpus`` holds at most ``2 * jobs`` t
 1 MB, and in ``mmap`` each of their buffers (the block read, its text, its ids, the shard's
 array) was mapped and its pages faulted in afresh: 418 MB of JSON Lines took 2.0 s of system
 time with 128 KiB and 0.5 s with 32 MiB (wall 12.3 s and 8.8 s with one job), the peak 97 and
-104 MB (with two jobs 127 and 146 MB), bounded as before.
+104 MB (with two jobs 127 and 146 MB), bounded as before. The trim threshold is then set too, at
+twice that (as glibc's own adjustment would have set it): with the mmap threshold fixed, glibc
+stops adjusting its trim threshold, left at 128 KiB, so each buffer freed at the top of a heap
+gave its pages back, to be faulted in again by the next task (22,000-27,000 faults and 30-40 ms
+of CPU a run of 45 MB, 1,000-1,700 with the trim threshold set).
 
     >>> keep_heap_flat() in (True, False)
     True
@@ -28,7 +32,7 @@ import sys
 
 __all__ = ["REUSED", "keep_heap_flat"]
 
-_M_MMAP_THRESHOLD = -3  # glibc's malloc.h
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # glibc's malloc.h
 _THRESHOLD = 128 * 1024
 #: The threshold for blocks that are reused from the heap (glibc's own largest, on 64 bits).
 REUSED = 32 << 20
@@ -44,6 +48,8 @@ def keep_heap_flat(*, threshold: int = _THRESHOLD) -> bool:
     try:
         libc = ctypes.CDLL(None)
         if not hasattr(libc, "gnu_get_libc_version"):  # musl has a mallopt that does nothing
+            return False
+        if threshold > _THRESHOLD and not libc.mallopt(_M_TRIM_THRESHOLD, 2 * threshold):
             return False
         return bool(libc.mallopt(_M_MMAP_THRESHOLD, threshold))
     except (OSError, AttributeError):
