@@ -182,15 +182,21 @@ def test_with_jobs_the_main_thread_neither_reads_nor_writes(
         add_flat(self, *args)
 
     encoding: set[str] = set()
-    encode_task = job_module._encode_task
+    parsing: set[str] = set()
+    encode_task, json_column = job_module._encode_task, job_module.json_column
 
     def encode(*args: Any) -> Any:
         encoding.add(threading.current_thread().name.rstrip("0123456789"))
         return encode_task(*args)
 
+    def parse(*args: Any) -> Any:
+        parsing.add(threading.current_thread().name.rstrip("0123456789"))
+        return json_column(*args)
+
     monkeypatch.setattr(job_module, "line_blocks", read)
     monkeypatch.setattr(TokenShard, "add_flat", write)
     monkeypatch.setattr(job_module, "_encode_task", encode)
+    monkeypatch.setattr(job_module, "json_column", parse)
     named = "-" if stdin else source
     kind = {"stdin_kind": "jsonl"} if stdin else {}
     manifest = tokenize([named], tmp_path / "out", jobs=jobs, shard_bytes=20_000, **kind)
@@ -204,6 +210,8 @@ def test_with_jobs_the_main_thread_neither_reads_nor_writes(
     # thread started for each task, the main thread watching it for signals)
     if native:  # (the pure path's workers are processes)
         assert encoding == ({main} if stdin and jobs == 1 else {"streamcodec-worker-"})
+        # the JSON parsed beside one job on the reader (a tenth of its work), else by the workers
+        assert parsing == ({"streamcodec-reader"} if threads and jobs == 1 else encoding)
 
 
 def _stop_inside_start(monkeypatch: pytest.MonkeyPatch) -> list[threading.Event]:

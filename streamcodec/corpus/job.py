@@ -1,24 +1,23 @@
 """The shards' work: read their documents, encode each alone, write the shards in order.
 
-:func:`make_shards` makes shards one after another through one pipeline, so the next shard is
-read and encoded while the last is written; :func:`make_shard` is one shard alone, a plain
-function of a :class:`Job` (what every shard shares: the inputs, the encoding, the options) and
-a :class:`~streamcodec.corpus.plan.ShardPlan`, so a thread, a process or a Dask worker runs it
-alike. The inputs are read here, in order, as tasks of about a megabyte: JSON Lines as blocks of
-whole lines (their bytes only), Parquet as batches of rows (decoded by pyarrow), plain text as
-documents. ``jobs`` threads (native path) or processes (pure path) each take a task, read it
-into documents and encode them: a JSON Lines block by the native reader into one run of UTF-8
-(:mod:`streamcodec.corpus.columns`: the GIL released) that the batch pass encodes in place, or
-by the Python reader where the native one could differ from it. The results are written in the
-tasks' order, so the shards' bytes do not depend on ``jobs``; the reading (and the input's
-hash) and the writing (and the shards' hashes) run on threads of their own
+:func:`make_shards` makes shards one after another through one pipeline, so the next shard is read
+and encoded while the last is written; :func:`make_shard` is one shard alone, a plain function of a
+:class:`Job` (what every shard shares: the inputs, the encoding, the options) and a
+:class:`~streamcodec.corpus.plan.ShardPlan`, so a thread, a process or a Dask worker runs it alike.
+The inputs are read here, in order, as tasks of about a megabyte: JSON Lines as blocks of whole
+lines (their bytes only), Parquet as batches of rows (decoded by pyarrow), plain text as documents.
+``jobs`` threads (native path) or processes (pure path) each take a task, read it into documents
+and encode them: a JSON Lines block by the native reader into one run of UTF-8
+(:mod:`streamcodec.corpus.columns`: the GIL released; beside one job, on the reader thread) that
+the batch pass encodes in place, or by the Python reader where the native one differs. The results
+are written in the tasks' order, so the shards' bytes do not depend on ``jobs``; the reading (and
+the input's hash) and the writing (and the shards' hashes) run on threads of their own
 (:mod:`streamcodec.corpus.overlap`) beside the ``jobs`` that encode, so the main thread, which
 would cap the run on many cores, only schedules. At most ``2 * jobs`` tasks are in flight and 8
 more in the hands and queues of those threads (``2 * jobs + 8`` of about a megabyte each), so
-memory is bounded. Each document is encoded exactly as ``encode_ordinary`` encodes it alone;
-a large plain-text file is streamed (``Encoding.iter_encode_chunks``). A task's error is raised
-where the shards are written, at its place, so the shards before it are listed first.
-"""
+memory is bounded. Each document is encoded exactly as ``encode_ordinary`` encodes it alone; a
+large plain-text file is streamed (``Encoding.iter_encode_chunks``). A task's error is raised where
+the shards are written, at its place, so the shards before it are listed first."""
 
 from __future__ import annotations
 
@@ -32,7 +31,7 @@ from collections.abc import Callable, Generator, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeAlias
 
-from streamcodec.batch import encode_flat_uint32
+from streamcodec.batch import FlatTexts, encode_flat_uint32
 from streamcodec.corpus.columns import holds_special, json_column, json_reads, parquet_column
 from streamcodec.corpus.document import (
     STDIN,
@@ -46,7 +45,7 @@ from streamcodec.corpus.document import (
 )
 from streamcodec.corpus.inputs import Rows, documents, parquet_batches, row_documents, where_in
 from streamcodec.corpus.jsonlines import Lines, json_documents, line_blocks
-from streamcodec.corpus.manifest import load_manifest
+from streamcodec.corpus.manifest import lists_shard
 from streamcodec.corpus.overlap import HashBehind, read_ahead, write_behind
 from streamcodec.corpus.plan import ShardPlan, source_records
 from streamcodec.corpus.shards import Layout, file_records
@@ -90,10 +89,12 @@ class _Streamed:
 
 @dataclasses.dataclass(frozen=True)
 class _Block:
-    """Whole lines of a JSON Lines input, read but not parsed."""
+    """Whole lines of a JSON Lines input, read but not parsed; beside one job, parsed by the
+    reader thread where the native reader reads them (``column``; else the worker's)."""
 
     input: Input
     lines: Lines
+    column: FlatTexts | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -134,10 +135,12 @@ def _is_streamed(inp: Input, reading: Reading) -> bool:
 
 
 def _tasks(
-    job: Job, shard: ShardPlan, digests: list[Any], sha256: Callable[[], Any] = hashlib.sha256
+    job: Job, shard: ShardPlan, digests: list[Any], sha256: Callable[[], Any], read_json: bool
 ) -> Iterator[Task]:
     """The tasks of ``shard`` in order, then its end; ``digests`` gets a SHA-256 (a new
-    ``sha256()``) of what each range's documents were read from (None for a streamed one)."""
+    ``sha256()``) of what each range's documents were read from (None for a streamed one).
+    With ``read_json``, JSON Lines blocks are parsed here too (:func:`_json_column`)."""
+    specials = frozenset() if job.special_as_text else frozenset(job.encoding.special_tokens)
     for part in shard.ranges:
         inp = job.inputs[part.input]
         if _is_streamed(inp, job.reading):
@@ -150,7 +153,8 @@ def _tasks(
             with reading_input(inp) as f:
                 blocks = line_blocks(f, part, digest=digest, size=_BATCH_SIZE, first=_FIRST_TASK)
                 for lines in blocks:
-                    yield _Block(inp, lines)
+                    parsed = _json_column(lines, job.reading, specials) if read_json else None
+                    yield _Block(inp, lines, parsed)
         elif inp.kind == "parquet":
             yield from parquet_batches(inp, part, job.reading, digest, size=_BATCH_SIZE)
         else:
@@ -182,7 +186,7 @@ def _encode_task(enc: Encoding, as_text: bool, reading: Reading, task: Task) -> 
     specials = frozenset() if as_text else frozenset(enc.special_tokens)
     if isinstance(task, _Block):
         inp, lines = task.input, task.lines
-        column = json_column(lines, reading, specials) if json_reads(reading) else None
+        column = _json_column(lines, reading, specials) if task.column is None else task.column
         if column is not None:
             return _Encoded(*encode_flat_uint32(enc, column), None, span(inp, lines.data))
         return _encode_documents(enc, as_text, list(json_documents(inp, lines, reading)))
@@ -193,6 +197,11 @@ def _encode_task(enc: Encoding, as_text: bool, reading: Reading, task: Task) -> 
         except InvalidUTF8Error:
             pass  # the Python reader names the row
     return _encode_documents(enc, as_text, list(row_documents(task, reading)))
+
+
+def _json_column(lines: Lines, reading: Reading, specials: frozenset[str]) -> FlatTexts | None:
+    """:func:`json_column`, where the native reader reads ``reading``'s blocks (else None)."""
+    return json_column(lines, reading, specials) if json_reads(reading) else None
 
 
 def _encode_documents(enc: Encoding, as_text: bool, batch: list[Document]) -> _Encoded:
@@ -262,8 +271,9 @@ def make_shards(
         sha256: Callable[[], Any] = hashlib.sha256
         if overlapped:  # the input's hash off the reader too, ended after it
             sha256 = stack.enter_context(HashBehind(depth=2)).sha256
+        # the reader parses JSON beside one job (a tenth of its work), not beside several
         tasks: Generator[tuple[int, Task], None, None] = _numbered_tasks(
-            job, shards, digests, sha256
+            job, shards, digests, sha256, overlapped and jobs == 1
         )
         stack.callback(tasks.close)  # the input in hand closed, after the reader and workers
         if overlapped:
@@ -348,31 +358,21 @@ def _finish_shard(
         entry = _entry(job, shard, writer, digests)
         finished(entry)
     except BaseException:
-        if entry is None or not _listed(job.out_dir, entry):
+        if entry is None or not lists_shard(job.out_dir, entry):
             for path in writer.paths:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(path)
         raise
 
 
-def _listed(out_dir: str, entry: dict[str, Any]) -> bool:
-    """Whether the manifest in ``out_dir`` lists the shard of ``entry`` with its files."""
-    try:
-        manifest = load_manifest(out_dir)
-    except (OSError, ValueError):
-        return False
-    return manifest is not None and any(
-        e["index"] == entry["index"] and e["files"] == entry["files"] for e in manifest["shards"]
-    )
-
-
 def _numbered_tasks(
-    job: Job, shards: Sequence[ShardPlan], digests: list[list[Any]], sha256: Callable[[], Any]
-) -> Generator[tuple[int, Task], None, None]:
+    job: Job, shards: Sequence[ShardPlan], digests: list[list[Any]], sha256: Callable[[], Any],
+    read_json: bool,
+) -> Generator[tuple[int, Task], None, None]:  # fmt: skip
     n = 0
     try:
         for n, shard in enumerate(shards):
-            for task in _tasks(job, shard, digests[n], sha256):
+            for task in _tasks(job, shard, digests[n], sha256, read_json):
                 yield n, task
     except Exception as exc:  # the reading's error, at its place: the last task
         yield n, _Failed(exc)

@@ -37,6 +37,7 @@ __all__ = [
     "changed",
     "encoding_record",
     "kept_shards",
+    "lists_shard",
     "load_manifest",
     "save_manifest",
     "shard_problem",
@@ -76,6 +77,17 @@ def _hashed_record(enc: Encoding) -> dict[str, Any]:
     for text, rank in sorted(enc.special_tokens.items()):
         digest.update(struct.pack("<Q", rank) + text.encode("utf-8", "surrogatepass") + b"\0")
     return {"name": enc.name, "sha256": digest.hexdigest(), "n_vocab": enc.n_vocab}
+
+
+def lists_shard(out_dir: str, entry: dict[str, Any]) -> bool:
+    """Whether the manifest in ``out_dir`` lists the shard of ``entry`` with its files."""
+    try:
+        manifest = load_manifest(out_dir)
+    except (OSError, ValueError):
+        return False
+    return manifest is not None and any(
+        e["index"] == entry["index"] and e["files"] == entry["files"] for e in manifest["shards"]
+    )
 
 
 def load_manifest(out_dir: str) -> dict[str, Any] | None:
