@@ -150,6 +150,29 @@ def test_batches_on_python_threads_at_once(pair: Any) -> None:
     assert 1 <= enc.ordinary.cache_info()["caches"] <= 5
 
 
+@pytest.mark.parametrize("bound", [1 << 16, None])
+def test_the_threads_id_buffers_are_kept_within_their_bound(pair: Any, bound: int | None) -> None:
+    # A batch's threads' id buffers outlive it (no fresh pages at each call), at most four
+    # times the cache bound together; one taken again holds the last batch's ids: none leaks.
+    base, ref = pair
+    enc = fresh(base, bound)
+    docs = documents(4)
+    want = [ref.encode_ordinary(d) for d in docs]
+    half = len(docs) // 2
+    for threads, part, expected in (
+        (4, docs, want),
+        (2, docs[:half], want[:half]),
+        (3, docs[::-1], want[::-1]),
+        (4, docs, want),
+    ):
+        ids, offsets = enc.encode_ordinary_batch_to_numpy(part, num_threads=threads)
+        assert [ids[offsets[i] : offsets[i + 1]].tolist() for i in range(len(part))] == expected
+        assert enc.encode_ordinary_batch(part, num_threads=threads) == expected
+        kept = enc.ordinary.cache_info()["id_buffer_bytes"]
+        assert kept <= 4 * enc.ordinary.cache_info()["bytes_each"]
+        assert kept > 0 or bound is not None
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
 @given(
     picks=st.lists(st.integers(0, len(WORDS) - 1), min_size=1, max_size=40),

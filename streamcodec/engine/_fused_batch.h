@@ -14,7 +14,7 @@
  *      array read from its offsets and data buffers (`arrow`: their addresses, kind 0). A tuple
  *      of `texts` keeps every str and bytes alive; the caller keeps the arrow array alive.
  *   2. The GIL released once: `threads` pthreads take runs of documents from an atomic counter,
- *      each with its own id buffer. One word cache, the primary (from the encoder's pool), is
+ *      each with its own id buffer (kept for the next batch: batch_ids_take). One word cache, the primary (from the encoder's pool), is
  *      read by all of them and written by none; each has a private one (from a second pool, or
  *      made by the thread), asked after the primary and learning its misses; at the end, the
  *      threads joined, what they learned is offered to the primary (_shared_cache.h); a fresh
@@ -43,7 +43,6 @@
 #include <time.h>
 #ifndef _WIN32
 #include <pthread.h>
-#include <sys/mman.h>
 #endif
 
 #define WAIT_MS 30                     /* how often the waiting thread checks for signals */
@@ -114,6 +113,67 @@ struct batch_shared {
     int running;
 #endif
 };
+
+/* A fresh buffer of `bytes` for ids that free() releases (it may become an IdArray's): from 2 MiB
+ * on, aligned to a huge page and asking for transparent huge pages (wc_aligned), so all of it
+ * gets them where the system gives them on request: 100 MB of ids faulted in 4 kB at a time were
+ * 25,000 page faults, a fifth of one thread's time; the part before a 2 MiB boundary of an
+ * unaligned buffer, up to 2 MiB, still was. (Windows: _aligned_malloc's need _aligned_free.) */
+static void *batch_fresh(size_t bytes) {
+#ifndef _WIN32
+    if (bytes >= WC_HUGE) return wc_aligned(bytes, WC_HUGE);
+#endif
+    return malloc(bytes ? bytes : 1);
+}
+
+/* The threads' id buffers outlive a batch (the encoder's `id_buffers`): made fresh at each call,
+ * their pages were faulted in and zeroed by the kernel at each call as the ids were written (two
+ * threads, 45 MB: 733-754 faults and 24-68 ms of system time a call, against one thread's 27:
+ * its buffer becomes the array). Those idle hold at most ID_POOL_SHARE * cache_bytes together
+ * (128 MiB by default: two threads' buffers for 90 MB of text); a buffer past that is freed at
+ * the batch's end, and the encoder frees them all with itself. */
+#define ID_POOL_SHARE 4
+
+/* An empty id buffer with room for `ids`, fresh. */
+static int batch_ids_fresh(sc_ids *out, size_t ids) {
+    if (ids && !(out->ids = batch_fresh(ids * sizeof *out->ids))) return SC_NOMEM;
+    out->cap = ids;
+    return SC_OK;
+}
+
+/* A thread's id buffer with room for `ids` (the GIL held): an idle one, or a fresh one. */
+static int batch_ids_take(FusedEncoder *self, sc_ids *out, size_t ids) {
+    ids_pool *pool = &self->id_buffers;
+    if (!pool->n) return batch_ids_fresh(out, ids);
+    *out = pool->items[--pool->n];
+    pool->bytes -= out->cap * sizeof *out->ids;
+    out->len = 0;
+    return self->api->ids_reserve(out, ids);
+}
+
+/* A thread's id buffer kept for the next batch while the idle ones fit their bound, else freed
+ * (the GIL held). */
+static void batch_ids_give_back(FusedEncoder *self, sc_ids *out) {
+    ids_pool *pool = &self->id_buffers;
+    size_t bytes = out->cap * sizeof *out->ids;
+    if (out->ids && pool->bytes + bytes <= ID_POOL_SHARE * self->cache_bytes) {
+        if (pool->n == pool->cap) {
+            Py_ssize_t cap = pool->cap ? 2 * pool->cap : 4;
+            sc_ids *bigger = PyMem_Realloc(pool->items, (size_t)cap * sizeof *bigger);
+            if (bigger) {
+                pool->items = bigger;
+                pool->cap = cap;
+            }
+        }
+        if (pool->n < pool->cap) {
+            pool->items[pool->n++] = *out;
+            pool->bytes += bytes;
+            *out = (sc_ids){NULL, 0, 0};
+            return;
+        }
+    }
+    self->api->ids_free(out);
+}
 
 static int batch_room(batch_worker *w, size_t bytes) {
     if (bytes <= w->text_cap) return SC_OK;
@@ -590,6 +650,8 @@ static PyObject *fused_encode_batch(FusedEncoder *self, PyObject *const *args, P
     }
     if (threads > MAX_THREADS) threads = MAX_THREADS;
     if (threads > n) threads = n ? (long)n : 1;
+    size_t units = 0; /* code points and bytes */
+    for (Py_ssize_t i = 0; i < n; i++) units += (size_t)docs[i].len;
     if ((size_t)threads > bytes / INLINE_BYTES) /* a thread for each INLINE_BYTES, at least one */
         threads = bytes < INLINE_BYTES ? 1 : (long)(bytes / INLINE_BYTES);
     s.docs = docs;
@@ -635,12 +697,14 @@ static PyObject *fused_encode_batch(FusedEncoder *self, PyObject *const *args, P
             batch_nomem("a batch thread's private word cache", sizeof *w[t].helper);
             goto done;
         }
-        /* About the ids this thread will write (3 bytes of text an id): no regrowth. */
-        if (mode != BATCH_COUNTS && self->api->ids_reserve(&p->out, bytes / 3 / (size_t)threads) != SC_OK) {
-            batch_nomem("a batch thread's ids", bytes / 3 / (size_t)threads * sizeof(uint32_t));
+        /* About the ids this thread will write (3 code points or bytes an id): no regrowth. One
+         * thread's becomes the array (batch_hand_over): fresh, not an idle one. */
+        size_t reserve = units / 3 / (size_t)threads;
+        if (mode != BATCH_COUNTS && (threads == 1 ? batch_ids_fresh(&p->out, reserve)
+                                                  : batch_ids_take(self, &p->out, reserve)) != SC_OK) {
+            batch_nomem("a batch thread's ids", reserve * sizeof(uint32_t));
             goto done;
         }
-        if (mode != BATCH_COUNTS) fused_huge_pages(p->out.ids, p->out.cap * sizeof(uint32_t));
     }
     int failed = 0;
 #ifndef _WIN32
@@ -668,8 +732,7 @@ static PyObject *fused_encode_batch(FusedEncoder *self, PyObject *const *args, P
             array->cap = 0; /* freed, not kept as the spare (fused_let_go) */
             if (threads == 1) {
                 array->ids = batch_hand_over(&s, &w[0], total);
-            } else if ((array->ids = s.out = malloc((total ? total : 1) * sizeof(uint32_t)))) {
-                fused_huge_pages(s.out, total * sizeof(uint32_t));
+            } else if ((array->ids = s.out = batch_fresh(total * sizeof(uint32_t)))) {
                 if (batch_run_threads(&s, w, (int)threads, batch_copy_runs) < 0) Py_CLEAR(array);
             }
             if (array && !array->ids) {
@@ -687,7 +750,10 @@ done:
     if (primary && w) batch_promote(self, primary, w, (int)threads);
     if (primary) give_back(self, primary);
     for (int t = 0; w && t < threads; t++) {
-        self->api->ids_free(&w[t].p.out);
+        if (mode != BATCH_COUNTS && threads > 1)
+            batch_ids_give_back(self, &w[t].p.out);
+        else
+            self->api->ids_free(&w[t].p.out);
         free(w[t].p.buf);
         free(w[t].text);
         free(w[t].runs);

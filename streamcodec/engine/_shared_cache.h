@@ -11,7 +11,7 @@
  *     to it (_first_level.h); the primary's sets and long store are read with wc_peek and
  *     ls_find, which write nothing;
  *   - what the primary lacks, the thread finds in, and learns into, its own parts: a first level
- *     (`near`, empty at first, asked after the primary's), sets and a long store, all bounded
+ *     (`near`, empty at first, asked after the primary's sets), sets and a long store, all bounded
  *     by the `bytes` given (wc_init_private); the places it stores into are logged;
  *   - at the batch's end, on one thread, the threads joined: each private cache's learned
  *     entries (those its log names, or all of them) are offered to the primary as its own
@@ -149,8 +149,9 @@ static void wc_promote(word_cache *to, word_cache *from) {
             at += ls_words(r->len, r->n);
         }
     }
-    to->first.hits += from->first.hits + from->near.hits; /* a near hit missed the primary's */
-    to->first.misses += from->near.lines ? from->near.misses : from->first.misses;
+    /* near is asked only after a miss of the primary's first level: a near hit is a hit */
+    to->first.hits += from->first.hits + from->near.hits;
+    to->first.misses += from->first.misses - from->near.hits;
     to->hits += from->hits;
     to->misses += from->misses;
     to->merges += from->merges;

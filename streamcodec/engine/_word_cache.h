@@ -30,7 +30,7 @@
  * with the GIL held, and gives it back): no lock on the hot path. A batch on several threads
  * takes one, the primary, which its threads read and none writes while they run; each thread
  * has a private cache (wc_init_private) that reads the primary's first level through a fixed
- * header of its own, has a first level of its own ("near", asked on a miss of the primary's),
+ * header of its own, has a first level of its own ("near", asked after the primary's sets),
  * sets and a store; what the private caches learned is offered to the primary at the batch's
  * end, on one thread (wc_promote, _shared_cache.h). Why that is exact and race-free:
  * docs/performance.md, "The word cache", Threads.
