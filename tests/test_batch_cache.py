@@ -219,17 +219,67 @@ except MemoryError as exc:
 """
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS and /proc")
-@pytest.mark.skipif(streamcodec.backend() != "native", reason="the native batch")
-@pytest.mark.skipif("san.so" in os.environ.get("LD_PRELOAD", ""), reason="a sanitizer's own memory")
-def test_a_batch_out_of_memory_says_what_it_could_not_allocate() -> None:
+# A script under RLIMIT_AS, in a process of its own: Linux, the native batch, no sanitizer (its
+# allocator aborts where malloc returns NULL).
+under_a_limit = pytest.mark.skipif(
+    not sys.platform.startswith("linux")
+    or streamcodec.backend() != "native"
+    or "san.so" in os.environ.get("LD_PRELOAD", ""),
+    reason="RLIMIT_AS and /proc, the native batch, no sanitizer",
+)
+
+
+def run_limited(script: str) -> str:
+    """What script (formatted with the tree's root) prints; it must exit 0."""
     run = subprocess.run(
-        [sys.executable, "-c", NO_MEMORY.format(root=str(ROOT))],
+        [sys.executable, "-c", script.format(root=str(ROOT))],
         capture_output=True,
         text=True,
         timeout=120,
         env={**os.environ, "STREAMCODEC_BACKEND": "native"},
     )
     assert run.returncode == 0, run.stderr
-    assert "MemoryError: encode_batch: out of memory for a batch thread's ids (" in run.stdout
-    assert "fewer threads or smaller batches need less" in run.stdout
+    return run.stdout
+
+
+@under_a_limit
+def test_a_batch_out_of_memory_says_what_it_could_not_allocate() -> None:
+    out = run_limited(NO_MEMORY)
+    assert "MemoryError: encode_batch: out of memory for a batch thread's ids (" in out
+    assert "fewer threads or smaller batches need less" in out
+
+
+BIG_BOUND = """
+import resource, sys
+sys.path.insert(0, {root!r})
+import streamcodec
+from streamcodec import Encoding
+base = streamcodec.get_encoding("cl100k_base")
+enc = Encoding("big", pat_str=base.pat_str, mergeable_ranks=base.mergeable_ranks,
+               special_tokens={{}}, cache_bytes=2**40)
+long = [" " + "\\U0001f999" * (9 + i % 7) + "x" * i for i in range(60)]  # long-store pieces
+docs = ["".join(long[(i + j) % 60] for j in range(60)) * 40 for i in range(12)]  # 4 threads
+enc.count_tokens_batch(["hello world"] * 2, num_threads=1)  # loaded, no long piece yet
+page = resource.getpagesize()
+size, resident = (int(f) * page for f in open("/proc/self/statm").read().split()[:2])
+resource.setrlimit(resource.RLIMIT_AS, (size + (1 << 30), resource.RLIM_INFINITY))
+want = [len(base.encode_ordinary(d)) for d in docs]
+for _ in range(3):
+    assert enc.count_tokens_batch(docs, num_threads=4).tolist() == want
+before = enc.ordinary.cache_info()["merges"]
+assert enc.count_tokens_batch(docs, num_threads=4).tolist() == want
+print("merges", enc.ordinary.cache_info()["merges"] - before)
+peak = next(line for line in open("/proc/self/status") if line.startswith("VmHWM:"))
+print("rss", int(peak.split()[1]) * 1024 - resident)  # (ru_maxrss would hold the parent's)
+"""
+
+
+@under_a_limit
+def test_a_huge_bound_makes_small_long_stores_that_work() -> None:
+    # cache_bytes=2**40 once planned each long store in 128 GB and zeroed its index (12 GB) when
+    # its first long piece came: 22 GB resident on four threads; under a limit, no store at all,
+    # and each long piece zeroed the 60 MB its segments' fill was given before the index failed
+    # (this ran for minutes). Now each store is at most 64 MiB.
+    figures = dict(line.split() for line in run_limited(BIG_BOUND).splitlines())
+    assert int(figures["merges"]) == 0  # the long pieces were found in the stores
+    assert int(figures["rss"]) < 400 << 20

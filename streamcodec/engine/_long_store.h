@@ -72,10 +72,19 @@ static size_t ls_size(size_t buckets, size_t segments) {
     return buckets * LS_BUCKET_BYTES + segments * (LS_SEGMENT + sizeof(uint32_t));
 }
 
-/* Plan a store within `bytes` (nothing allocated yet): a bucket for every LS_WAYS *
- * LS_SLOT_BYTES arena bytes, a power of two; too small for a segment and a bucket: none. */
+/* The most a store takes, whatever its share of the cache's bound: its index and segments' fill
+ * are zeroed when its first record is stored (a ninth of its bytes), and a record's place is a
+ * 32-bit word number (a 32 GB arena at most). A share of 128 GB (cache_bytes=2**40) zeroed 12 GB
+ * at once for each thread of a batch that met a long piece (22 GB resident on four), and its
+ * places would have wrapped. 64 MiB: the share of a 512 MiB cache (4 MiB by default). */
+#define LS_MOST ((size_t)64 << 20)
+
+/* Plan a store within `bytes` (at most LS_MOST; nothing allocated yet): a bucket for every
+ * LS_WAYS * LS_SLOT_BYTES arena bytes, a power of two; too small for a segment and a bucket:
+ * none. */
 static void ls_plan(long_store *s, size_t bytes) {
     memset(s, 0, sizeof *s);
+    bytes = bytes < LS_MOST ? bytes : LS_MOST;
     size_t buckets = 1;
     while (ls_size(2 * buckets, 2 * buckets * LS_WAYS * LS_SLOT_BYTES / LS_SEGMENT) <= bytes)
         buckets *= 2;
@@ -106,11 +115,11 @@ static void ls_free(long_store *s) {
  * 0, or -1 out of memory (the store stays empty). */
 static int ls_alloc(long_store *s) {
     size_t buckets = (size_t)s->bucket_mask + 1;
-    s->slots = wc_aligned_zeroed(buckets * LS_WAYS * sizeof *s->slots);
-    s->door = wc_aligned_zeroed(buckets * LS_WAYS * sizeof *s->door);
-    s->fill = wc_aligned_zeroed(s->segments * sizeof *s->fill);
-    s->arena = wc_aligned(s->segments * LS_SEGMENT, WC_LINE);
-    if (s->slots && s->door && s->fill && s->arena) return 0;
+    if ((s->slots = wc_aligned_zeroed(buckets * LS_WAYS * sizeof *s->slots)) &&
+        (s->door = wc_aligned_zeroed(buckets * LS_WAYS * sizeof *s->door)) &&
+        (s->fill = wc_aligned_zeroed(s->segments * sizeof *s->fill)) &&
+        (s->arena = wc_aligned(s->segments * LS_SEGMENT, WC_LINE)))
+        return 0; /* each asked only once the one before it was given: a failure costs nothing */
     ls_free(s);
     return -1;
 }

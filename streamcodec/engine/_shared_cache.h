@@ -99,10 +99,13 @@ static void wc_learn_line_entry(word_cache *to, const fl_entry *e) {
     wc_learn_bytes(to, key, (size_t)(e->k1 >> 56), ids, n);
 }
 
+enum { WC_OFFER, WC_CLEAR, WC_CLEAR_NEAR }; /* what wc_places does with each place */
+
 /* A place of a private cache (a near line, or a set with WC_LOG_SET): its entries offered to
- * `to` (forget 0), or cleared (forget 1). */
+ * `to` (WC_OFFER), or cleared (WC_CLEAR; WC_CLEAR_NEAR: near lines only). */
 static void wc_place(word_cache *to, word_cache *from, uint32_t place, int forget) {
     if (place & WC_LOG_SET) {
+        if (forget == WC_CLEAR_NEAR) return;
         wc_entry *set = from->sets + (size_t)(place & ~WC_LOG_SET) * WC_WAYS;
         for (int w = 0; w < WC_WAYS; w++) {
             if (!set[w].tag) continue;
@@ -130,7 +133,7 @@ static void wc_places(word_cache *to, word_cache *from, int forget) {
     }
     size_t lines = from->near.lines ? (size_t)1 << (64 - from->near.shift) : 0;
     for (size_t i = 0; i < lines; i++) wc_place(to, from, (uint32_t)i, forget);
-    for (size_t i = 0; from->sets && i <= from->set_mask; i++)
+    for (size_t i = 0; from->sets && forget != WC_CLEAR_NEAR && i <= from->set_mask; i++)
         wc_place(to, from, WC_LOG_SET | (uint32_t)i, forget);
 }
 
@@ -139,7 +142,7 @@ static void wc_places(word_cache *to, word_cache *from, int forget) {
  * learned, or one learned in two batches, is admitted where a full line or set would turn a
  * first offer away; a piece `to` holds is skipped), and its counters added to the primary's. */
 static void wc_promote(word_cache *to, word_cache *from) {
-    wc_places(to, from, 0);
+    wc_places(to, from, WC_OFFER);
     const long_store *longs = &from->longs;
     for (size_t k = 0; longs->arena && k < longs->segments; k++) {
         uint32_t at = (uint32_t)(k * LS_SEGMENT_WORDS), end = at + longs->fill[k];
@@ -163,14 +166,15 @@ static void wc_promote(word_cache *to, word_cache *from) {
  * freed, so a warm batch's threads probe small tables, and the idle caches hold little: its
  * near level and sets of the first size are cleared where the log says, and kept. */
 static void wc_forget(word_cache *c) {
-    wc_places(NULL, c, 1);
-    if (c->sets && c->set_mask + 1 > WC_FIRST_SETS) {
-        word_cache grown = *c;
-        if (wc_alloc(c, WC_FIRST_SETS) == 0) { /* else the grown sets stay, cleared */
-            wc_aligned_free(grown.sets);
-            wc_aligned_free(grown.door);
-            c->filled = 0;
-        }
+    word_cache grown = *c;
+    if (c->sets && c->set_mask + 1 > WC_FIRST_SETS && wc_alloc(c, WC_FIRST_SETS) == 0) {
+        /* made small again: the grown sets are freed, not cleared place by place first */
+        wc_aligned_free(grown.sets);
+        wc_aligned_free(grown.door);
+        c->filled = 0;
+        wc_places(NULL, c, WC_CLEAR_NEAR);
+    } else {
+        wc_places(NULL, c, WC_CLEAR); /* sets of the first size, or grown ones kept (no memory) */
     }
     long_store *longs = &c->longs;
     if (longs->arena) {
