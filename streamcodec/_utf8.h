@@ -1,7 +1,8 @@
-/* The one UTF-8 encoder and reader of the compiled code. sc_utf8_put: a code point to the bytes
- * str.encode("utf-8", errors) gives it, errors being "strict" or "surrogateescape". The piece
- * encoder (pieces/_core.c, str pieces to bytes) and the fused pass (engine/_fused_kind.h, each
- * piece as it is cut) both write through it, so they cannot disagree on a byte. sc_utf8_get:
+/* The one UTF-8 encoder and reader of the compiled code. sc_utf8_word: a code point to the bytes
+ * str.encode("utf-8", errors) gives it, as one word, errors being "strict" or "surrogateescape";
+ * sc_utf8_put writes them. The piece encoder (pieces/_core.c, str pieces to bytes) and the fused
+ * pass (engine/_fused_kind.h, each piece as it is cut, its first-level key built from the words)
+ * both encode through it, so they cannot disagree on a byte. sc_utf8_get:
  * the next code point of UTF-8 bytes as bytes.decode("utf-8") reads it (the batch pass,
  * engine/_fused_batch.h, decodes documents given as bytes with it).
  *
@@ -15,35 +16,48 @@
 
 #include <stdint.h>
 
-/* Write c's UTF-8 at out (at most 4 bytes) and return how many; -1 for a lone surrogate the
- * mode refuses (`escape`: surrogateescape, which turns U+DC80..U+DCFF back into the byte
- * 0x80..0xFF it escapes; every other surrogate is refused by both modes). */
-static inline int sc_utf8_put(uint8_t *out, uint32_t c, int escape) {
+/* c's UTF-8 as one little-endian word (byte k at bits 8k: the order of a key's bytes,
+ * _first_level.h), its length (1..4) in *len; *len = -1 for a lone surrogate the mode refuses
+ * (`escape`: surrogateescape, which turns U+DC80..U+DCFF back into the byte 0x80..0xFF it
+ * escapes; every other surrogate is refused by both modes). */
+static inline uint32_t sc_utf8_word(uint32_t c, int escape, int *len) {
     if (c < 0x80) {
-        out[0] = (uint8_t)c;
-        return 1;
+        *len = 1;
+        return c;
     }
     if (c < 0x800) {
-        out[0] = (uint8_t)(0xc0 | c >> 6);
-        out[1] = (uint8_t)(0x80 | (c & 0x3f));
-        return 2;
+        *len = 2;
+        return (0xc0 | c >> 6) | (0x80 | (c & 0x3f)) << 8;
     }
     if (c >= 0xd800 && c <= 0xdfff) {
-        if (!escape || c < 0xdc80 || c > 0xdcff) return -1;
-        out[0] = (uint8_t)(c - 0xdc00);
-        return 1;
+        *len = escape && c >= 0xdc80 && c <= 0xdcff ? 1 : -1;
+        return c - 0xdc00;
     }
     if (c < 0x10000) {
-        out[0] = (uint8_t)(0xe0 | c >> 12);
-        out[1] = (uint8_t)(0x80 | (c >> 6 & 0x3f));
-        out[2] = (uint8_t)(0x80 | (c & 0x3f));
-        return 3;
+        *len = 3;
+        return (0xe0 | c >> 12) | (0x80 | (c >> 6 & 0x3f)) << 8 | (0x80 | (c & 0x3f)) << 16;
     }
-    out[0] = (uint8_t)(0xf0 | c >> 18);
-    out[1] = (uint8_t)(0x80 | (c >> 12 & 0x3f));
-    out[2] = (uint8_t)(0x80 | (c >> 6 & 0x3f));
-    out[3] = (uint8_t)(0x80 | (c & 0x3f));
-    return 4;
+    *len = 4;
+    return (0xf0 | c >> 18) | (0x80 | (c >> 12 & 0x3f)) << 8 | (0x80 | (c >> 6 & 0x3f)) << 16 |
+           (uint32_t)(0x80 | (c & 0x3f)) << 24;
+}
+
+/* The word's four bytes at out (one store where the compiler merges them): out[:4] must be
+ * writable whatever the code point's length. */
+static inline void sc_utf8_store(uint8_t *out, uint32_t word) {
+    out[0] = (uint8_t)word;
+    out[1] = (uint8_t)(word >> 8);
+    out[2] = (uint8_t)(word >> 16);
+    out[3] = (uint8_t)(word >> 24);
+}
+
+/* Write c's UTF-8 at out (at most 4 bytes) and return how many; -1 for a lone surrogate the
+ * mode refuses (sc_utf8_word). */
+static inline int sc_utf8_put(uint8_t *out, uint32_t c, int escape) {
+    int len;
+    uint32_t word = sc_utf8_word(c, escape, &len);
+    for (int k = 0; k < len; k++) out[k] = (uint8_t)(word >> 8 * k);
+    return len;
 }
 
 /* The code point of the UTF-8 sequence at s[:n] (n >= 1) into *c, and its length 1..4. Bytes

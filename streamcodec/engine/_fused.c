@@ -188,17 +188,24 @@ static inline int fused_keyed(fused_pass *p, const uint8_t *b, size_t len, const
     return e ? fused_emit_entry(p, e) : fused_slow(p, b, len, k->k0, k);
 }
 
+/* fused_piece for a piece that 16 bytes cannot be read from (at the text's end): out of line. */
+static FUSED_COLD int fused_piece_unpadded(fused_pass *p, const uint8_t *b, size_t len) {
+    uint64_t head = sc_head(b, len);
+    if (len > FL_KEY || !p->cache->first.lines) return fused_slow(p, b, len, head, NULL);
+    fl_key k;
+    fl_key_set(&k, b, len, head);
+    return fused_keyed(p, b, len, &k);
+}
+
 /* One piece's bytes: the first level (a token or a short piece seen before, one line), else the
  * slow path. `padded`: b[0:16] may be read whatever len is, so the key comes from two masked
  * loads with no branch on the length (fl_key_set_padded). */
 static inline int fused_piece(fused_pass *p, const uint8_t *b, size_t len, int padded) {
+    if (!padded) return fused_piece_unpadded(p, b, len);
     if (len > FL_KEY || !p->cache->first.lines)
-        return fused_slow(p, b, len, padded ? sc_head_padded(b, len) : sc_head(b, len), NULL);
+        return fused_slow(p, b, len, sc_head_padded(b, len), NULL);
     fl_key k;
-    if (padded)
-        fl_key_set_padded(&k, b, len);
-    else
-        fl_key_set(&k, b, len, sc_head(b, len));
+    fl_key_set_padded(&k, b, len);
     return fused_keyed(p, b, len, &k);
 }
 

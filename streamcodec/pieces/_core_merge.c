@@ -131,14 +131,15 @@ size_t sc__merge_parts(const sc_vocab *v, const uint8_t *p, size_t n, size_t par
     size_t count = n;
     for (size_t i = 0; i + 1 < count; i++) pair[i] = pair_rank(v, p + i, 2);
     while (count >= parts + 1 && count >= 2) {
-        uint32_t best = NONE;
-        size_t at = 0;
+        /* The least of (rank, place): the lowest rank, leftmost on ties; a min of one word a
+         * pair, no branch (a branch on each pair's rank mispredicted once a merge or more). */
+        uint64_t least = UINT64_MAX;
         for (size_t i = 0; i + 1 < count; i++) {
-            if (pair[i] < best) {
-                best = pair[i];
-                at = i;
-            }
+            uint64_t key = (uint64_t)pair[i] << 32 | i;
+            least = key < least ? key : least;
         }
+        uint32_t best = (uint32_t)(least >> 32);
+        size_t at = (uint32_t)least;
         if (best == NONE) break;
         /* Part at + 1 joins part at. */
         memmove(starts + at + 1, starts + at + 2, (count - at - 1) * sizeof *starts);

@@ -69,9 +69,10 @@ static inline Py_ssize_t K(contraction)(const CH *s, Py_ssize_t i, Py_ssize_t n,
 }
 
 /* [^\r\n\p{L}\p{N}]?\p{L}+ at i (c = s[i], f its class): the end, or -1. The prefix is greedy
- * but no letter, so at most one of its two tries can match. */
-static inline Py_ssize_t K(prefix_letters)(const CH *s, Py_ssize_t i, Py_ssize_t n, Py_UCS4 c,
-                                           unsigned f) {
+ * but no letter, so at most one of its two tries can match. Always inlined: the named patterns'
+ * commonest piece, which the compiler's limits put out of line in the wide strs' pass. */
+static inline __attribute__((always_inline)) Py_ssize_t
+K(prefix_letters)(const CH *s, Py_ssize_t i, Py_ssize_t n, Py_UCS4 c, unsigned f) {
     if (f & UC_LETTER) return K(run)(s, i + 1, n, UC_LETTER);
     if (!(f & UC_NUMBER) && c != '\r' && c != '\n' && i + 1 < n &&
         (uc_class(s[i + 1]) & UC_LETTER))
