@@ -8,7 +8,8 @@ Fixing the threshold (``mallopt(M_MMAP_THRESHOLD, 128 KiB)``, glibc's own defaul
 stops its adjustment) keeps every large block in ``mmap``, returned whole on ``free``; the peak
 then stays where it is after the first chunk. The CLI owns its process, so it sets this; a
 program using the library can set ``MALLOC_MMAP_THRESHOLD_=131072`` in its environment.
-A user's own ``MALLOC_MMAP_THRESHOLD_`` is left alone; elsewhere than glibc nothing is done.
+A user's own ``MALLOC_MMAP_THRESHOLD_`` is left alone (nothing is set), and so is a user's
+``MALLOC_TRIM_THRESHOLD_``; elsewhere than glibc nothing is done.
 
 A command whose large blocks are of a few sizes and few at a time asks for a higher threshold
 instead (``threshold=REUSED``): ``tokenize-corpus`` holds at most ``2 * jobs`` tasks of about
@@ -49,7 +50,8 @@ def keep_heap_flat(*, threshold: int = _THRESHOLD) -> bool:
         libc = ctypes.CDLL(None)
         if not hasattr(libc, "gnu_get_libc_version"):  # musl has a mallopt that does nothing
             return False
-        if threshold > _THRESHOLD and not libc.mallopt(_M_TRIM_THRESHOLD, 2 * threshold):
+        trim = threshold > _THRESHOLD and "MALLOC_TRIM_THRESHOLD_" not in os.environ
+        if trim and not libc.mallopt(_M_TRIM_THRESHOLD, 2 * threshold):
             return False
         return bool(libc.mallopt(_M_MMAP_THRESHOLD, threshold))
     except (OSError, AttributeError):
