@@ -127,13 +127,13 @@ static inline int fused_emit_entry(fused_pass *p, const fl_entry *e) {
 
 /* A piece the first level did not answer (key: its key there, or NULL when it has no key: too
  * long, or no first level): the whole-piece rule, the word cache's sets (a batch's primary's,
- * read only, then a batch thread's own first level, then its sets) or long store (the
- * primary's, then the thread's), or the core's merge, whose answer is offered to the first
- * level, the sets or the long store (wc_learn). A thread's own first level is asked after the
- * primary's sets, which hold most of what it would: asked first, it was a probe of a table of
- * megabytes at every miss of the primary's first level (440,000 a warm call, cl100k_base, 45 MB
- * on two threads), 7% of which it answered; after them, 13,000, 90% answered. Out of line: the
- * hit path that inlines the first level stays small. */
+ * read only, then a batch thread's own) or long store (the primary's, then the thread's), or
+ * the core's merge, whose answer is offered to the first level, the sets or the long store
+ * (wc_learn). A batch thread's own first level (`near`) holds the tokens the primary's first
+ * level missed, for the batch's end, and a piece with no sets to go to: asked only for such a
+ * piece (asked at every miss of the primary's first level, it was a probe of a 4.4 MB table,
+ * 440,000 a warm call of 45 MB on two threads, 7% answered). Out of line: the hit path that
+ * inlines the first level stays small. */
 static FUSED_COLD int fused_slow(fused_pass *p, const uint8_t *b, size_t len, uint64_t head,
                                  const fl_key *key) {
     word_cache *c = p->cache;
@@ -159,7 +159,7 @@ static FUSED_COLD int fused_slow(fused_pass *p, const uint8_t *b, size_t len, ui
             return fused_emit(p, found->ids, found->n);
         }
     }
-    if (key && c->near.lines) {
+    if (key && !in_sets && c->near.lines) {
         const fl_entry *e = fl_get(&c->near, key);
         if (e) return fused_emit_entry(p, e);
     }

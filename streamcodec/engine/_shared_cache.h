@@ -10,9 +10,10 @@
  *     shared, its counters the thread's): a hit there does not swap ways, a miss is not offered
  *     to it (_first_level.h); the primary's sets and long store are read with wc_peek and
  *     ls_find, which write nothing;
- *   - what the primary lacks, the thread finds in, and learns into, its own parts: a first level
- *     (`near`, empty at first, asked after the primary's sets), sets and a long store, all bounded
- *     by the `bytes` given (wc_init_private); the places it stores into are logged;
+ *   - what the primary lacks, the thread finds in, and learns into, its own parts: a small
+ *     first level (`near`, empty at first, gathering the tokens the primary's first level
+ *     missed, for the batch's end), sets and a long store, all bounded by the `bytes` given
+ *     (wc_init_private); the places it stores into are logged;
  *   - at the batch's end, on one thread, the threads joined: each private cache's learned
  *     entries (those its log names, or all of them) are offered to the primary as its own
  *     misses would be (wc_promote: the doorkeepers' rule; a piece it holds already is skipped),
@@ -39,17 +40,20 @@ static void wc_attach(word_cache *c, const word_cache *shared) {
 }
 
 /* A batch thread's private cache of at most `bytes` beside the primary `shared` (wc_attach):
- * up to half of `bytes` for `near`, a first level of its own, empty (at most a line for every
- * second token, as the primary's: a smaller one, an eighth, sent a first batch's short pieces
- * to the sets, which grew to their bound in each thread: 2x the slow path's time and 100 ms of
- * fresh pages zeroed, cl100k_base, 45 MB on two threads), then the long store and the sets
- * (wc_init_rest), and its log. 0, or -1 out of memory. */
+ * `bytes` / NEAR_SHARE for `near`, a first level of its own, empty, that gathers the tokens the
+ * primary's first level missed, for the batch's end to teach it (wc_learn): written at each
+ * such miss and asked by no lookup (the vocabulary's table answers a token), so kept small
+ * enough to stay in a core's own cache (139 kB for the default bound, 2,048 lines; at 4.4 MB,
+ * as many lines as the primary's, each write was a miss to the shared L3, 490,000 a warm call
+ * of 45 MB on two threads, and an idle private cache held 4.6 MB); then the long store and the
+ * sets (wc_init_rest), and its log. 0, or -1 out of memory. */
+#define NEAR_SHARE 64
 static int wc_init_private(word_cache *c, size_t bytes, const word_cache *shared,
                            const sc_table *t) {
     memset(c, 0, sizeof *c);
     wc_attach(c, shared);
     if (!(c->log = malloc(WC_LOG * sizeof *c->log))) return -1;
-    if ((shared->first.lines && wc_first_init(&c->near, bytes / 2, t, 0) < 0) ||
+    if ((shared->first.lines && wc_first_init(&c->near, bytes / NEAR_SHARE, t, 0) < 0) ||
         wc_init_rest(c, bytes, fl_bytes(&c->near)) < 0) {
         wc_free(c);
         return -1;
