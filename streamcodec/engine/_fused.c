@@ -565,9 +565,6 @@ static PyObject *fused_encode(FusedEncoder *self, PyObject *const *args, Py_ssiz
     fused_reserve(&p, end - start);
     if (run(self, text, start, end, &p) == SC_OK && (list = PyList_New((Py_ssize_t)p.out.len))) {
         PyObject *const *objects = (PyObject *const *)self->id_objects;
-        /* The list's fresh 8 bytes an id in huge pages too (a 4 MB text's 7 MB: 1,800 faults
-         * -> 800, the first 2 MiB left to small pages as malloc does not align it). */
-        fused_huge_pages(((PyListObject *)list)->ob_item, p.out.len * sizeof(PyObject *));
         for (size_t k = 0; k < p.out.len; k++)
             PyList_SET_ITEM(list, (Py_ssize_t)k, Py_NewRef(objects[p.out.ids[k]]));
     }
