@@ -73,7 +73,7 @@ static uint8_t split_facts(const sc_vocab *v, uint32_t t, work *w) {
     size_t len = token_len(v, t);
     uint32_t left = NONE, right = NONE;
     int reachable = len == 1;
-    if (len > 1 && sc__merge_parts(v, p, len, 2, w->merge.starts, w->merge.pair) == 2) {
+    if (len > 1 && sc__merge_parts(v, p, len, 2, w->merge.starts, w->merge.pair, NULL) == 2) {
         reachable = 1;
         left = (uint32_t)sc_lookup(v, p, w->merge.starts[1]);
         right = (uint32_t)sc_lookup(v, p + w->merge.starts[1], len - w->merge.starts[1]);
@@ -157,7 +157,7 @@ static int valid_pair(const sc_vocab *v, uint32_t left, uint32_t right, work *w)
     memcpy(w->bytes, v->data + v->off[left], ll);
     memcpy(w->bytes + ll, v->data + v->off[right], rl);
     /* The parts' bytes decide their tokens: [left, right] is two parts split after `left`. */
-    return sc__merge_parts(v, w->bytes, ll + rl, 1, w->merge.starts, w->merge.pair) == 2 &&
+    return sc__merge_parts(v, w->bytes, ll + rl, 1, w->merge.starts, w->merge.pair, NULL) == 2 &&
            w->merge.starts[1] == ll;
 }
 

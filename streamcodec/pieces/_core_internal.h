@@ -46,9 +46,9 @@ static inline size_t token_len(const sc_vocab *v, uint32_t t) { return v->off[t 
 /* Scratch for merge_parts: on the stack for short pieces, else on the heap. */
 typedef struct {
     size_t stack_starts[STACK_PARTS + 1];
-    uint32_t stack_pair[STACK_PARTS];
+    uint32_t stack_pair[STACK_PARTS], stack_made[STACK_PARTS];
     size_t *starts;
-    uint32_t *pair;
+    uint32_t *pair, *made;
 } merge_scratch;
 
 int sc__scratch_init(merge_scratch *s, size_t n);
@@ -56,8 +56,10 @@ void sc__scratch_free(merge_scratch *s);
 
 /* streamcodec.pieces.merge.merge_parts: merge the lowest-ranked adjacent pair (leftmost on ties)
  * while there are at least `parts` + 1 parts. starts[0..n] receives the part boundaries (n + 1
- * entries), pair[] the pair ranks; returns the number of parts. */
+ * entries), pair[] the pair ranks; returns the number of parts. `made` (n entries, or NULL:
+ * not wanted): made[k] the rank of the merge that made part k, NONE for a single byte; set only
+ * when n < HEAP_MERGE (a longer merge, by heap, leaves it unset). */
 size_t sc__merge_parts(const sc_vocab *v, const uint8_t *p, size_t n, size_t parts,
-                       size_t *starts, uint32_t *pair);
+                       size_t *starts, uint32_t *pair, uint32_t *made);
 
 #endif

@@ -118,7 +118,7 @@ static size_t merge_heap(const sc_vocab *v, const uint8_t *p, size_t n, size_t p
 /* streamcodec.pieces.merge.merge_parts (described in _core_internal.h); by heap from HEAP_MERGE
  * bytes on (the loop's, if the heap's memory cannot be had). */
 size_t sc__merge_parts(const sc_vocab *v, const uint8_t *p, size_t n, size_t parts,
-                       size_t *starts, uint32_t *pair) {
+                       size_t *starts, uint32_t *pair, uint32_t *made) {
     pair_heap h;
     if (n >= HEAP_MERGE && n < NONE && heap_new(&h, n)) {
         size_t count = merge_heap(v, p, n, parts, &h), k = 0;
@@ -128,6 +128,8 @@ size_t sc__merge_parts(const sc_vocab *v, const uint8_t *p, size_t n, size_t par
         return count;
     }
     for (size_t i = 0; i <= n; i++) starts[i] = i;
+    if (made)
+        for (size_t i = 0; i < n; i++) made[i] = NONE;
     size_t count = n;
     for (size_t i = 0; i + 1 < count; i++) pair[i] = pair_rank(v, p + i, 2);
     while (count >= parts + 1 && count >= 2) {
@@ -148,6 +150,10 @@ size_t sc__merge_parts(const sc_vocab *v, const uint8_t *p, size_t n, size_t par
             starts[k + 1] = starts[k + 2];
         }
         starts[count - 1] = starts[count];
+        if (made) {
+            made[at] = best;
+            for (size_t k = at + 1; k + 1 < count; k++) made[k] = made[k + 1];
+        }
         count--;
         if (at > 0) pair[at - 1] = pair_rank(v, p + starts[at - 1], starts[at + 1] - starts[at - 1]);
         if (at + 1 < count) pair[at] = pair_rank(v, p + starts[at], starts[at + 2] - starts[at]);
@@ -159,13 +165,16 @@ int sc__scratch_init(merge_scratch *s, size_t n) {
     if (n <= STACK_PARTS) {
         s->starts = s->stack_starts;
         s->pair = s->stack_pair;
+        s->made = s->stack_made;
         return SC_OK;
     }
     s->starts = malloc((n + 1) * sizeof *s->starts);
     s->pair = malloc(n * sizeof *s->pair);
-    if (!s->starts || !s->pair) {
+    s->made = malloc(n * sizeof *s->made);
+    if (!s->starts || !s->pair || !s->made) {
         free(s->starts);
         free(s->pair);
+        free(s->made);
         return SC_NOMEM;
     }
     return SC_OK;
@@ -175,6 +184,7 @@ void sc__scratch_free(merge_scratch *s) {
     if (s->starts != s->stack_starts) {
         free(s->starts);
         free(s->pair);
+        free(s->made);
     }
 }
 
@@ -192,11 +202,16 @@ int sc_merge_piece(const sc_vocab *v, const uint8_t *p, size_t n, sc_ids *out) {
     }
     merge_scratch s;
     if (sc_ids_reserve(out, n) != SC_OK || sc__scratch_init(&s, n) != SC_OK) return SC_NOMEM;
-    size_t count = sc__merge_parts(v, p, n, 1, s.starts, s.pair);
+    size_t count = sc__merge_parts(v, p, n, 1, s.starts, s.pair, s.made); /* n < HEAP_MERGE */
     /* Every part is a token: a merged part by construction, a single byte because the vocabulary
-     * has all 256 (sc_vocab_new's contract; the module checks it). */
+     * has all 256 (sc_vocab_new's contract; the module checks it). A merged part is the token
+     * its merge's rank names where ranks are indices (not looked up again); any other, by its
+     * bytes. */
     for (size_t i = 0; i < count; i++)
-        out->ids[out->len++] = (uint32_t)sc_lookup(v, p + s.starts[i], s.starts[i + 1] - s.starts[i]);
+        out->ids[out->len++] =
+            s.made[i] != NONE && v->ranks_are_indices
+                ? s.made[i]
+                : (uint32_t)sc_lookup(v, p + s.starts[i], s.starts[i + 1] - s.starts[i]);
     sc__scratch_free(&s);
     return SC_OK;
 }
