@@ -1,9 +1,8 @@
-"""The fused pass's buffer of ids for a long text (``engine/_fused.c``: ``fused_reserve``,
-``fused_let_go``): room for half an id a code unit made before the pass, from a 2 MiB boundary,
-and the last large buffer let go (an array freed, a list's made) kept for the next call. Every
-list and array must still equal tiktoken's ids: when the text needs more room than the guess,
-when a kept buffer is taken again, and while arrays made before are alive (no two share one).
-Skipped unless the compiled code is built.
+"""Long texts through the fused pass (``engine/_fused.c``): the ids' buffer grown as the pass
+goes, past a million code units, including a text of an id a code unit. Every list, array and
+count must equal tiktoken's ids, on a first call and again on a warm cache, and arrays alive at
+once keep their own ids while others are made and freed (no two share a buffer). Skipped unless
+the compiled code is built.
 """
 
 from __future__ import annotations
@@ -18,7 +17,7 @@ from fuzz.corpus import samples
 from tests.conftest import tiktoken_twin
 
 pytest.importorskip("streamcodec.engine._fused")
-LONG = 1_200_000  # code units: half an id each is more than a 2 MiB page of ids
+LONG = 1_200_000  # code units: their ids take 1-5 MB
 
 
 @functools.cache
@@ -36,7 +35,7 @@ def _expected(text: str) -> list[int]:
 
 def _long(kind: str) -> str:
     """A text of about LONG code units: a fuzz sample repeated (the word cache hits), or
-    ``1!`` repeated (an id a code unit: twice the room guessed)."""
+    ``1!`` repeated (an id a code unit)."""
     if kind == "dense":
         return "1!" * (LONG // 2)
     sample = samples()[kind]
@@ -53,25 +52,25 @@ def test_a_long_texts_list_array_and_count(kind: str) -> None:
     text = _long(kind)
     expected = _expected(text)
     encoding = _encoding()
-    for _ in range(2):  # the second call takes the buffer the first let go
+    for _ in range(2):  # cold, then warm
         assert encoding.encode_ordinary(text) == expected
         assert _array(text) == expected
         assert encoding.ordinary.count(text) == len(expected)
 
 
 def test_arrays_alive_at_once_share_no_buffer() -> None:
-    """Arrays made one after another while the others live, a list's buffer kept between them,
-    and one freed and its buffer taken again: each keeps its own ids."""
+    """Arrays made one after another while the others live, lists made between them, and one
+    freed and made again: each keeps its own ids."""
     numpy = pytest.importorskip("numpy")
     encoding = _encoding()
     texts = [_long("prose"), _long("code"), _long("dense")]
     arrays = []
     for text in texts:
-        encoding.encode_ordinary(text)  # its buffer is kept for the array
+        encoding.encode_ordinary(text)
         arrays.append(encoding.encode_to_numpy(text))
     del arrays[1]
     gc.collect()
-    arrays.insert(1, encoding.encode_to_numpy(texts[1]))  # the freed array's buffer again
+    arrays.insert(1, encoding.encode_to_numpy(texts[1]))
     encoding.encode_ordinary(texts[0])
     for text, array in zip(texts, arrays, strict=True):
         assert array.dtype == numpy.uint32
@@ -79,8 +78,7 @@ def test_arrays_alive_at_once_share_no_buffer() -> None:
 
 
 def test_a_short_text_after_a_long_one() -> None:
-    """A kept buffer is taken only by a text that needs that much room; short ones grow their
-    own from nothing."""
+    """Short texts after a long one: their ids from a buffer of their own size."""
     encoding = _encoding()
     encoding.encode_to_numpy(_long("prose"))
     for text in (samples()["code"], "", "a"):

@@ -226,74 +226,6 @@ static inline int fused_ascii(const uint8_t *b, size_t n) {
 #define KIND_HEADER "engine/_fused_kind.h"
 #include "../_each_kind.h"
 
-/* ------------------------------------------------------------------ the ids' buffer */
-
-#define FUSED_HUGE ((size_t)2 << 20)       /* a transparent huge page */
-#define FUSED_SPARE_MOST ((size_t)32 << 20) /* the largest buffer kept for the next call */
-
-/* The whole 2 MiB pages of [at, at + bytes) as transparent huge pages, where the system gives
- * them on request (advice: it may fail). A fresh page costs a fault when first written: 100 MB
- * of a batch's ids faulted in 4 kB at a time were 25,000 faults, a fifth of its time. */
-static void fused_huge_pages(void *at, size_t bytes) {
-#ifdef MADV_HUGEPAGE
-    uintptr_t start = ((uintptr_t)at + FUSED_HUGE - 1) & ~(FUSED_HUGE - 1);
-    uintptr_t end = ((uintptr_t)at + bytes) & ~(FUSED_HUGE - 1);
-    if (end > start) madvise((void *)start, end - start, MADV_HUGEPAGE);
-#else
-    (void)at, (void)bytes;
-#endif
-}
-
-/* The last large ids' buffer let go (an array freed, a list's made), kept for the next call:
- * its pages are memory already, where a fresh buffer's cost a fault each when first written.
- * Taken and given back with the GIL held (the module keeps the GIL, one interpreter). */
-static struct {
-    uint32_t *ids;
-    size_t cap;
-} fused_spare;
-
-/* Room for the ids of `units` code units of text, made before the pass, when that is a huge
- * page or more: half an id a code unit (ASCII text has about a quarter; room above that costs
- * only address space, as pages never written are no memory). The spare when it is that large,
- * else a fresh buffer from a 2 MiB boundary in huge pages: 4 MB of ids in 4 kB pages were
- * ~1,400 faults, 1.8 ms of a 20 ms first array of 4 MB of code; in 2 MiB pages two faults. The
- * ids are written straight into it, with no regrowth for most text. Out of memory, the pass
- * grows its buffer from nothing as before. */
-static void fused_reserve(fused_pass *p, Py_ssize_t units) {
-    size_t cap = (size_t)units / 2 + FUSED_BLOCK_IDS;
-    void *at = NULL;
-    if (cap * sizeof(uint32_t) < FUSED_HUGE) return;
-    if (fused_spare.ids && fused_spare.cap >= cap) {
-        p->out.ids = fused_spare.ids;
-        p->out.cap = fused_spare.cap;
-        fused_spare.ids = NULL;
-        return;
-    }
-#ifdef _WIN32
-    at = malloc(cap * sizeof(uint32_t));
-#else
-    if (posix_memalign(&at, FUSED_HUGE, cap * sizeof(uint32_t)) != 0) at = NULL;
-#endif
-    if (!at) return;
-    fused_huge_pages(at, cap * sizeof(uint32_t));
-    p->out.ids = at;
-    p->out.cap = cap;
-}
-
-/* Let go of an ids' buffer of `cap` ids: kept as the spare when it is large (up to
- * FUSED_SPARE_MOST) and larger than the spare, else freed. */
-static void fused_let_go(uint32_t *ids, size_t cap) {
-    size_t bytes = cap * sizeof(uint32_t);
-    if (bytes < FUSED_HUGE || bytes > FUSED_SPARE_MOST ||
-        (fused_spare.ids && cap <= fused_spare.cap)) {
-        free(ids);
-        return;
-    }
-    free(fused_spare.ids);
-    fused_spare.ids = ids;
-    fused_spare.cap = cap;
-}
-
 /* ------------------------------------------------------------------ the ids as an array */
 
 /* uint32 ids that numpy (or memoryview, array, ...) reads through the buffer protocol, with no
@@ -301,11 +233,10 @@ static void fused_let_go(uint32_t *ids, size_t cap) {
 typedef struct {
     PyObject_HEAD uint32_t *ids;
     Py_ssize_t len;
-    size_t cap; /* ids room: 0 when not known (the buffer is freed, not kept) */
 } IdArray;
 
 static void id_array_dealloc(IdArray *self) {
-    fused_let_go(self->ids, self->cap);
+    free(self->ids);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -562,13 +493,12 @@ static PyObject *fused_encode(FusedEncoder *self, PyObject *const *args, Py_ssiz
     Py_ssize_t start, end;
     fused_pass p;
     if (parse(self, args, nargs, 4, "encode", &text, &start, &end, &p) < 0) return NULL;
-    fused_reserve(&p, end - start);
     if (run(self, text, start, end, &p) == SC_OK && (list = PyList_New((Py_ssize_t)p.out.len))) {
         PyObject *const *objects = (PyObject *const *)self->id_objects;
         for (size_t k = 0; k < p.out.len; k++)
             PyList_SET_ITEM(list, (Py_ssize_t)k, Py_NewRef(objects[p.out.ids[k]]));
     }
-    fused_let_go(p.out.ids, p.out.cap);
+    self->api->ids_free(&p.out);
     return list;
 }
 
@@ -577,7 +507,6 @@ static PyObject *fused_encode_array(FusedEncoder *self, PyObject *const *args, P
     Py_ssize_t start, end;
     fused_pass p;
     if (parse(self, args, nargs, 4, "encode_array", &text, &start, &end, &p) < 0) return NULL;
-    fused_reserve(&p, end - start);
     IdArray *array = NULL;
     if (run(self, text, start, end, &p) == SC_OK &&
         (array = PyObject_New(IdArray, &IdArrayType))) {
@@ -589,7 +518,6 @@ static PyObject *fused_encode_array(FusedEncoder *self, PyObject *const *args, P
         }
         array->ids = p.out.ids; /* the array owns the buffer now */
         array->len = (Py_ssize_t)p.out.len;
-        array->cap = p.out.cap;
         p.out.ids = NULL;
     }
     self->api->ids_free(&p.out);

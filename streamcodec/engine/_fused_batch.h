@@ -729,7 +729,6 @@ static PyObject *fused_encode_batch(FusedEncoder *self, PyObject *const *args, P
         IdArray *array = PyObject_New(IdArray, &IdArrayType);
         if (array) {
             array->len = (Py_ssize_t)total;
-            array->cap = 0; /* freed, not kept as the spare (fused_let_go) */
             if (threads == 1) {
                 array->ids = batch_hand_over(&s, &w[0], total);
             } else if ((array->ids = s.out = batch_fresh(total * sizeof(uint32_t)))) {
