@@ -5,8 +5,9 @@
  *
  * One loop, compiled once for each output (fused_block_count, fused_block_ids: the output is a
  * constant, not a branch a piece). Per piece it builds the first-level key in registers (two
- * masked loads), hashes it, compares the line's first way and, on a hit, adds the entry's count
- * (count: to a register) or writes its four id slots straight into the output (ids), with no
+ * masked loads), hashes it, compares the line's first way (a fixed level's: both ways, see
+ * fused_block_count) and, on a hit, adds the entry's count (count: to a register) or writes
+ * its four id slots straight into the output (ids), with no
  * check of room or of the limit: the room for the block's worst case (every piece FL_PACKED
  * ids) is made before it, and the count's limit is asked after it (a count "stops once past
  * its limit": past it by at most one block). Any other piece (a second-way hit, a miss, a
@@ -39,7 +40,8 @@ static FUSED_COLD int fused_piece_padded(fused_pass *p, const uint8_t *b, size_t
  * *at + k; sc_walk's), one output, the first level there (lines): *at left at the last end.
  * SC_OK, SC_NOMEM or FUSED_LIMIT. */
 static inline __attribute__((always_inline)) int
-fused_block(fused_pass *p, const uint8_t *s, Py_ssize_t *at, uint64_t ends, const int counting) {
+fused_block(fused_pass *p, const uint8_t *s, Py_ssize_t *at, uint64_t ends, const int counting,
+            const int fixed) {
     first_level *f = &p->cache->first;
     const fl_entry *lines = f->lines;
     const int shift = f->shift;
@@ -66,7 +68,8 @@ fused_block(fused_pass *p, const uint8_t *s, Py_ssize_t *at, uint64_t ends, cons
             uint64_t k0 = sc_load64(b) & mask[0];
             uint64_t k1 = (sc_load64(b + 8) & mask[1]) | (uint64_t)len << 56;
             const fl_entry *line = lines + 2 * (fl_hash(k0, k1) >> shift);
-            if (line->k0 == k0 && line->k1 == k1) {
+            if ((line->k0 == k0 && line->k1 == k1) ||
+                (fixed && (++line)->k0 == k0 && line->k1 == k1)) {
                 uint32_t first = line->ids[0];
                 size_t n = first >> 24;
                 hits++;
@@ -118,12 +121,18 @@ fused_block(fused_pass *p, const uint8_t *s, Py_ssize_t *at, uint64_t ends, cons
     return status;
 }
 
+/* A fixed first level (a batch's primary, read by its threads together, _first_level.h) swaps
+ * no hit forward, so an entry in a line's second way would go out of line at every use (1.1
+ * million a warm call of 45 MB on two threads, about 50 M instructions); its loop asks the
+ * second way too. One thread's level keeps the loop it had (its swap brings a hit forward). */
 static int fused_block_count(fused_pass *p, const uint8_t *s, Py_ssize_t *at, uint64_t ends) {
-    return fused_block(p, s, at, ends, 1);
+    return p->cache->first.fixed ? fused_block(p, s, at, ends, 1, 1)
+                                 : fused_block(p, s, at, ends, 1, 0);
 }
 
 static int fused_block_ids(fused_pass *p, const uint8_t *s, Py_ssize_t *at, uint64_t ends) {
-    return fused_block(p, s, at, ends, 0);
+    return p->cache->first.fixed ? fused_block(p, s, at, ends, 0, 1)
+                                 : fused_block(p, s, at, ends, 0, 0);
 }
 
 #endif
