@@ -82,8 +82,8 @@ def holds_special(column: Any, specials: frozenset[str]) -> bool:
     """Whether the text of one of ``specials`` is in a value of the Arrow array ``column``
     (a yes sends the block to the Python reader, which finds where). A string column is
     searched by Arrow's RE2 with the GIL released; a binary one (Parquet), whose bytes may
-    not be UTF-8, by ``re`` over its data, searched whole (a sliced array's other bytes can
-    only say yes)."""
+    not be UTF-8, by ``re`` over its data, searched whole (a sliced array's other bytes, and a
+    special across two values' bytes, can only say yes)."""
     specials = _in_utf8(specials)  # one with a lone surrogate is in no UTF-8 text
     if not specials:
         return False
