@@ -1,7 +1,9 @@
 """The batch pass under ThreadSanitizer (tools/tsan.sh builds the modules it imports): batches
 of str, bytes (valid, invalid under each errors mode) and a pyarrow array on 4 threads, every
 output compared with the per-text encoder; one-thread batches on Python threads beside a
-many-thread one, on a fresh encoder; and a batch stopped by a signal mid-way."""
+many-thread one, on a fresh encoder; many-thread batches on several Python threads at once, on
+one encoder (its pooled caches and id buffers taken and given back concurrently); and a batch
+stopped by a signal mid-way."""
 
 from __future__ import annotations
 
@@ -60,6 +62,32 @@ results.append(fresh.encode_ordinary_batch(docs, num_threads=4) == want)
 for worker in workers:
     worker.join()
 assert results == [True] * 10, results
+# Many-thread batches from several Python threads at once on one encoder: each takes a primary,
+# private caches and id buffers from the encoder's pools and gives them back while the others
+# run (the pools handled with the GIL held, each cache and buffer used by one batch at a time).
+many: list[bool] = []
+
+
+def many_thread_batches(kind: int) -> None:
+    for _ in range(3):
+        if kind == 0:
+            got, at = enc.encode_ordinary_batch_to_numpy(docs, num_threads=3)
+            many.append([got[at[i] : at[i + 1]].tolist() for i in range(len(docs))] == want)
+        elif kind == 1:
+            many.append(
+                enc.count_tokens_batch(long_docs, num_threads=2).tolist()
+                == [len(ids) for ids in long_want]
+            )
+        else:
+            many.append(enc.encode_ordinary_batch(docs[::-1], num_threads=4) == want[::-1])
+
+
+workers = [threading.Thread(target=many_thread_batches, args=(k % 3,)) for k in range(4)]
+for worker in workers:
+    worker.start()
+for worker in workers:
+    worker.join()
+assert many == [True] * 12, many
 # A signal while the workers run: they stop, and the batch raises.
 big = docs * 40
 threading.Timer(0.05, signal.raise_signal, (signal.SIGINT,)).start()
