@@ -323,6 +323,41 @@ def test_the_common_blocks_pieces_of_five_and_six_ids(pattern: str) -> None:
             assert fused.count(text, 0, len(text), "strict", -1) == len(expected)
 
 
+def _whole_pieces(strings: list[str], pattern: str) -> list[str]:
+    """Those of strings that the pattern cuts as one piece."""
+    return [s for s in strings if regex.findall(pattern, s) == [s]]
+
+
+def test_tokens_and_cached_pieces_past_the_first_level() -> None:
+    """The slow path asks the word cache before the vocabulary's table for a piece with a
+    first-level key or a long one ending past ASCII, after it for a long ASCII piece
+    (engine/_fused.c, fused_slow): tokens of more than 15 bytes ending past ASCII and in ASCII,
+    short tokens that lose their first-level line (a first level of 2 lines), pieces of 7 ids and
+    more and of 16-56 bytes, each met three times: their ids, any cache size, every output."""
+    ranks = streamcodec.get_encoding("cl100k_base").mergeable_ranks
+    decoded = [s for t in ranks if (s := t.decode(errors="ignore")).encode() == t]  # UTF-8 only
+    rng = random.Random(27)
+    tokens = _whole_pieces([t for t in decoded if len(t.encode()) > 15], CL100K_PATTERN)
+    wide = [t for t in tokens if not t.isascii()]
+    short = rng.sample(
+        _whole_pieces([t for t in decoded if 3 <= len(t.encode()) <= 15], CL100K_PATTERN), 400
+    )
+    letters = "中文字漢語한국어пользоватείναι"
+    merged = [" " + "".join(rng.choices(letters, k=rng.randint(3, 14))) for _ in range(400)]
+    pieces = [*tokens, *short, *merged]
+    rng.shuffle(pieces)
+    text = "\n".join(pieces * 3)
+    found = regex.findall(CL100K_PATTERN, text)
+    assert len(set(wide) & set(found)) >= 15 and set(merged) <= set(found)  # punctuation joins
+    expected = _core().encode_pieces(found)  # type: ignore[attr-defined]
+    for size in CACHE_SIZES:
+        fused = _fused(CL100K_PATTERN, size)
+        for _ in range(2):
+            assert fused.encode(text, 0, len(text), "strict") == expected, size
+            assert list(memoryview(fused.encode_array(text, 0, len(text), "strict"))) == expected
+            assert fused.count(text, 0, len(text), "strict", -1) == len(expected)
+
+
 def test_indices_too_wide_to_pack_are_not_packed() -> None:
     """Indices of 19 bits or more (a vocabulary of 600,000 tokens): a piece of 6 such tokens is
     not packed in 19-bit fields (it is answered by the sets), one of 5 is, in 24 bits."""
