@@ -279,6 +279,19 @@ def test_the_first_level_tells_short_pieces_apart() -> None:
             assert fused.count(text, 0, len(text), "strict", -1) == len(expected)
 
 
+def _twice_every_output(
+    pattern: str, text: str, expected: list[int], sizes: tuple[int, ...] = CACHE_SIZES
+) -> None:
+    """The ids of text, twice (cold, then from what the first pass cached), each output, an
+    encoder of each cache size."""
+    for size in sizes:
+        fused = _fused(pattern, size)
+        for _ in range(2):
+            assert fused.encode(text, 0, len(text), "strict") == expected, size
+            assert list(memoryview(fused.encode_array(text, 0, len(text), "strict"))) == expected
+            assert fused.count(text, 0, len(text), "strict", -1) == len(expected)
+
+
 @pytest.mark.parametrize("pattern", [CL100K_PATTERN, O200K_PATTERN])
 def test_the_first_level_packs_five_and_six_ids(pattern: str) -> None:
     """A piece of up to 15 bytes and 5 or 6 tokens has them packed in its first-level entry (24
@@ -294,12 +307,7 @@ def test_the_first_level_packs_five_and_six_ids(pattern: str) -> None:
     expected = _core().encode_pieces(regex.findall(pattern, text))  # type: ignore[attr-defined]
     counts = {len(_core().encode_pieces([p])) for p in kept}  # type: ignore[attr-defined]
     assert counts == {5, 6, 7} and max(expected) >= 1 << 16  # fields across the 64-bit boundary
-    for size in (*CACHE_SIZES, 1 << 16):
-        fused = _fused(pattern, size)
-        for _ in range(2):
-            assert fused.encode(text, 0, len(text), "strict") == expected, size
-            assert list(memoryview(fused.encode_array(text, 0, len(text), "strict"))) == expected
-            assert fused.count(text, 0, len(text), "strict", -1) == len(expected)
+    _twice_every_output(pattern, text, expected, (*CACHE_SIZES, 1 << 16))
 
 
 @pytest.mark.parametrize("pattern", [CL100K_PATTERN, O200K_PATTERN])
@@ -315,12 +323,7 @@ def test_the_common_blocks_pieces_of_five_and_six_ids(pattern: str) -> None:
     expected = _core().encode_pieces(regex.findall(pattern, text))  # type: ignore[attr-defined]
     lengths = {len(_core().encode_pieces([p[:-4]])) for p in pieces}  # type: ignore[attr-defined]
     assert lengths == {5, 6, 7} and text.isascii()
-    for size in CACHE_SIZES:
-        fused = _fused(pattern, size)
-        for _ in range(2):
-            assert fused.encode(text, 0, len(text), "strict") == expected, size
-            assert list(memoryview(fused.encode_array(text, 0, len(text), "strict"))) == expected
-            assert fused.count(text, 0, len(text), "strict", -1) == len(expected)
+    _twice_every_output(pattern, text, expected)
 
 
 def _whole_pieces(strings: list[str], pattern: str) -> list[str]:
@@ -350,12 +353,7 @@ def test_tokens_and_cached_pieces_past_the_first_level() -> None:
     found = regex.findall(CL100K_PATTERN, text)
     assert len(set(wide) & set(found)) >= 15 and set(merged) <= set(found)  # punctuation joins
     expected = _core().encode_pieces(found)  # type: ignore[attr-defined]
-    for size in CACHE_SIZES:
-        fused = _fused(CL100K_PATTERN, size)
-        for _ in range(2):
-            assert fused.encode(text, 0, len(text), "strict") == expected, size
-            assert list(memoryview(fused.encode_array(text, 0, len(text), "strict"))) == expected
-            assert fused.count(text, 0, len(text), "strict", -1) == len(expected)
+    _twice_every_output(CL100K_PATTERN, text, expected)
 
 
 def test_indices_too_wide_to_pack_are_not_packed() -> None:
