@@ -225,16 +225,21 @@ static inline void fl_unpack(const fl_entry *e, size_t n, uint32_t *to) {
     }
 }
 
+/* Store k's ids (fl_fits) in a free way of its line, if it has one: whether stored. */
+static inline int fl_put_free(first_level *f, const fl_key *k, const uint32_t *ids, size_t n) {
+    fl_entry *line = fl_line(f, k);
+    if (line[0].k1 && line[1].k1) return 0;
+    fl_put(line[0].k1 == 0 ? line : line + 1, k, ids, n);
+    return 1;
+}
+
 /* Offer k's ids (1 <= n) after a miss: a free way takes them; a full line only on the second
  * offer the doorkeeper remembers. Whether they were stored (not: ids that do not fit, fl_fits,
  * a first offer to a full line, or a fixed table). */
 static inline int fl_offer(first_level *f, const fl_key *k, const uint32_t *ids, size_t n) {
     if (f->fixed || !fl_fits(ids, n)) return 0;
+    if (fl_put_free(f, k, ids, n)) return 1;
     fl_entry *line = fl_line(f, k);
-    if (line[1].k1 == 0 || line[0].k1 == 0) {
-        fl_put(line[0].k1 == 0 ? line : line + 1, k, ids, n);
-        return 1;
-    }
     uint32_t tag = fl_tag(k->hash), *door = &f->door[k->hash >> f->shift];
     if (*door != tag) {
         *door = tag;

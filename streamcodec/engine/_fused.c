@@ -125,14 +125,20 @@ static inline int fused_emit_entry(fused_pass *p, const fl_entry *e) {
 #define FUSED_COLD
 #endif
 
-/* The ids of a piece the word cache holds: its sets (a batch's primary's, read only, then a
- * batch thread's own), a batch thread's `near` first level, or its long store (the primary's,
- * then the thread's); FUSED_MISSED when none does. *words is the piece's key in the sets when
- * *in_sets (for the merge's offer), and *hash the sets' hash of it (0: not computed). */
+/* The ids of a piece the word cache holds: a batch thread's own first level (`near`: the
+ * tokens and short pieces this thread met that the primary's missed, a line of a table that
+ * stays in the core's own cache), its sets (a batch's primary's, read only, then a batch
+ * thread's own), or its long store (the primary's, then the thread's); FUSED_MISSED when none
+ * does. *words is the piece's key in the sets when *in_sets (for the merge's offer), and *hash
+ * the sets' hash of it (0: not computed). */
 static inline int fused_cached(fused_pass *p, const uint8_t *b, size_t len, const fl_key *key,
                                wc_key *words, int *in_sets, uint64_t *hash) {
     word_cache *c = p->cache;
     const word_cache *shared = p->shared;
+    if (key && c->near.lines) {
+        const fl_entry *e = fl_get(&c->near, key);
+        if (e) return fused_emit_entry(p, e);
+    }
     /* The sets hold pieces of up to WC_KEY bytes and WC_IDS ids, the long store the others of
      * up to LS_KEY bytes: a piece of more than WC_IDS bytes may be in either. */
     int in_longs = len > WC_IDS && len <= LS_KEY;
@@ -145,10 +151,6 @@ static inline int fused_cached(fused_pass *p, const uint8_t *b, size_t len, cons
             c->hits++;
             return fused_emit(p, found->ids, found->n);
         }
-    }
-    if (key && !*in_sets && c->near.lines) {
-        const fl_entry *e = fl_get(&c->near, key);
-        if (e) return fused_emit_entry(p, e);
     }
     if (*in_sets && (found = wc_get(c, words))) return fused_emit(p, found->ids, found->n);
     if (in_longs && (c->longs.arena || (shared && shared->longs.arena))) {
@@ -163,12 +165,9 @@ static inline int fused_cached(fused_pass *p, const uint8_t *b, size_t len, cons
 
 /* A piece the first level did not answer (key: its key there, or NULL when it has no key: too
  * long, or no first level): the whole-piece rule and the word cache (fused_cached), or the
- * core's merge, whose answer is offered to the first level, the sets or the long store
- * (wc_learn). A batch thread's own first level (`near`) holds the tokens the primary's first
- * level missed, for the batch's end, and a piece with no sets to go to: asked only for such a
- * piece (asked at every miss of the primary's first level, it was a probe of a 4.4 MB table,
- * 440,000 a warm call of 45 MB on two threads, 7% answered). Out of line: the hit path that
- * inlines the first level stays small.
+ * core's merge, whose answer is offered to the first level (a batch thread's: its own,
+ * `near`), the sets or the long store (wc_learn). Out of line: the hit path that inlines the
+ * first level stays small.
  *
  * Which is asked first, the vocabulary's table or the cache: a piece with a first-level key
  * that got here is seldom a token (the first level is filled with the short tokens and learns

@@ -11,13 +11,13 @@
  *     to it (_first_level.h); the primary's sets and long store are read with wc_peek and
  *     ls_find, which write nothing;
  *   - what the primary lacks, the thread finds in, and learns into, its own parts: a small
- *     first level (`near`, empty at first, gathering the tokens the primary's first level
- *     missed, for the batch's end), sets and a long store, all bounded by the `bytes` given
- *     (wc_init_private); the places it stores into are logged;
+ *     first level (`near`, empty at first, asked after the primary's: the tokens and short
+ *     pieces this thread met that the primary's first level lacks), sets and a long store, all
+ *     bounded by the `bytes` given (wc_init_private); the places it stores into are logged;
  *   - at the batch's end, on one thread, the threads joined: each private cache's learned
- *     entries (those its log names, or all of them) are offered to the primary as its own
- *     misses would be (wc_promote: the doorkeepers' rule; a piece it holds already is skipped),
- *     then forgotten (wc_forget: the logged places cleared, grown sets made small again, the
+ *     entries (those its log names, or all of them) are offered to the primary (wc_promote: a
+ *     free way of its first level, else the sets' and the long store's doorkeepers' rule; a
+ *     piece it holds already is skipped), then forgotten (wc_forget: the logged places cleared, grown sets made small again, the
  *     long store freed), and the private cache goes to its own pool for the next batch. A fresh
  *     primary is taught so after the first part of its first batch too (_fused_batch.h).
  * Why it is exact: every entry, wherever it lies, maps a piece's bytes in full to that piece's
@@ -40,13 +40,15 @@ static void wc_attach(word_cache *c, const word_cache *shared) {
 }
 
 /* A batch thread's private cache of at most `bytes` beside the primary `shared` (wc_attach):
- * `bytes` / NEAR_SHARE for `near`, a first level of its own, empty, that gathers the tokens the
- * primary's first level missed, for the batch's end to teach it (wc_learn): written at each
- * such miss and asked by no lookup (the vocabulary's table answers a token), so kept small
- * enough to stay in a core's own cache (139 kB for the default bound, 2,048 lines; at 4.4 MB,
- * as many lines as the primary's, each write was a miss to the shared L3, 490,000 a warm call
- * of 45 MB on two threads, and an idle private cache held 4.6 MB); then the long store and the
- * sets (wc_init_rest), and its log. 0, or -1 out of memory. */
+ * `bytes` / NEAR_SHARE for `near`, a first level of its own, empty, asked after a miss of the
+ * primary's first level and learning what it misses (wc_learn): the tokens and short pieces of
+ * this thread's documents that the primary's fixed level lacks, met again and again within a
+ * document, which one thread's own level would have learned (a warm call of 45 MB on two
+ * threads: 540,000 misses of the levels and sets when `near` only gathered tokens for the
+ * batch's end, against one thread's 420,000; 400,000 now). Small enough to stay in a core's own
+ * cache (139 kB for the default bound, 2,048 lines; at 4.4 MB, as many lines as the primary's,
+ * each write was a miss to the shared L3, and an idle private cache held 4.6 MB); then the long
+ * store and the sets (wc_init_rest), and its log. 0, or -1 out of memory. */
 #define NEAR_SHARE 64
 static int wc_init_private(word_cache *c, size_t bytes, const word_cache *shared,
                            const sc_table *t) {
@@ -73,16 +75,22 @@ static int wc_holds(const word_cache *to, const fl_key *key, const wc_key *words
            ls_find(&to->longs, b, len, words ? words->hash : wc_hash(b, len));
 }
 
-/* Offer the piece key[:len] (key: zero-padded to a whole word past len) to `to`, as wc_learn
- * does, unless it holds it: one id is a token (a merge gives two or more), for the first level
- * alone. */
+/* Offer the piece key[:len] (key: zero-padded to a whole word past len) to `to`, unless it
+ * holds it: to a free way of its first level's line; a full line keeps what it has (the
+ * threads' hits are not swapped forward in a fixed level, so nothing tells its colder way, and
+ * evicting one blindly at each batch's end lost hot entries: a warm call's misses grew from
+ * 425,000 to 495,000 over ten calls of 45 MB on two threads); else the sets or the long store
+ * (wc_learn). One id is a token (a merge gives two or more), for the first level alone. */
 static void wc_learn_bytes(word_cache *to, const uint8_t *key, size_t len, const uint32_t *ids,
                            size_t n) {
     fl_key k, *first = NULL;
     wc_key words, *sets = NULL;
     if (len <= FL_KEY) fl_key_set(first = &k, key, len, sc_head(key, len));
     if (len <= WC_KEY && n > 1) wc_key_set(sets = &words, key, len);
-    if (!wc_holds(to, first, sets, key, len)) wc_learn(to, first, sets, key, len, ids, n);
+    if (wc_holds(to, first, sets, key, len)) return;
+    if (first && to->first.lines && fl_fits(ids, n) && fl_put_free(&to->first, first, ids, n))
+        return;
+    wc_learn(to, NULL, sets, key, len, ids, n);
 }
 
 /* The piece and ids of a first-level entry (not empty) offered to `to`. */
@@ -142,9 +150,10 @@ static void wc_places(word_cache *to, word_cache *from, int forget) {
 }
 
 /* A batch's end, on one thread: what a private cache learned (near, sets, long store) offered
- * to the primary `to` as its own misses are (the doorkeepers' rule: a piece two threads
- * learned, or one learned in two batches, is admitted where a full line or set would turn a
- * first offer away; a piece `to` holds is skipped), and its counters added to the primary's. */
+ * to the primary `to` (wc_learn_bytes: a free way of its first level; else the sets' and the
+ * store's doorkeepers' rule: a piece two threads learned, or one learned in two batches, is
+ * admitted where a full set would turn a first offer away; a piece `to` holds is skipped), and
+ * its counters added to the primary's. */
 static void wc_promote(word_cache *to, word_cache *from) {
     wc_places(to, from, WC_OFFER);
     const long_store *longs = &from->longs;

@@ -30,9 +30,10 @@
  * with the GIL held, and gives it back): no lock on the hot path. A batch on several threads
  * takes one, the primary, which its threads read and none writes while they run; each thread
  * has a private cache (wc_init_private) that reads the primary's first level through a fixed
- * header of its own, has a small first level of its own ("near": the tokens the primary's
- * missed, for the batch's end), sets and a store; what the private caches learned is offered to the primary at the batch's
- * end, on one thread (wc_promote, _shared_cache.h). Why that is exact and race-free:
+ * header of its own, has a small first level of its own ("near": the tokens and short pieces
+ * the primary's missed, asked after it), sets and a store; what the private caches learned is
+ * offered to the primary at the batch's end, on one thread (wc_promote, _shared_cache.h). Why
+ * that is exact and race-free:
  * docs/performance.md, "The word cache", Threads.
  *
  *     word_cache c;
@@ -360,12 +361,12 @@ static inline void wc_log(word_cache *c, uint32_t place) {
 /* Offer a piece's ids (b[:len], n >= 1) after a miss: to the first level (key: the piece's key
  * there, or NULL: none), else the sets (words: its key there, or NULL: longer than WC_KEY, or no
  * sets), else the long pieces' store. A private cache (its first level a batch's primary's,
- * fixed) keeps in `near` what has no key for the sets, the tokens (for the batch's end, which
- * teaches them to the primary); a piece with one goes to its sets, where its lookups ask. */
+ * fixed) offers to its own first level, `near`, instead, asked after the primary's (the
+ * batch's end teaches what it holds to the primary). */
 static inline void wc_learn(word_cache *c, const fl_key *key, const wc_key *words,
                             const uint8_t *b, size_t len, const uint32_t *ids, size_t n) {
     first_level *first = c->first.fixed ? &c->near : &c->first;
-    if (key && first->lines && !(c->first.fixed && words) && fl_offer(first, key, ids, n)) {
+    if (key && first->lines && fl_offer(first, key, ids, n)) {
         if (c->log) wc_log(c, (uint32_t)(key->hash >> first->shift));
         return;
     }
