@@ -109,6 +109,21 @@ def test_what_the_threads_learned_is_in_the_primary_after_the_batch(pair: Any) -
     assert misses(enc, text) <= warm < cold / 2
 
 
+def test_a_thread_finds_a_piece_it_met_again_in_its_own_first_level(pair: Any) -> None:
+    # Each document repeats a word no cache holds: a thread misses it the first time only (its
+    # own first level, asked after the primary's, learned it), not at every use.
+    base, ref = pair
+    rng = random.Random(5)
+    words = ["".join(rng.choice("bcdfghjklmnpqrstvwxz") for _ in range(7)) for _ in range(600)]
+    docs = [(f" {word} the" * 40) for word in words]
+    enc = fresh(base)
+    enc.count_tokens_batch(docs[:10], num_threads=1)  # the primary made, then learns no word
+    before = enc.ordinary.cache_info()["misses"]
+    counts = enc.count_tokens_batch(docs, num_threads=2)
+    assert counts.tolist() == [len(ref.encode_ordinary(d)) for d in docs]
+    assert enc.ordinary.cache_info()["misses"] - before < 4 * len(docs)
+
+
 def test_a_failed_batch_gives_its_cache_back_whole(pair: Any) -> None:
     base, ref = pair
     enc = fresh(base)
