@@ -232,15 +232,6 @@ static inline int fused_piece(fused_pass *p, const uint8_t *b, size_t len, int p
     return fused_keyed(p, b, len, &k);
 }
 
-/* Whether the n bytes at b are all ASCII (then they are their own UTF-8). */
-static inline int fused_ascii(const uint8_t *b, size_t n) {
-    uint64_t any = 0;
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) any |= sc_load64(b + i);
-    for (; i < n; i++) any |= b[i];
-    return !(any & 0x8080808080808080ull);
-}
-
 #define FUSED_WINDOW 4096 /* code units of a 2- or 4-byte string read as 1-byte at a time */
 #define FUSED_AFTER 32    /* code units read as they are past one above U+00FF */
 

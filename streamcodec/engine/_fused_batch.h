@@ -56,7 +56,7 @@
 #define PRIVATE_SHARE 2
 
 enum { BATCH_COUNTS = 0, BATCH_IDS = 1, BATCH_LISTS = 2 };
-enum { BATCH_CANCELLED = 4, BATCH_INVALID = 5 };
+enum { BATCH_CANCELLED = 4, BATCH_INVALID = 5, BATCH_WIDER = 6 };
 
 static PyObject *InvalidDocument; /* (document index, byte offset, reason): invalid UTF-8 */
 
@@ -198,41 +198,50 @@ static int batch_narrow(void *buf, size_t n, uint32_t most) {
     return 4;
 }
 
-/* Decode document i's UTF-8 into w->text: its kind (1, 2, 4) and *len its code points; 0 for
- * invalid UTF-8 (first_bad lowered to i, where and why kept in w), or SC_NOMEM. */
-static int batch_decode(batch_worker *w, Py_ssize_t i, const uint8_t *b, size_t n, Py_ssize_t *len) {
+#define KIND_HEADER "engine/_fused_decode.h"
+#include "../_each_kind.h" /* batch_utf8_1, _2, _4 */
+
+/* The kind that holds the code points of UTF-8 bytes whose greatest byte is `top` (not ASCII):
+ * a lead byte from F0 on may start a code point past the BMP (4); from C4 one past Latin-1 (2);
+ * C2 and C3 start Latin-1's (1); bytes before C2 start none, each one U+FFFD or an escape (2). */
+static int batch_kind_of(uint8_t top) { return top >= 0xf0 ? 4 : top >= 0xc4 || top < 0xc2 ? 2 : 1; }
+
+/* The greatest byte of b[:n] (a pass the compiler vectorizes): under 0x80, all ASCII. */
+static uint8_t batch_top_byte(const uint8_t *b, size_t n) {
+    uint8_t top = 0;
+    for (size_t j = 0; j < n; j++) top = b[j] > top ? b[j] : top;
+    return top;
+}
+
+/* Decode document i's UTF-8 (its greatest byte `top`) into w->text: its kind (1, 2, 4) and
+ * *len its code points; 0 for invalid UTF-8 (first_bad lowered to i, where and why kept in w),
+ * or SC_NOMEM. Decoded straight into the kind the bytes allow (_fused_decode.h); a Latin-1
+ * document with invalid bytes again at kind 2, and one whose only bytes from F0 on are invalid
+ * narrowed to 2 after. */
+static int batch_decode(batch_worker *w, Py_ssize_t i, const uint8_t *b, size_t n, uint8_t top,
+                        Py_ssize_t *len) {
     batch_shared *s = w->s;
-    if (batch_room(w, 4 * n + 4) != SC_OK) return SC_NOMEM;
-    uint32_t *out = w->text, most = 0;
-    size_t k = 0, at = 0;
-    while (at < n) {
+    int kind = batch_kind_of(top), status;
+    size_t k = 0, bad = 0;
+    uint32_t most = 0;
+    do {
+        if (batch_room(w, (size_t)kind * n + 4) != SC_OK) return SC_NOMEM;
+        status = kind == 1   ? batch_utf8_1(b, n, s->errors, w->text, &k, &most, &bad)
+                 : kind == 2 ? batch_utf8_2(b, n, s->errors, w->text, &k, &most, &bad)
+                             : batch_utf8_4(b, n, s->errors, w->text, &k, &most, &bad);
+    } while (status == BATCH_WIDER && (kind = 2));
+    if (status == BATCH_INVALID) {
         uint32_t c;
-        int got = sc_utf8_get(b + at, n - at, &c);
-        if (got < 0) {
-            if (!s->errors) {
-                w->bad_doc = i;
-                w->bad_offset = (Py_ssize_t)at;
-                w->bad_reason = sc_utf8_reason(b + at, n - at, got);
-                long long seen = atomic_load(&s->first_bad);
-                while (i < seen && !atomic_compare_exchange_weak(&s->first_bad, &seen, i)) {
-                }
-                return 0;
-            }
-            got = -got;
-            if (s->errors == 2) { /* each byte its escape, as bytes.decode does */
-                for (int j = 0; j < got; j++) out[k++] = 0xdc00u + b[at + (size_t)j];
-                most = 0xdcff > most ? 0xdcff : most;
-                at += (size_t)got;
-                continue;
-            }
-            c = 0xfffd;
+        w->bad_doc = i;
+        w->bad_offset = (Py_ssize_t)bad;
+        w->bad_reason = sc_utf8_reason(b + bad, n - bad, sc_utf8_get(b + bad, n - bad, &c));
+        long long seen = atomic_load(&s->first_bad);
+        while (i < seen && !atomic_compare_exchange_weak(&s->first_bad, &seen, i)) {
         }
-        out[k++] = c;
-        most = c > most ? c : most;
-        at += (size_t)got;
+        return 0;
     }
     *len = (Py_ssize_t)k;
-    return batch_narrow(out, k, most);
+    return kind == 4 ? batch_narrow(w->text, k, most) : kind;
 }
 
 /* A str's code points as tiktoken reads them (replace_lone_surrogates: a surrogate pair
@@ -287,8 +296,9 @@ static int batch_one(batch_worker *w, Py_ssize_t i) {
     p->ascii = d->ascii;
     p->escape = kind == 0 && w->s->errors == 2;
     if (kind == 0) {
-        p->ascii = fused_ascii(data, (size_t)len);
-        kind = p->ascii ? 1 : batch_decode(w, i, data, (size_t)len, &len);
+        uint8_t top = batch_top_byte(data, (size_t)len);
+        p->ascii = top < 0x80;
+        kind = p->ascii ? 1 : batch_decode(w, i, data, (size_t)len, top, &len);
         if (kind < 1) return kind ? SC_NOMEM : BATCH_INVALID;
         data = p->ascii ? data : w->text;
     }
