@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from streamcodec import Encoding
 from streamcodec.text.unicode import InvalidUTF8Error
+from tests.test_batch import _valid, split
 
 # One sequence each: Latin-1, past Latin-1, BMP, astral; then invalid: a lone continuation, a
 # bad start byte, truncated 3- and 4-byte sequences, an encoded surrogate, an overlong form, a
@@ -30,22 +31,10 @@ ASCII = "The quick brown fox jumps over the lazy dog; 0123456789."
 ERRORS = ("replace", "surrogateescape")
 
 
-def _valid(data: bytes) -> bool:
-    try:
-        data.decode()
-    except UnicodeDecodeError:
-        return False
-    return True
-
-
 def _want(enc: Any, data: bytes, errors: str) -> list[int]:
     if errors == "surrogateescape":
         return list(enc.encode_bytes(data))
     return list(enc.encode_ordinary(data.decode("utf-8", errors)))
-
-
-def _split(ids: Any, offsets: Any) -> list[list[int]]:
-    return [ids[offsets[i] : offsets[i + 1]].tolist() for i in range(len(offsets) - 1)]
 
 
 def _check(enc: Encoding, ref: Any, docs: list[bytes]) -> None:
@@ -54,12 +43,12 @@ def _check(enc: Encoding, ref: Any, docs: list[bytes]) -> None:
         want = [_want(ref if errors == "replace" else enc, data, errors) for data in docs]
         for threads in (1, 3):
             got = enc.encode_ordinary_batch_to_numpy(docs, num_threads=threads, errors=errors)
-            assert _split(*got) == want, errors
+            assert split(*got) == want, errors
         counts = enc.count_tokens_batch(docs, num_threads=1, errors=errors)
         assert counts.tolist() == list(map(len, want))
     valid = [data for data in docs if _valid(data)]
     want = [ref.encode_ordinary(data.decode()) for data in valid]
-    assert _split(*enc.encode_ordinary_batch_to_numpy(valid, num_threads=1)) == want
+    assert split(*enc.encode_ordinary_batch_to_numpy(valid, num_threads=1)) == want
     for data in docs:
         if _valid(data):
             continue
