@@ -26,6 +26,7 @@ import pytest
 import streamcodec
 from streamcodec.corpus import check_corpus, read_documents, tokenize
 from streamcodec.corpus import job as job_module
+from streamcodec.corpus import tasks as tasks_module
 from streamcodec.corpus.check import CorpusCheckError
 from streamcodec.corpus.shards import Layout, TokenShard
 from streamcodec.corpus.writers import dtype_for, shard_format
@@ -163,7 +164,7 @@ def test_a_large_document_is_streamed_to_the_same_ids(
     text = "".join(p.read_text(encoding="utf-8") for p in stdlib_documents(5, seed=1))
     (tmp_path / "big.txt").write_text(text, encoding="utf-8")
     tokenize([tmp_path / "big.txt"], tmp_path / "whole")
-    monkeypatch.setattr(job_module, "LARGE_DOCUMENT", 1000)
+    monkeypatch.setattr(tasks_module, "LARGE_DOCUMENT", 1000)
     tokenize([tmp_path / "big.txt"], tmp_path / "streamed", jobs=2)
     assert folder_bytes(tmp_path / "whole") == folder_bytes(tmp_path / "streamed")
 

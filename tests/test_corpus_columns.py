@@ -29,6 +29,7 @@ from hypothesis import strategies as st
 import streamcodec
 from streamcodec.corpus import job as job_module
 from streamcodec.corpus import read_documents, tokenize
+from streamcodec.corpus import tasks as tasks_module
 from streamcodec.corpus.columns import holds_special, json_column, json_reads
 from streamcodec.corpus.document import Input, Range, Reading
 from streamcodec.corpus.jsonlines import Lines, json_documents, line_blocks
@@ -49,8 +50,8 @@ def python_reader(monkeypatch: pytest.MonkeyPatch) -> Callable[[], None]:
     """Call it to make the run read every block with the Python readers (the reference)."""
 
     def use() -> None:
-        monkeypatch.setattr(job_module, "json_reads", lambda reading: False)
-        monkeypatch.setattr(job_module, "parquet_column", lambda values: None)
+        monkeypatch.setattr(tasks_module, "json_reads", lambda reading: False)
+        monkeypatch.setattr(tasks_module, "parquet_column", lambda values: None)
 
     return use
 
@@ -306,12 +307,42 @@ def test_shards_are_the_same_bytes_for_any_jobs_and_either_reader(
     monkeypatch: pytest.MonkeyPatch,
     jobs: int,
 ) -> None:
-    monkeypatch.setattr(job_module, "_BATCH_SIZE", 5000)  # many blocks, several shards
+    monkeypatch.setattr(tasks_module, "BATCH_SIZE", 5000)  # many blocks, several shards
     options: dict[str, Any] = {"shard_bytes": 40_000, "jobs": jobs}
     arrow, python = both_readers(tmp_path, python_reader, [lines_file], **options)
     assert arrow == python and len(arrow[1]) > 3
     texts = [json.loads(line)["text"] for line in lines_file.read_text().splitlines()]
     assert [ENC.decode(ids.tolist()) for ids in read_documents(tmp_path / "arrow")] == texts
+
+
+@native
+def test_a_block_the_reader_thread_leaves_is_not_parsed_natively_again(
+    tmp_path: Path, lines_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Beside one job the reader thread parses each block; one the native reader leaves to the
+    Python reader (a NaN here) was parsed natively again by the worker, the work twice."""
+    with open(lines_file, "a") as f:
+        f.writelines('{"text": "odd", "x": NaN}\n' for _ in range(300))
+    monkeypatch.setattr(tasks_module, "BATCH_SIZE", 5000)
+    blocks, parses = [], []
+    line_blocks, json_column = tasks_module.line_blocks, tasks_module.json_column
+
+    def counted_blocks(*args: Any, **kwargs: Any) -> Iterator[Any]:
+        for block in line_blocks(*args, **kwargs):
+            blocks.append(block)
+            yield block
+
+    def counted_parses(*args: Any) -> Any:
+        parses.append(args[0])
+        return json_column(*args)
+
+    monkeypatch.setattr(tasks_module, "line_blocks", counted_blocks)
+    monkeypatch.setattr(tasks_module, "json_column", counted_parses)
+    tokenize([lines_file], tmp_path / "one", shard_bytes=40_000, jobs=1)
+    assert len(parses) == len(blocks) > 5
+    monkeypatch.setattr(tasks_module, "json_column", json_column)
+    tokenize([lines_file], tmp_path / "two", shard_bytes=40_000, jobs=2)  # the workers parse
+    assert folder_bytes(tmp_path / "one") == folder_bytes(tmp_path / "two")
 
 
 def _parquet(path: Path, values: list[Any], kind: Any, **extra: list[Any]) -> Path:
@@ -352,7 +383,7 @@ def test_parquet_columns_read_in_place_give_the_python_readers_ids_and_errors(
 def test_a_multi_shard_run_resumes_byte_identical_with_several_jobs(
     tmp_path: Path, lines_file: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(job_module, "_BATCH_SIZE", 5000)
+    monkeypatch.setattr(tasks_module, "BATCH_SIZE", 5000)
     whole = tmp_path / "whole"
     tokenize([lines_file], whole, shard_bytes=40_000, jobs=2)
     made: list[int] = []
@@ -378,8 +409,8 @@ def test_tasks_in_flight_are_bounded(
     jobs`` in flight, and one in each hand and queue of the reader, the scheduler and the
     writer (``corpus.overlap``: the pipeline's ends on threads of their own; 2 more blocks wait
     for the input's hash at most)."""
-    monkeypatch.setattr(job_module, "_BATCH_SIZE", 2000)
-    tasks = job_module._tasks
+    monkeypatch.setattr(tasks_module, "BATCH_SIZE", 2000)
+    tasks = job_module.shard_tasks
     read, written = [0], [0]
     ahead = []
 
@@ -392,7 +423,7 @@ def test_tasks_in_flight_are_bounded(
     def progress(done: int, tokens: int) -> None:
         written[0] += 1
 
-    monkeypatch.setattr(job_module, "_tasks", counted)
+    monkeypatch.setattr(job_module, "shard_tasks", counted)
     tokenize([lines_file], tmp_path / "out", shard_bytes=40_000, jobs=2, progress=progress)
     assert max(ahead) <= 2 * 2 + 6 and read[0] > 20
 
@@ -411,7 +442,7 @@ def test_a_stop_while_a_shard_is_put_in_place_leaves_none_of_its_files(
 ) -> None:
     """A signal while a finished shard's files are hashed for its entry (after they were put
     in place, before the manifest lists it) left them behind, unlisted: none are now."""
-    monkeypatch.setattr(job_module, "_BATCH_SIZE", 5000)
+    monkeypatch.setattr(tasks_module, "BATCH_SIZE", 5000)
     records = job_module.file_records
     calls = []
 
@@ -433,7 +464,7 @@ def test_a_stop_while_the_ids_are_read_back_leaves_none_of_the_shards_files(
     signal while it is waited for (the files put in place) leaves none of them behind."""
     from streamcodec.corpus import shards
 
-    monkeypatch.setattr(job_module, "_BATCH_SIZE", 5000)
+    monkeypatch.setattr(tasks_module, "BATCH_SIZE", 5000)
     result = shards._FileDigest.result
     calls = []
 
@@ -467,7 +498,7 @@ def test_a_stop_just_after_the_manifest_lists_a_shard_keeps_its_files(
         if len(calls) == 3:  # the start's save, the first shard's, the second's
             raise KeyboardInterrupt
 
-    monkeypatch.setattr(job_module, "_BATCH_SIZE", 5000)
+    monkeypatch.setattr(tasks_module, "BATCH_SIZE", 5000)
     monkeypatch.setattr(module, "save_manifest", stopped_after_the_third)
     listed, present = _stopped_run(lines_file, tmp_path / "out")
     assert len(listed) == 4 and present == listed

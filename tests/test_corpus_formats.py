@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 
 import streamcodec
 from streamcodec.corpus import check_corpus, read_documents, tokenize
-from streamcodec.corpus import job as job_module
+from streamcodec.corpus import tasks as tasks_module
 from streamcodec.corpus.check import CorpusCheckError
 from streamcodec.corpus.shards import TokenShard
 from streamcodec.corpus.writers import FORMATS
@@ -592,7 +592,7 @@ def test_parquet_interrupted_after_a_row_group_leaves_nothing(
         original(self, *args)
 
     monkeypatch.setattr(parquet.Shard, "add_documents", interrupted)
-    monkeypatch.setattr(job_module, "_BATCH_SIZE", 1)  # one document a batch
+    monkeypatch.setattr(tasks_module, "BATCH_SIZE", 1)  # one document a batch
     source = json_lines(tmp_path, [f"document number {i}" for i in range(6)])
     with pytest.raises(KeyboardInterrupt):
         tokenize([source], tmp_path / "out", format="parquet")

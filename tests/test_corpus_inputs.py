@@ -163,7 +163,7 @@ def _change_after_first_document(
             if n == 0:
                 change(path)
 
-    monkeypatch.setattr("streamcodec.corpus.job.line_blocks", changing)
+    monkeypatch.setattr("streamcodec.corpus.tasks.line_blocks", changing)
 
 
 def _append(path: Path) -> None:
@@ -205,7 +205,7 @@ def test_an_input_changed_between_shards_fails_the_next_shard(
 
     # on the reader's thread, ahead of the writer: changed once the first input is read, not
     # at a point of the writer's progress (the reader may have read both inputs by then)
-    monkeypatch.setattr("streamcodec.corpus.job.line_blocks", changing)
+    monkeypatch.setattr("streamcodec.corpus.tasks.line_blocks", changing)
     with pytest.raises(InputChangedError, match=r"b\.jsonl: the file changed before it was"):
         tokenize([tmp_path / "a.jsonl", tmp_path / "b.jsonl"], tmp_path / "out",
                  shard_bytes=len(LINES))  # fmt: skip

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 import streamcodec.corpus.job as job_module
 import streamcodec.corpus.overlap as overlap
+import streamcodec.corpus.tasks as tasks_module
 from streamcodec.corpus.overlap import HashBehind, OnThread, read_ahead, write_behind
 from streamcodec.corpus.shards import TokenShard
 from streamcodec.corpus.tokenize import tokenize
@@ -167,10 +168,10 @@ def test_with_jobs_the_main_thread_neither_reads_nor_writes(
     source.write_text(lines)
     if stdin:
         monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(lines.encode())))
-    monkeypatch.setattr(job_module, "_BATCH_SIZE", 4000)
+    monkeypatch.setattr(tasks_module, "BATCH_SIZE", 4000)
     reading: set[str] = set()
     writing: set[str] = set()
-    line_blocks, add_flat = job_module.line_blocks, TokenShard.add_flat
+    line_blocks, add_flat = tasks_module.line_blocks, TokenShard.add_flat
 
     def read(*args: Any, **kwargs: Any) -> Iterator[Any]:
         for block in line_blocks(*args, **kwargs):
@@ -183,7 +184,7 @@ def test_with_jobs_the_main_thread_neither_reads_nor_writes(
 
     encoding: set[str] = set()
     parsing: set[str] = set()
-    encode_task, json_column = job_module._encode_task, job_module.json_column
+    encode_task, json_column = job_module.encode_task, tasks_module.json_column
 
     def encode(*args: Any) -> Any:
         encoding.add(threading.current_thread().name.rstrip("0123456789"))
@@ -193,10 +194,10 @@ def test_with_jobs_the_main_thread_neither_reads_nor_writes(
         parsing.add(threading.current_thread().name.rstrip("0123456789"))
         return json_column(*args)
 
-    monkeypatch.setattr(job_module, "line_blocks", read)
+    monkeypatch.setattr(tasks_module, "line_blocks", read)
     monkeypatch.setattr(TokenShard, "add_flat", write)
-    monkeypatch.setattr(job_module, "_encode_task", encode)
-    monkeypatch.setattr(job_module, "json_column", parse)
+    monkeypatch.setattr(job_module, "encode_task", encode)
+    monkeypatch.setattr(tasks_module, "json_column", parse)
     named = "-" if stdin else source
     kind = {"stdin_kind": "jsonl"} if stdin else {}
     manifest = tokenize([named], tmp_path / "out", jobs=jobs, shard_bytes=20_000, **kind)

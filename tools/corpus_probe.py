@@ -50,6 +50,7 @@ from typing import Any
 from streamcodec.cli import main
 from streamcodec.corpus import check_corpus, read_documents, tokenize
 from streamcodec.corpus import job as job_module
+from streamcodec.corpus import tasks as tasks_module
 
 Failures = list[str]
 LINES = "".join(
@@ -143,7 +144,7 @@ AFTER = ("before a rerun", "before check-corpus --text")  # the stages after the
 @contextlib.contextmanager
 def hooked(stage: str, change: Callable[[], None]) -> Iterator[None]:
     """Make ``change`` at ``stage`` of the next run (in this process)."""
-    blocks, make_shards = job_module.line_blocks, job_module.make_shards
+    blocks, make_shards = tasks_module.line_blocks, job_module.make_shards
     done = threading.Event()
 
     def blocks_then_change(*args: Any, **kwargs: Any) -> Iterator[Any]:
@@ -166,13 +167,13 @@ def hooked(stage: str, change: Callable[[], None]) -> Iterator[None]:
 
         make_shards(job, shards, finished_then_change, **kwargs)
 
-    job_module.line_blocks = blocks_then_change  # type: ignore[assignment]
+    tasks_module.line_blocks = blocks_then_change  # type: ignore[assignment]
     tokenize_module = sys.modules["streamcodec.corpus.tokenize"]
     tokenize_module.make_shards = shards_then_change  # type: ignore[attr-defined]
     try:
         yield
     finally:
-        job_module.line_blocks = blocks
+        tasks_module.line_blocks = blocks
         tokenize_module.make_shards = make_shards  # type: ignore[attr-defined]
 
 
