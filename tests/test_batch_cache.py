@@ -188,6 +188,33 @@ def test_the_threads_id_buffers_are_kept_within_their_bound(pair: Any, bound: in
         assert kept > 0 or bound is not None
 
 
+@pytest.mark.parametrize("threads", [1, 3])
+def test_a_freed_batch_array_lends_its_buffer_to_the_next_batch(pair: Any, threads: int) -> None:
+    # A batch's ids array, freed, goes back to its encoder's idle id buffers (no fresh pages for
+    # the next batch's array); the next arrays read right, and one that outlives its encoder
+    # keeps it (and its buffer) alive.
+    base, ref = pair
+    enc = fresh(base)
+    docs = documents(6)
+    want = [ref.encode_ordinary(d) for d in docs]
+    ids, offsets = enc.encode_ordinary_batch_to_numpy(docs, num_threads=threads)
+    kept = enc.ordinary.cache_info()["id_buffer_bytes"]
+    del ids
+    assert enc.ordinary.cache_info()["id_buffer_bytes"] >= kept + 4 * int(offsets[-1])
+    for part in (docs, docs[::-1], docs[: len(docs) // 3]):
+        expected = [ref.encode_ordinary(d) for d in part]
+        ids, offsets = enc.encode_ordinary_batch_to_numpy(part, num_threads=threads)
+        assert [ids[offsets[i] : offsets[i + 1]].tolist() for i in range(len(part))] == expected
+        assert (
+            enc.ordinary.cache_info()["id_buffer_bytes"]
+            <= 4 * enc.ordinary.cache_info()["bytes_each"]
+        )
+    del enc
+    assert [ids[offsets[i] : offsets[i + 1]].tolist() for i in range(len(offsets) - 1)] == want[
+        : len(docs) // 3
+    ]
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
 @given(
     picks=st.lists(st.integers(0, len(WORDS) - 1), min_size=1, max_size=40),

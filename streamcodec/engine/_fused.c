@@ -247,10 +247,17 @@ static inline int fused_piece(fused_pass *p, const uint8_t *b, size_t len, int p
 typedef struct {
     PyObject_HEAD uint32_t *ids;
     Py_ssize_t len;
+    size_t cap;     /* ids the buffer has room for */
+    PyObject *home; /* a batch's array: the encoder whose id buffers take it back; else NULL */
 } IdArray;
 
+static void batch_array_return(IdArray *array);
+
 static void id_array_dealloc(IdArray *self) {
-    free(self->ids);
+    if (self->home)
+        batch_array_return(self); /* _fused_batch.h */
+    else
+        free(self->ids);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -532,6 +539,7 @@ static PyObject *fused_encode_array(FusedEncoder *self, PyObject *const *args, P
         }
         array->ids = p.out.ids; /* the array owns the buffer now */
         array->len = (Py_ssize_t)p.out.len;
+        array->home = NULL;
         p.out.ids = NULL;
     }
     self->api->ids_free(&p.out);

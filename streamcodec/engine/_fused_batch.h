@@ -35,7 +35,8 @@
  *   4. Out, by `mode`: counts (`lengths` holds them, no ids kept); ids (the counts' prefix sum
  *      makes `lengths` the offsets, then each thread copies its own documents' ids, as ranks,
  *      into one uint32 IdArray: one copy, in parallel; with one thread, its buffer is the
- *      array); lists (one list of ints a document, from the threads' buffers, with the GIL).
+ *      array; the array's buffer, an idle one that fits or a fresh one, goes back to the
+ *      encoder's idle id buffers when the array is freed: batch_array_return); lists (one list of ints a document, from the threads' buffers, with the GIL).
  * Windows has no pthreads here: the batch runs on the calling thread, the GIL released.
  */
 #include <errno.h>
@@ -141,9 +142,30 @@ static int batch_ids_fresh(sc_ids *out, size_t ids) {
     return SC_OK;
 }
 
-/* A thread's id buffer with room for `ids` (the GIL held): an idle one, or a fresh one. */
+/* Into *out (empty), the idle id buffer of the least room of at least `ids`, if it has at most
+ * about twice that (a buffer that becomes an array its caller may keep holds little more than
+ * it needs): whether there was one (the GIL held). */
+static int batch_ids_fit(FusedEncoder *self, sc_ids *out, size_t ids) {
+    ids_pool *pool = &self->id_buffers;
+    Py_ssize_t best = -1;
+    for (Py_ssize_t i = 0; i < pool->n; i++) {
+        size_t cap = pool->items[i].cap;
+        if (cap >= ids && cap <= 2 * ids + 4096 && (best < 0 || cap < pool->items[best].cap))
+            best = i;
+    }
+    if (best < 0) return 0;
+    *out = pool->items[best];
+    pool->items[best] = pool->items[--pool->n];
+    pool->bytes -= out->cap * sizeof *out->ids;
+    out->len = 0;
+    return 1;
+}
+
+/* A thread's id buffer with room for `ids` (the GIL held): an idle one that fits, or any idle
+ * one made room in, or a fresh one. */
 static int batch_ids_take(FusedEncoder *self, sc_ids *out, size_t ids) {
     ids_pool *pool = &self->id_buffers;
+    if (batch_ids_fit(self, out, ids)) return SC_OK;
     if (!pool->n) return batch_ids_fresh(out, ids);
     *out = pool->items[--pool->n];
     pool->bytes -= out->cap * sizeof *out->ids;
@@ -378,20 +400,37 @@ static void batch_copy_runs(batch_worker *w) {
 }
 
 /* BATCH_IDS with one thread, which wrote every document's ids in order: its buffer becomes the
- * array (as ranks, in place; its spare room given back), so the ids are neither copied nor
- * their pages faulted in twice. NULL: no memory. */
-static uint32_t *batch_hand_over(batch_shared *s, batch_worker *w, size_t total) {
+ * array (as ranks, in place; room past twice the ids given back, and *cap the room kept), so
+ * the ids are neither copied nor their pages faulted in twice. NULL: no memory. */
+static uint32_t *batch_hand_over(batch_shared *s, batch_worker *w, size_t total, size_t *cap) {
     sc_ids *out = &w->p.out;
     if (s->rank) {
         Py_BEGIN_ALLOW_THREADS
         for (size_t k = 0; k < total; k++) out->ids[k] = s->rank[out->ids[k]];
         Py_END_ALLOW_THREADS
     }
-    uint32_t *ids = realloc(out->ids, (total ? total : 1) * sizeof *ids);
-    if (!ids) ids = out->ids; /* not shrunk: kept whole */
+    uint32_t *ids = out->ids;
+    *cap = out->cap;
+    if (!ids || out->cap > 2 * total + 4096) { /* none yet (no text), or too much room */
+        uint32_t *smaller = realloc(out->ids, (total ? total : 1) * sizeof *ids);
+        if (smaller) { /* else kept whole */
+            ids = smaller;
+            *cap = total ? total : 1;
+        }
+    }
     out->ids = NULL;
     out->len = out->cap = 0;
     return ids;
+}
+
+/* A batch's IdArray freed (the GIL held): its buffer goes back to its encoder's idle id buffers
+ * (batch_ids_give_back, within their bound), for the next batch's threads or array: a fresh
+ * array's pages were faulted in at each call (45 MB of ids: 200-230 faults on two threads, and
+ * on this VM a fresh huge page's first write sometimes costs ~10 ms of system time). */
+static void batch_array_return(IdArray *array) {
+    sc_ids out = {array->ids, 0, array->cap};
+    batch_ids_give_back((FusedEncoder *)array->home, &out);
+    Py_DECREF(array->home);
 }
 
 typedef void (*batch_body)(batch_worker *);
@@ -708,10 +747,12 @@ static PyObject *fused_encode_batch(FusedEncoder *self, PyObject *const *args, P
             goto done;
         }
         /* About the ids this thread will write (3 code points or bytes an id): no regrowth. One
-         * thread's becomes the array (batch_hand_over): fresh, not an idle one. */
+         * thread's becomes the array (batch_hand_over): an idle one that fits, or a fresh one. */
         size_t reserve = units / 3 / (size_t)threads;
-        if (mode != BATCH_COUNTS && (threads == 1 ? batch_ids_fresh(&p->out, reserve)
-                                                  : batch_ids_take(self, &p->out, reserve)) != SC_OK) {
+        if (mode != BATCH_COUNTS &&
+            (threads > 1                          ? batch_ids_take(self, &p->out, reserve)
+             : batch_ids_fit(self, &p->out, reserve) ? SC_OK
+                                                  : batch_ids_fresh(&p->out, reserve)) != SC_OK) {
             batch_nomem("a batch thread's ids", reserve * sizeof(uint32_t));
             goto done;
         }
@@ -738,16 +779,25 @@ static PyObject *fused_encode_batch(FusedEncoder *self, PyObject *const *args, P
         size_t total = (size_t)s.lengths[n];
         IdArray *array = PyObject_New(IdArray, &IdArrayType);
         if (array) {
+            sc_ids room = {NULL, 0, 0};
+            size_t need = total ? total : 1;
             array->len = (Py_ssize_t)total;
+            array->home = NULL;
             if (threads == 1) {
-                array->ids = batch_hand_over(&s, &w[0], total);
-            } else if ((array->ids = s.out = batch_fresh(total * sizeof(uint32_t)))) {
-                if (batch_run_threads(&s, w, (int)threads, batch_copy_runs) < 0) Py_CLEAR(array);
+                array->ids = batch_hand_over(&s, &w[0], total, &room.cap);
+            } else if (batch_ids_fit(self, &room, need) || batch_ids_fresh(&room, need) == SC_OK) {
+                array->ids = s.out = room.ids;
+            } else {
+                array->ids = NULL;
             }
-            if (array && !array->ids) {
+            array->cap = room.cap;
+            if (!array->ids) {
                 Py_CLEAR(array);
                 batch_nomem("the batch's ids", total * sizeof(uint32_t));
+            } else if (threads > 1 && batch_run_threads(&s, w, (int)threads, batch_copy_runs) < 0) {
+                Py_CLEAR(array);
             }
+            if (array) array->home = Py_NewRef((PyObject *)self);
         }
         result = (PyObject *)array;
     }

@@ -17,9 +17,10 @@ replaced exactly as ``bytes.decode(errors="replace")`` does, or kept as the byte
 On the fused path (``engine._fused``, ``engine/_fused_batch.h``) the GIL is released once for
 the whole batch: native threads take documents from a shared counter, each with its own word
 cache and id buffer, and the ids land in one uint32 array in document order (or in lists, or
-are only counted). Elsewhere (the pure path, a pattern the native scanner does not know) the
-batch is cut into one slice per thread, each encoded by :class:`OrdinaryEncoder` in turn: the
-same results, with no speed promise. Both stop at a signal: the native pass checks between
+are only counted); the array's buffer, once the array is freed, serves the encoder's next
+batch. Elsewhere (the pure path, a pattern the native scanner does not know) the batch is cut
+into one slice per thread, each encoded by :class:`OrdinaryEncoder` in turn: the same results,
+with no speed promise. Both stop at a signal: the native pass checks between
 blocks, the pure one between documents.
 """
 
