@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import struct
 import subprocess
 import sys
 import zlib
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from streamcodec import vocabularies
 from streamcodec.registry import SPECS, available_offline
 from streamcodec.vocabularies import (
     SHIPPED,
@@ -99,3 +101,48 @@ def test_a_damaged_file_names_itself() -> None:
     payload = zlib.decompress(shipped_path("r50k_base").read_bytes())
     with pytest.raises(ValueError, match="sizes disagree"):
         unpack_ranks(zlib.compress(payload[:-1]))
+
+
+def _parts(data: bytes) -> tuple[bytes, bytes, list[tuple[int, int]]]:
+    """A packed vocabulary's token lengths, token bytes and rank runs (vocabularies' layout)."""
+    payload = zlib.decompress(data)
+    at = len(vocabularies._MAGIC)
+    (count,) = struct.unpack_from("<I", payload, at)
+    runs = [struct.unpack_from("<II", payload, at + 4 + 8 * i) for i in range(count)]
+    at += 4 + 8 * count
+    total = sum(n for _, n in runs)
+    return payload[at : at + total], payload[at + total :], runs
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_the_compiled_unpacking_equals_the_python_one(name: str) -> None:
+    """The core's ``rank_dict`` (a third of the command's start, once a Python step a token)
+    gives the Python path's dict, in the same order, with plain ints: tiktoken's published file
+    rebuilt from it has tiktoken's sha256."""
+    pytest.importorskip("streamcodec.pieces._core")
+    lengths, blob, runs = _parts(shipped_path(name).read_bytes())
+    native = vocabularies._rank_dict(lengths, blob, runs)
+    python = vocabularies._rank_dict(lengths, blob, runs, native=False)
+    assert native is not None and list(native.items()) == list(python.items())  # type: ignore[union-attr]
+    assert set(map(type, native.values())) == {int}
+    for content, expected in original_files(SPECS[name], native).values():
+        assert hashlib.sha256(content).hexdigest() == expected  # tiktoken's published file
+
+
+DAMAGE = {
+    "one length short": lambda lengths, blob, runs: (lengths[:-1], blob, runs),
+    "one byte short": lambda lengths, blob, runs: (lengths, blob[:-1], runs),
+    "one byte more": lambda lengths, blob, runs: (lengths, blob + b"x", runs),
+    "a run too long": lambda lengths, blob, runs: (lengths, blob, [(0, len(lengths) + 1)]),
+    "a token twice": lambda lengths, blob, runs: (lengths, blob[:2] + blob[:2] + blob[4:], runs),
+    "a length past the end": lambda lengths, blob, runs: (b"\xff" + lengths[1:], blob, runs),
+}
+
+
+@pytest.mark.parametrize("damage", sorted(DAMAGE))
+def test_damaged_parts_are_refused_by_both_unpackings(damage: str) -> None:
+    pytest.importorskip("streamcodec.pieces._core")
+    ranks = {bytes([b]): b for b in range(256)} | {b"ab": 300, b"abc": 301}
+    parts = DAMAGE[damage](*_parts(pack_ranks(ranks)))
+    assert vocabularies._rank_dict(*parts) is None
+    assert vocabularies._rank_dict(*parts, native=False) is None

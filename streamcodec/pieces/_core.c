@@ -376,6 +376,55 @@ static int core_exec(PyObject *module) {
     return failed ? -1 : 0;
 }
 
+/* ------------------------------------------------------------------ the shipped ranks */
+
+PyDoc_STRVAR(rank_dict_doc,
+"rank_dict(lengths, blob, runs, /)\n--\n\n"
+"A packed vocabulary's ranks (streamcodec.vocabularies: token k is the next lengths[k] bytes of\n"
+"blob, its rank the next of the runs' (first, count) ranges) as a dict, token bytes -> rank; None\n"
+"where the sizes disagree or a token repeats (a damaged file). Equals the Python path of\n"
+"streamcodec.vocabularies.unpack_ranks: one call in C, not a Python step per token (the\n"
+"command's start: 100,000 tokens).");
+
+static PyObject *core_rank_dict(PyObject *module, PyObject *args) {
+    Py_buffer lengths, blob;
+    PyObject *runs, *ranks = NULL;
+    if (!PyArg_ParseTuple(args, "y*y*O!:rank_dict", &lengths, &blob, &PyList_Type, &runs)) return NULL;
+    const uint8_t *size = lengths.buf, *data = blob.buf;
+    Py_ssize_t k = 0, at = 0, n = lengths.len;
+    if (!(ranks = PyDict_New())) goto done;
+    for (Py_ssize_t r = 0; r < PyList_GET_SIZE(runs); r++) {
+        unsigned long first, count;
+        if (!PyArg_ParseTuple(PyList_GET_ITEM(runs, r), "kk:rank_dict", &first, &count)) goto failed;
+        for (unsigned long j = 0; j < count; j++, k++) {
+            if (k >= n || at + size[k] > blob.len) goto damaged;
+            PyObject *token = PyBytes_FromStringAndSize((const char *)data + at, size[k]);
+            PyObject *rank = token ? PyLong_FromUnsignedLong(first + j) : NULL;
+            int failed = !rank || PyDict_SetItem(ranks, token, rank) < 0;
+            Py_XDECREF(token);
+            Py_XDECREF(rank);
+            if (failed) goto failed;
+            at += size[k];
+        }
+    }
+    if (k == n && at == blob.len && PyDict_GET_SIZE(ranks) == n) goto done;
+damaged:
+    Py_DECREF(ranks);
+    ranks = Py_NewRef(Py_None);
+    goto done;
+failed:
+    Py_CLEAR(ranks);
+done:
+    PyBuffer_Release(&lengths);
+    PyBuffer_Release(&blob);
+    return ranks;
+}
+
+static PyMethodDef module_methods[] = {
+    {"rank_dict", core_rank_dict, METH_VARARGS, rank_dict_doc},
+    {NULL, NULL, 0, NULL},
+};
+
 static PyModuleDef_Slot core_slots[] = {
     {Py_mod_exec, core_exec},
 #ifdef Py_mod_multiple_interpreters
@@ -390,6 +439,7 @@ static struct PyModuleDef core_module = {
     .m_name = "streamcodec.pieces._core",
     .m_doc = "The compiled core: pre-token pieces to ids, equal to streamcodec's Python twin.",
     .m_size = 0,
+    .m_methods = module_methods,
     .m_slots = core_slots,
 };
 
