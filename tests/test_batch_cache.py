@@ -124,6 +124,24 @@ def test_a_thread_finds_a_piece_it_met_again_in_its_own_first_level(pair: Any) -
     assert enc.ordinary.cache_info()["misses"] - before < 4 * len(docs)
 
 
+def test_what_a_thread_merged_is_taught_though_its_own_level_turned_over(pair: Any) -> None:
+    # 30,000 words no cache holds, 15,000 a thread: its own first level (4,096 entries) turns
+    # over within the batch, but each merged word is kept in its sets too, so the batch's end
+    # teaches it and the next batch merges few again (1,000 when those evicted were lost).
+    base, ref = pair
+    rng = random.Random(7)
+    words = ["".join(rng.choice("bcdfghjklmnpqrstvwxz") for _ in range(7)) for _ in range(30_000)]
+    docs = [" ".join(words[i : i + 100]) for i in range(0, len(words), 100)]
+    enc = fresh(base)
+    merged = []
+    for _ in range(2):
+        before = enc.ordinary.cache_info()["merges"]
+        counts = enc.count_tokens_batch(docs, num_threads=2)
+        merged.append(enc.ordinary.cache_info()["merges"] - before)
+    assert counts.tolist() == [len(ref.encode_ordinary(d)) for d in docs]
+    assert merged[0] > len(words) // 2 and merged[1] < len(words) // 60
+
+
 def test_a_failed_batch_gives_its_cache_back_whole(pair: Any) -> None:
     base, ref = pair
     enc = fresh(base)
