@@ -251,7 +251,7 @@ static int batch_decode(batch_worker *w, Py_ssize_t i, const uint8_t *b, size_t 
         status = kind == 1   ? batch_utf8_1(b, n, s->errors, w->text, &k, &most, &bad)
                  : kind == 2 ? batch_utf8_2(b, n, s->errors, w->text, &k, &most, &bad)
                              : batch_utf8_4(b, n, s->errors, w->text, &k, &most, &bad);
-    } while (status == BATCH_WIDER && (kind = 2));
+    } while (status == BATCH_WIDER && (kind *= 2) <= 4); /* in fact only 1 -> 2 (see above) */
     if (status == BATCH_INVALID) {
         uint32_t c;
         w->bad_doc = i;
