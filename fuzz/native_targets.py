@@ -110,6 +110,9 @@ def _check_batch(case: Case) -> Tally:
     # threads (64 kB each), which share a word cache.
     data = [t.encode("utf-8", "surrogatepass") for t in texts]
     data += [piece + b"\xff\xc3" for piece in case.pieces]
+    # Each piece after an ASCII run of 0-40 bytes, across the UTF-8 decoder's 16-byte blocks
+    # (engine/_fused_decode.h), in a document with a byte past ASCII (so it is decoded).
+    data += [b"a" * (len(piece) * 7 % 41) + piece + "é".encode() for piece in case.pieces]
     filler = "".join(texts) or "filler "
     texts += [filler * (70_000 // len(filler) + 1), " " + filler * (70_000 // len(filler) + 1)]
     data += [text.encode("utf-8", "surrogatepass") for text in texts[-2:]]
