@@ -394,12 +394,12 @@ static PyObject *core_rank_dict(PyObject *module, PyObject *args) {
     Py_ssize_t k = 0, at = 0, n = lengths.len;
     if (!(ranks = PyDict_New())) goto done;
     for (Py_ssize_t r = 0; r < PyList_GET_SIZE(runs); r++) {
-        unsigned long first, count;
-        if (!PyArg_ParseTuple(PyList_GET_ITEM(runs, r), "kk:rank_dict", &first, &count)) goto failed;
-        for (unsigned long j = 0; j < count; j++, k++) {
+        unsigned long long first, count; /* "<II" each: their sum fits, on any platform */
+        if (!PyArg_ParseTuple(PyList_GET_ITEM(runs, r), "KK:rank_dict", &first, &count)) goto failed;
+        for (unsigned long long j = 0; j < count; j++, k++) {
             if (k >= n || at + size[k] > blob.len) goto damaged;
             PyObject *token = PyBytes_FromStringAndSize((const char *)data + at, size[k]);
-            PyObject *rank = token ? PyLong_FromUnsignedLong(first + j) : NULL;
+            PyObject *rank = token ? PyLong_FromUnsignedLongLong(first + j) : NULL;
             int failed = !rank || PyDict_SetItem(ranks, token, rank) < 0;
             Py_XDECREF(token);
             Py_XDECREF(rank);
