@@ -233,6 +233,25 @@ def test_a_freed_batch_array_lends_its_buffer_to_the_next_batch(pair: Any, threa
     ]
 
 
+def test_batches_of_changing_sizes_keep_few_idle_id_buffers(pair: Any) -> None:
+    # Arrays of changing sizes, each freed: the idle id buffers stay about what the largest
+    # batch holds at once, its threads' buffers and its array (2 MB here), as an array that fits
+    # no idle buffer takes one and resizes it; not one buffer more a call up to their bound
+    # (4 * 32 MiB; here 40 MB after 12 rounds, and growing).
+    base, ref = pair
+    enc = fresh(base)
+    large, small = documents(8), documents(9, count=3)
+    array_bytes = 4 * sum(enc.count_tokens_batch(large).tolist())
+    for _ in range(12):
+        for part, threads in ((large, 2), (small, 1), (large[:150], 1), (large[::2], 3)):
+            ids, _ = enc.encode_ordinary_batch_to_numpy(part, num_threads=threads)
+            del ids
+    assert enc.ordinary.cache_info()["id_buffer_bytes"] <= 6 * array_bytes
+    ids, offsets = enc.encode_ordinary_batch_to_numpy(small, num_threads=1)
+    want = [ref.encode_ordinary(d) for d in small]
+    assert [ids[offsets[i] : offsets[i + 1]].tolist() for i in range(len(small))] == want
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
 @given(
     picks=st.lists(st.integers(0, len(WORDS) - 1), min_size=1, max_size=40),

@@ -161,6 +161,26 @@ static int batch_ids_fit(FusedEncoder *self, sc_ids *out, size_t ids) {
     return 1;
 }
 
+/* An id buffer that becomes an array (one thread's, or the copy's) with room for `ids` (the GIL
+ * held): an idle one that fits, or the last idle one resized to `ids`, or a fresh one. Each
+ * array's buffer comes back when it is freed: one taken for each, the idle buffers stay as
+ * many as the batches use at once (a fresh one beside those that did not fit was one more idle
+ * buffer a call, up to their bound: a batch on two threads, then a small one, 3 MB a call). */
+static int batch_ids_sized(FusedEncoder *self, sc_ids *out, size_t ids) {
+    ids_pool *pool = &self->id_buffers;
+    if (batch_ids_fit(self, out, ids)) return SC_OK;
+    if (!pool->n) return batch_ids_fresh(out, ids);
+    sc_ids last = pool->items[--pool->n];
+    pool->bytes -= last.cap * sizeof *last.ids;
+    uint32_t *resized = realloc(last.ids, (ids ? ids : 1) * sizeof *last.ids);
+    if (!resized) {
+        self->api->ids_free(&last);
+        return batch_ids_fresh(out, ids);
+    }
+    *out = (sc_ids){resized, 0, ids ? ids : 1};
+    return SC_OK;
+}
+
 /* A thread's id buffer with room for `ids` (the GIL held): an idle one that fits, or any idle
  * one made room in, or a fresh one. */
 static int batch_ids_take(FusedEncoder *self, sc_ids *out, size_t ids) {
@@ -747,12 +767,10 @@ static PyObject *fused_encode_batch(FusedEncoder *self, PyObject *const *args, P
             goto done;
         }
         /* About the ids this thread will write (3 code points or bytes an id): no regrowth. One
-         * thread's becomes the array (batch_hand_over): an idle one that fits, or a fresh one. */
+         * thread's becomes the array (batch_hand_over): batch_ids_sized. */
         size_t reserve = units / 3 / (size_t)threads;
-        if (mode != BATCH_COUNTS &&
-            (threads > 1                          ? batch_ids_take(self, &p->out, reserve)
-             : batch_ids_fit(self, &p->out, reserve) ? SC_OK
-                                                  : batch_ids_fresh(&p->out, reserve)) != SC_OK) {
+        if (mode != BATCH_COUNTS && (threads > 1 ? batch_ids_take(self, &p->out, reserve)
+                                                 : batch_ids_sized(self, &p->out, reserve)) != SC_OK) {
             batch_nomem("a batch thread's ids", reserve * sizeof(uint32_t));
             goto done;
         }
@@ -785,7 +803,7 @@ static PyObject *fused_encode_batch(FusedEncoder *self, PyObject *const *args, P
             array->home = NULL;
             if (threads == 1) {
                 array->ids = batch_hand_over(&s, &w[0], total, &room.cap);
-            } else if (batch_ids_fit(self, &room, need) || batch_ids_fresh(&room, need) == SC_OK) {
+            } else if (batch_ids_sized(self, &room, need) == SC_OK) {
                 array->ids = s.out = room.ids;
             } else {
                 array->ids = NULL;
