@@ -8,6 +8,7 @@ agree with it. Skipped unless the compiled code is built.
 from __future__ import annotations
 
 import functools
+import itertools
 import pickle
 import random
 import signal
@@ -354,6 +355,37 @@ def test_tokens_and_cached_pieces_past_the_first_level() -> None:
     assert len(set(wide) & set(found)) >= 15 and set(merged) <= set(found)  # punctuation joins
     expected = _core().encode_pieces(found)  # type: ignore[attr-defined]
     _twice_every_output(CL100K_PATTERN, text, expected)
+
+
+def _line_of_two(piece: bytes) -> int:
+    """The line of a piece in a first level of two lines (_first_level.h: fl_hash, fl_line)."""
+    padded = piece.ljust(15, b"\0")
+    k0 = int.from_bytes(padded[:8], "little")
+    k1 = int.from_bytes(padded[8:15], "little") | len(piece) << 56
+    return ((k0 ^ k1) * 0x9E3779B97F4A7C15 % (1 << 64)) >> 63
+
+
+def test_a_piece_whose_line_is_full_is_kept_in_its_pair_line() -> None:
+    """A first level of two lines (cache_bytes=300: no sets, no long store), each line's first
+    way a token: of two pieces of several tokens with the same line, the second takes the other
+    line's second way (its pair line, fl_pair), and passes after the first merge neither, each
+    output. Without the pair line it was merged again at every pass."""
+    words = [" " + "".join(w) for w in itertools.product("qxzj", repeat=4)]
+    multi = [w for w in words if len(_core().encode_pieces([w])) > 1]  # type: ignore[attr-defined]
+    same = [w for w in multi if _line_of_two(w.encode()) == _line_of_two(multi[0].encode())][:2]
+    text = "".join(same)
+    expected = _core().encode_pieces(same)  # type: ignore[attr-defined]
+    scanner = native.native_scanner(CL100K_PATTERN)
+    assert scanner is not None
+    fused = fused_module.FusedEncoder(_core(), scanner.number, cache_bytes=300)  # its own cache
+    assert regex.findall(CL100K_PATTERN, text) == same and len(same) == 2
+    assert fused.encode(text, 0, len(text), "strict") == expected  # each merged once, learned
+    merged = fused.cache_info()["merges"]
+    for _ in range(3):
+        assert fused.encode(text, 0, len(text), "strict") == expected
+        assert list(memoryview(fused.encode_array(text, 0, len(text), "strict"))) == expected
+        assert fused.count(text, 0, len(text), "strict", -1) == len(expected)
+    assert fused.cache_info()["merges"] == merged
 
 
 def test_indices_too_wide_to_pack_are_not_packed() -> None:

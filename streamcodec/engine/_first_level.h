@@ -21,9 +21,11 @@
  * (its line went to another, or it was evicted) is found by the slow path, as before. Packed
  * ids are stored only when every index fits its field (fl_fits), so they read back the same.
  *
- * Scan resistance, as the word cache's: a piece takes a free way at once, but evicts only on
- * its second miss, remembered by a doorkeeper of fingerprints, one a line. A hit in the second
- * way swaps it to the first; an admitted piece replaces the second (least recently used).
+ * Scan resistance, as the word cache's: a piece takes a free way at once (of its line, else
+ * the second way of its pair line, the other 64 bytes of its 128: fl_pair, which the slow path
+ * asks after a miss), but evicts only on its second miss, remembered by a doorkeeper of
+ * fingerprints, one a line. A hit in the second way swaps it to the first; an admitted piece
+ * replaces the second (least recently used).
  *
  * One table is written by one thread at a time (it is part of a word_cache, _word_cache.h, which
  * owns its memory): on hits (the swap) and misses (the offer), with no lock. A batch's threads
@@ -34,6 +36,7 @@
 #ifndef STREAMCODEC_FIRST_LEVEL_H
 #define STREAMCODEC_FIRST_LEVEL_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -177,6 +180,24 @@ static inline const fl_entry *fl_get(first_level *f, const fl_key *k) {
     return NULL;
 }
 
+/* The other line of k's 128 bytes (lines >= 2, in pairs): its second way takes a piece whose own
+ * line is full (fl_offer), and the slow path asks it after a miss (fl_get_pair). A model of the
+ * multilingual sample's pieces found 3,258 of them beyond their line's second way
+ * (cl100k_base), 1,184 with the two lines' second ways as one set (docs/performance.md). */
+static inline fl_entry *fl_pair(const first_level *f, const fl_key *k) {
+    return f->lines + (2 * (k->hash >> f->shift) ^ 2);
+}
+
+/* The entry of k in its pair line's second way, or NULL; asked after fl_get missed (its miss is
+ * taken back on a hit). */
+static inline const fl_entry *fl_get_pair(first_level *f, const fl_key *k) {
+    const fl_entry *e = fl_pair(f, k) + 1;
+    if (!fl_same(e, k)) return NULL;
+    f->hits++;
+    f->misses--;
+    return e;
+}
+
 /* The bits of each index after the first in ids[1..3] of an entry of n > FL_IDS ids. */
 static inline unsigned fl_width(size_t n) { return n == 5 ? 24 : 19; }
 
@@ -225,29 +246,36 @@ static inline void fl_unpack(const fl_entry *e, size_t n, uint32_t *to) {
     }
 }
 
-/* Store k's ids (fl_fits) in a free way of its line, if it has one: whether stored. */
-static inline int fl_put_free(first_level *f, const fl_key *k, const uint32_t *ids, size_t n) {
-    fl_entry *line = fl_line(f, k);
-    if (line[0].k1 && line[1].k1) return 0;
-    fl_put(line[0].k1 == 0 ? line : line + 1, k, ids, n);
-    return 1;
+/* Store k's ids (fl_fits) in a free way of its line, else in the free second way of its pair
+ * line (fl_pair): the line stored in, or -1 (none free). */
+static inline ptrdiff_t fl_put_free(first_level *f, const fl_key *k, const uint32_t *ids,
+                                    size_t n) {
+    fl_entry *line = fl_line(f, k), *pair = fl_pair(f, k);
+    if (line[0].k1 == 0 || line[1].k1 == 0) {
+        fl_put(line[0].k1 == 0 ? line : line + 1, k, ids, n);
+        return (line - f->lines) / 2;
+    }
+    if (pair[1].k1) return -1;
+    fl_put(pair + 1, k, ids, n);
+    return (pair - f->lines) / 2;
 }
 
-/* Offer k's ids (1 <= n) after a miss: a free way takes them; a full line only on the second
- * offer the doorkeeper remembers. Whether they were stored (not: ids that do not fit, fl_fits,
- * a first offer to a full line, or a fixed table). */
-static inline int fl_offer(first_level *f, const fl_key *k, const uint32_t *ids, size_t n) {
-    if (f->fixed || !fl_fits(ids, n)) return 0;
-    if (fl_put_free(f, k, ids, n)) return 1;
+/* Offer k's ids (1 <= n) after a miss: a free way takes them (fl_put_free); a full line only on
+ * the second offer the doorkeeper remembers. The line they were stored in, or -1 (ids that do
+ * not fit, fl_fits, a first offer to a full line, or a fixed table). */
+static inline ptrdiff_t fl_offer(first_level *f, const fl_key *k, const uint32_t *ids, size_t n) {
+    if (f->fixed || !fl_fits(ids, n)) return -1;
+    ptrdiff_t stored = fl_put_free(f, k, ids, n);
+    if (stored >= 0) return stored;
     fl_entry *line = fl_line(f, k);
     uint32_t tag = fl_tag(k->hash), *door = &f->door[k->hash >> f->shift];
     if (*door != tag) {
         *door = tag;
-        return 0;
+        return -1;
     }
     *door = 0;
     fl_put(line + 1, k, ids, n);
-    return 1;
+    return (line - f->lines) / 2;
 }
 
 /* The bytes of a first level of `lines` lines: entries and doorkeeper. */

@@ -137,7 +137,7 @@ static inline int fused_cached(fused_pass *p, const uint8_t *b, size_t len, cons
     const word_cache *shared = p->shared;
     if (key && c->near.lines) {
         const fl_entry *e = fl_get(&c->near, key);
-        if (e) return fused_emit_entry(p, e);
+        if (e || (e = fl_get_pair(&c->near, key))) return fused_emit_entry(p, e);
     }
     /* The sets hold pieces of up to WC_KEY bytes and WC_IDS ids, the long store the others of
      * up to LS_KEY bytes: a piece of more than WC_IDS bytes may be in either. */
@@ -164,7 +164,8 @@ static inline int fused_cached(fused_pass *p, const uint8_t *b, size_t len, cons
 }
 
 /* A piece the first level did not answer (key: its key there, or NULL when it has no key: too
- * long, or no first level): the whole-piece rule and the word cache (fused_cached), or the
+ * long, or no first level): its pair line's second way (fl_get_pair: a piece whose own line was
+ * full when it was learned), the whole-piece rule and the word cache (fused_cached), or the
  * core's merge, whose answer is offered to the first level (a batch thread's: its own,
  * `near`), the sets or the long store (wc_learn). Out of line: the hit path that inlines the
  * first level stays small.
@@ -183,6 +184,8 @@ static FUSED_COLD int fused_slow(fused_pass *p, const uint8_t *b, size_t len, ui
     wc_key words;
     int in_sets = 0, status = FUSED_MISSED, cache_first = key || b[len - 1] >= 0x80;
     uint64_t hash = 0;
+    const fl_entry *e = key ? fl_get_pair(&c->first, key) : NULL;
+    if (e) return fused_emit_entry(p, e);
     if (cache_first) status = fused_cached(p, b, len, key, &words, &in_sets, &hash);
     if (status != FUSED_MISSED) return status;
     int64_t token = sc_table_lookup(p->table, b, len, head);

@@ -68,7 +68,8 @@ static int wc_holds(const word_cache *to, const fl_key *key, const wc_key *words
                     const uint8_t *b, size_t len) {
     if (key && to->first.lines) {
         const fl_entry *line = fl_line(&to->first, key);
-        if (fl_same(line, key) || fl_same(line + 1, key)) return 1;
+        const fl_entry *pair = fl_pair(&to->first, key) + 1; /* fl_offer's second chance */
+        if (fl_same(line, key) || fl_same(line + 1, key) || fl_same(pair, key)) return 1;
     }
     if (words && wc_peek(to, words)) return 1;
     return len > WC_IDS && len <= LS_KEY &&
@@ -76,11 +77,12 @@ static int wc_holds(const word_cache *to, const fl_key *key, const wc_key *words
 }
 
 /* Offer the piece key[:len] (key: zero-padded to a whole word past len) to `to`, unless it
- * holds it: to a free way of its first level's line; a full line keeps what it has (the
- * threads' hits are not swapped forward in a fixed level, so nothing tells its colder way, and
- * evicting one blindly at each batch's end lost hot entries: a warm call's misses grew from
- * 425,000 to 495,000 over ten calls of 45 MB on two threads); else the sets or the long store
- * (wc_learn). One id is a token (a merge gives two or more), for the first level alone. */
+ * holds it: to a free way of its first level's line (or its pair line's, fl_put_free); a full
+ * line keeps what it has (the threads' hits are not swapped forward in a fixed level, so
+ * nothing tells its colder way, and evicting one blindly at each batch's end lost hot entries:
+ * a warm call's misses grew from 425,000 to 495,000 over ten calls of 45 MB on two threads);
+ * else the sets or the long store (wc_learn). One id is a token (a merge gives two or more),
+ * for the first level alone. */
 static void wc_learn_bytes(word_cache *to, const uint8_t *key, size_t len, const uint32_t *ids,
                            size_t n) {
     fl_key k, *first = NULL;
@@ -88,7 +90,7 @@ static void wc_learn_bytes(word_cache *to, const uint8_t *key, size_t len, const
     if (len <= FL_KEY) fl_key_set(first = &k, key, len, sc_head(key, len));
     if (len <= WC_KEY && n > 1) wc_key_set(sets = &words, key, len);
     if (wc_holds(to, first, sets, key, len)) return;
-    if (first && to->first.lines && fl_fits(ids, n) && fl_put_free(&to->first, first, ids, n))
+    if (first && to->first.lines && fl_fits(ids, n) && fl_put_free(&to->first, first, ids, n) >= 0)
         return;
     wc_learn(to, NULL, sets, key, len, ids, n);
 }

@@ -370,8 +370,9 @@ static inline void wc_log(word_cache *c, uint32_t place) {
 static inline void wc_learn(word_cache *c, const fl_key *key, const wc_key *words,
                             const uint8_t *b, size_t len, const uint32_t *ids, size_t n) {
     first_level *first = c->first.fixed ? &c->near : &c->first;
-    if (key && first->lines && fl_offer(first, key, ids, n)) {
-        if (c->log) wc_log(c, (uint32_t)(key->hash >> first->shift));
+    ptrdiff_t line = key && first->lines ? fl_offer(first, key, ids, n) : -1;
+    if (line >= 0) {
+        if (c->log) wc_log(c, (uint32_t)line);
         if (!c->first.fixed || !words) return;
     }
     if (words && c->sets && n <= WC_IDS) {
