@@ -27,8 +27,10 @@ The command's start is timed on its own too, as the same command on a one-line i
 printed with the command's MB/s less it, so a small corpus's figure is read for what it is.
 
 Printed: a table of MB/s (UTF-8 bytes of the documents / wall seconds), then the ratios the
-issue sets targets for: n threads over one (ids, counts), one thread over the joined text, and
-the most threads against the fastest peer.
+issue sets targets for: n threads over one (ids, counts; with the CPU of a run, user and system
+of all the process's threads, the least of its runs: on a busy machine, where the wall clock
+says little, n threads reach n x one's speed only as far as their CPU stays one's), one thread
+over the joined text, and the most threads against the fastest peer.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ import os
 import pickle
 import platform
 import random
+import resource
 import subprocess
 import sys
 import tempfile
@@ -182,19 +185,30 @@ def digest(name: str, result: Any, docs: list[str]) -> str:
     return hashlib.sha256(data).hexdigest()[:16]
 
 
+def cpu_seconds() -> float:
+    """User and system CPU of this process's threads and its finished children so far."""
+    own, children = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 def child(name: str, threads: int, folder: Path, runs: int) -> None:
-    """Time one contender at one thread count; print seconds and the output's digest."""
+    """Time one contender at one thread count; print seconds (wall), CPU seconds (the least of
+    the runs: what a busy machine moves less) and the output's digest."""
     with open(folder / "docs.pickle", "rb") as f:
         docs = pickle.load(f)
     encode = contender(name, threads, folder)
-    best, result = math.inf, None
+    best, cpu, result = math.inf, math.inf, None
     for _ in range(runs):
-        start = time.perf_counter()
+        start, used = time.perf_counter(), cpu_seconds()
         result = encode(docs)
         best = min(best, time.perf_counter() - start)
+        cpu = min(cpu, cpu_seconds() - used)
         if best > 3:  # enough for a slow one
             break
-    print(json.dumps({"seconds": best, "digest": digest(name, result, docs)}))
+    print(json.dumps({"seconds": best, "cpu": cpu, "digest": digest(name, result, docs)}))
 
 
 def measure(name: str, threads: int, folder: Path, runs: int) -> dict[str, Any] | None:
@@ -249,10 +263,16 @@ def table(results: dict[tuple[str, int], dict[str, Any]], counts: list[int], siz
         found = results.get((name, n))
         return size / found["seconds"] if found else math.nan
 
+    def cpu(name: str, n: int) -> float:
+        found = results.get((name, n))
+        return float(found["cpu"]) if found else math.nan
+
     most = counts[-1]
     for name in ("sc batch numpy", "sc count batch"):
         for n in counts[1:]:
-            print(f"{name}: {n} threads / 1 = {mbps(name, n) / mbps(name, 1):.2f}x")
+            print(f"{name}: {n} threads / 1 = {mbps(name, n) / mbps(name, 1):.2f}x; CPU a run "
+                  f"{1000 * cpu(name, n):.0f} / {1000 * cpu(name, 1):.0f} ms = "
+                  f"{cpu(name, n) / cpu(name, 1):.2f}x")  # fmt: skip
     for ours, joined in (
         ("sc batch numpy", "sc joined numpy"),
         ("sc count batch", "sc joined count"),
