@@ -35,8 +35,9 @@
  *   4. Out, by `mode`: counts (`lengths` holds them, no ids kept); ids (the counts' prefix sum
  *      makes `lengths` the offsets, then each thread copies its own documents' ids, as ranks,
  *      into one uint32 IdArray: one copy, in parallel; with one thread, its buffer is the
- *      array; the array's buffer, an idle one that fits or a fresh one, goes back to the
- *      encoder's idle id buffers when the array is freed: batch_array_return); lists (one list of ints a document, from the threads' buffers, with the GIL).
+ *      array; the array's buffer, taken from the encoder's idle id buffers (batch_ids_sized),
+ *      goes back to them when the array is freed: batch_array_return); lists (one list of ints
+ *      a document, from the threads' buffers, with the GIL).
  * Windows has no pthreads here: the batch runs on the calling thread, the GIL released.
  */
 #include <errno.h>

@@ -17,9 +17,10 @@
  *   - at the batch's end, on one thread, the threads joined: each private cache's learned
  *     entries (those its log names, or all of them) are offered to the primary (wc_promote: a
  *     free way of its first level, else the sets' and the long store's doorkeepers' rule; a
- *     piece it holds already is skipped), then forgotten (wc_forget: the logged places cleared, grown sets made small again, the
- *     long store freed), and the private cache goes to its own pool for the next batch. A fresh
- *     primary is taught so after the first part of its first batch too (_fused_batch.h).
+ *     piece it holds already is skipped), then forgotten (wc_forget: the logged places
+ *     cleared, grown sets made small again, the long store freed), and the private cache goes
+ *     to its own pool for the next batch. A fresh primary is taught so after the first part
+ *     of its first batch too (_fused_batch.h).
  * Why it is exact: every entry, wherever it lies, maps a piece's bytes in full to that piece's
  * ids, a function of the bytes alone; which thread learned it, or in which batch, changes no
  * answer. Why it is race-free: the primary is written only with the threads joined (before:
