@@ -143,43 +143,64 @@ static int batch_ids_fresh(sc_ids *out, size_t ids) {
     return SC_OK;
 }
 
-/* Into *out (empty), the idle id buffer of the least room of at least `ids`, if it has at most
- * about twice that (a buffer that becomes an array its caller may keep holds little more than
- * it needs): whether there was one (the GIL held). */
-static int batch_ids_fit(FusedEncoder *self, sc_ids *out, size_t ids) {
-    ids_pool *pool = &self->id_buffers;
+/* Into *out (empty), idle id buffer i, taken from the pool (the GIL held). */
+static void batch_ids_remove(ids_pool *pool, Py_ssize_t i, sc_ids *out) {
+    *out = pool->items[i];
+    pool->items[i] = pool->items[--pool->n];
+    pool->bytes -= out->cap * sizeof *out->ids;
+    out->len = 0;
+}
+
+/* The idle id buffer of the least room of at least `ids`, or -1 (the GIL held). */
+static Py_ssize_t batch_ids_least(const ids_pool *pool, size_t ids) {
     Py_ssize_t best = -1;
     for (Py_ssize_t i = 0; i < pool->n; i++) {
         size_t cap = pool->items[i].cap;
-        if (cap >= ids && cap <= 2 * ids + 4096 && (best < 0 || cap < pool->items[best].cap))
-            best = i;
+        if (cap >= ids && (best < 0 || cap < pool->items[best].cap)) best = i;
     }
-    if (best < 0) return 0;
-    *out = pool->items[best];
-    pool->items[best] = pool->items[--pool->n];
-    pool->bytes -= out->cap * sizeof *out->ids;
-    out->len = 0;
+    return best;
+}
+
+/* Room past which a buffer that becomes an array its caller may keep is too large for `ids`. */
+#define BATCH_SPARE(ids) (2 * (ids) + 4096)
+
+/* Into *out (empty), the idle id buffer of the least room of at least `ids`, if it has at most
+ * about twice that (BATCH_SPARE): whether there was one (the GIL held). */
+static int batch_ids_fit(FusedEncoder *self, sc_ids *out, size_t ids) {
+    ids_pool *pool = &self->id_buffers;
+    Py_ssize_t best = batch_ids_least(pool, ids);
+    if (best < 0 || pool->items[best].cap > BATCH_SPARE(ids)) return 0;
+    batch_ids_remove(pool, best, out);
     return 1;
 }
 
 /* An id buffer that becomes an array (one thread's, or the copy's) with room for `ids` (the GIL
- * held): an idle one that fits, or the last idle one resized to `ids`, or a fresh one. Each
- * array's buffer comes back when it is freed: one taken for each, the idle buffers stay as
- * many as the batches use at once (a fresh one beside those that did not fit was one more idle
- * buffer a call, up to their bound: a batch on two threads, then a small one, 3 MB a call). */
+ * held): the idle one of the least room of at least `ids` (shrunk to `ids` where it has more
+ * than BATCH_SPARE); else, an idle one freed, a fresh one (batch_fresh's huge pages). One is
+ * taken for each array, whose buffer comes back when it is freed: the idle buffers stay as
+ * many as the batches use at once (a fresh one beside those that did not fit was one more
+ * idle buffer a call, up to their bound: a batch on two threads, then a small one, 3 MB a
+ * call). */
 static int batch_ids_sized(FusedEncoder *self, sc_ids *out, size_t ids) {
     ids_pool *pool = &self->id_buffers;
-    if (batch_ids_fit(self, out, ids)) return SC_OK;
-    if (!pool->n) return batch_ids_fresh(out, ids);
-    sc_ids last = pool->items[--pool->n];
-    pool->bytes -= last.cap * sizeof *last.ids;
-    uint32_t *resized = realloc(last.ids, (ids ? ids : 1) * sizeof *last.ids);
-    if (!resized) {
-        self->api->ids_free(&last);
-        return batch_ids_fresh(out, ids);
+    size_t room = ids ? ids : 1;
+    Py_ssize_t best = batch_ids_least(pool, room);
+    if (best >= 0) {
+        batch_ids_remove(pool, best, out);
+        uint32_t *shrunk = out->cap > BATCH_SPARE(room) ? realloc(out->ids, room * sizeof *out->ids)
+                                                        : NULL;
+        if (shrunk) { /* else kept whole */
+            out->ids = shrunk;
+            out->cap = room;
+        }
+        return SC_OK;
     }
-    *out = (sc_ids){resized, 0, ids ? ids : 1};
-    return SC_OK;
+    if (pool->n) {
+        sc_ids last;
+        batch_ids_remove(pool, pool->n - 1, &last);
+        self->api->ids_free(&last);
+    }
+    return batch_ids_fresh(out, ids);
 }
 
 /* A thread's id buffer with room for `ids` (the GIL held): an idle one that fits, or any idle
@@ -188,9 +209,7 @@ static int batch_ids_take(FusedEncoder *self, sc_ids *out, size_t ids) {
     ids_pool *pool = &self->id_buffers;
     if (batch_ids_fit(self, out, ids)) return SC_OK;
     if (!pool->n) return batch_ids_fresh(out, ids);
-    *out = pool->items[--pool->n];
-    pool->bytes -= out->cap * sizeof *out->ids;
-    out->len = 0;
+    batch_ids_remove(pool, pool->n - 1, out);
     return self->api->ids_reserve(out, ids);
 }
 
@@ -432,7 +451,7 @@ static uint32_t *batch_hand_over(batch_shared *s, batch_worker *w, size_t total,
     }
     uint32_t *ids = out->ids;
     *cap = out->cap;
-    if (!ids || out->cap > 2 * total + 4096) { /* none yet (no text), or too much room */
+    if (!ids || out->cap > BATCH_SPARE(total)) { /* none yet (no text), or too much room */
         uint32_t *smaller = realloc(out->ids, (total ? total : 1) * sizeof *ids);
         if (smaller) { /* else kept whole */
             ids = smaller;
