@@ -28,7 +28,20 @@ from streamcodec.encoding import Encoding
 from streamcodec.text.specials import DisallowedSpecialTokenError, refuse_disallowed
 from streamcodec.text.unicode import InvalidUTF8Error
 
-__all__ = ["BATCH_SIZE", "LARGE_DOCUMENT", "Job", "encode_task", "shard_tasks"]
+__all__ = [
+    "BATCH_SIZE",
+    "LARGE_DOCUMENT",
+    "End",
+    "Failed",
+    "Job",
+    "Result",
+    "Streamed",
+    "Task",
+    "encode_task",
+    "is_streamed",
+    "shard_tasks",
+    "special_message",
+]
 
 #: A plain-text file larger than this (or compressed, or standard input) is streamed.
 LARGE_DOCUMENT = 8 << 20
@@ -204,6 +217,7 @@ def _refuse_special(enc: Encoding, doc: Document) -> None:
 
 
 def special_message(where: str, token: str) -> str:
+    """The refusal of a special token found at ``where``, naming the option that allows it."""
     return (
         f"{where}: the document contains the special token {token!r}; pass --special-as-text "
         "to encode it as text (special_as_text=True)"
