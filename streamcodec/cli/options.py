@@ -13,17 +13,17 @@ import os
 import stat
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streamcodec.cli.inputs import Recorder, find_bytes
 from streamcodec.cli.progress import Progress
 from streamcodec.encoding import Encoding
-from streamcodec.formats import detect_format
-from streamcodec.formats.open_model import load_encoding, read_model_file
 from streamcodec.registry import SPECS, get_encoding
 from streamcodec.text.specials import DisallowedSpecialTokenError
 from streamcodec.vocab import BYTE_MODE_PATTERN, Vocabulary, VocabularyError, resolve_pattern
-from streamcodec.wordbpe import WordBPE, read_codes
+
+if TYPE_CHECKING:
+    from streamcodec.wordbpe import WordBPE
 
 __all__ = [
     "DEFAULT_ENCODING",
@@ -131,6 +131,8 @@ def encoding_or_model(name: str, pattern: str | None) -> Encoding:
             f"{name}: a .tiktoken file holds no pre-tokenizer pattern; pass --pattern (an "
             "encoding's name such as cl100k_base, or a regex)"
         )
+    from streamcodec.formats.open_model import load_encoding
+
     return load_encoding(name, pat_str=pattern)
 
 
@@ -322,12 +324,17 @@ def _named_or_file(name: str) -> Encoding:
             f"-e {name}: a .tiktoken file holds no pattern; use --vocab {name} --pattern NAME"
         )
     if path.suffix in _MODEL_FILES or path.is_dir() or os.sep in name:
+        from streamcodec.formats.open_model import load_encoding
+
         return load_encoding(path)
     return get_encoding(name)
 
 
 def _vocabulary(args: argparse.Namespace) -> Vocabulary:
     """The ``--vocab`` file; a refusal names the flag that accepts it, not the keyword."""
+    from streamcodec.formats import detect_format
+    from streamcodec.formats.open_model import read_model_file
+
     expect_file("--vocab", args.vocab, folder=True)  # GPT-2's two files, in their folder
     try:
         if args.allow_unreachable:
@@ -345,6 +352,8 @@ def word_bpe(args: argparse.Namespace) -> WordBPE:
     refuse_ignored(args)
     if args.codes is None:
         raise ValueError("--mode word needs --codes FILE (a subword-nmt codes file)")
+    from streamcodec.wordbpe import WordBPE, read_codes
+
     expect_file("--codes", args.codes)
     return WordBPE.from_codes(read_codes(args.codes), separator=args.separator or "@@")
 

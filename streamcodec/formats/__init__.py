@@ -16,15 +16,18 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from streamcodec.formats.gpt2 import read_gpt2, write_gpt2
-from streamcodec.formats.huggingface import read_huggingface, write_huggingface
-from streamcodec.formats.minbpe import read_minbpe, write_minbpe
-from streamcodec.formats.tiktoken_file import read_tiktoken, write_tiktoken
 from streamcodec.vocab import Vocabulary
+
+if TYPE_CHECKING:
+    from streamcodec.formats.gpt2 import read_gpt2, write_gpt2
+    from streamcodec.formats.huggingface import read_huggingface, write_huggingface
+    from streamcodec.formats.minbpe import read_minbpe, write_minbpe
+    from streamcodec.formats.tiktoken_file import read_tiktoken, write_tiktoken
 
 __all__ = [
     "FORMATS",
@@ -45,6 +48,29 @@ __all__ = [
 
 Format = Literal["tiktoken", "gpt2", "huggingface", "minbpe"]
 FORMATS: tuple[Format, ...] = ("tiktoken", "gpt2", "huggingface", "minbpe")
+# Each reader and writer imported at its first use: a run that reads only a shipped
+# vocabulary (``formats.tiktoken_file``) does not pay for the JSON and model formats.
+_HOMES = {
+    f"{verb}_{fmt}": home
+    for fmt, home in (
+        ("tiktoken", "tiktoken_file"),
+        ("gpt2", "gpt2"),
+        ("huggingface", "huggingface"),
+        ("minbpe", "minbpe"),
+    )
+    for verb in ("read", "write")
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value
+
+
 # GPT-2's names, and the same two files as Hugging Face's slow GPT-2 tokenizers name them.
 _GPT2_PAIRS = (("encoder.json", "vocab.bpe"), ("vocab.json", "merges.txt"))
 
@@ -105,6 +131,8 @@ def load_vocabulary(path: str | os.PathLike[str], *, format: Format | None = Non
     ``.tiktoken`` files and GPT-2's files hold no pattern: ``pat_str`` is then ``None``.
     Malformed files raise :class:`~streamcodec.vocab.VocabularyError` naming file and line.
     """
+    from streamcodec.formats import read_gpt2, read_huggingface, read_minbpe, read_tiktoken
+
     p = Path(path)
     chosen = format or detect_format(p)
     if chosen == "tiktoken":
@@ -127,6 +155,8 @@ def save_vocabulary(
     the ranks; GPT-2's files keep ranks and special tokens; ``tokenizer.json`` and minbpe keep
     all.
     """
+    from streamcodec.formats import write_gpt2, write_huggingface, write_minbpe, write_tiktoken
+
     p = Path(path)
     chosen = format or ("gpt2" if p.is_dir() else detect_format(p))
     if chosen not in FORMATS:
