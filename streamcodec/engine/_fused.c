@@ -67,6 +67,10 @@ typedef struct {
     uint8_t *buf;             /* a piece's UTF-8 */
     size_t buf_cap;
     Py_ssize_t refused_start, refused_end;
+    /* The common blocks' loop: their lines asked for ahead or not (fused_choose, _fused_hits.h) */
+    int ahead, left;   /* the loop; common blocks left in this epoch */
+    unsigned turn;     /* epochs so far */
+    uint64_t since, best[2]; /* the epoch's start (cycles); each loop's faster trial's time */
 } fused_pass;
 
 static int fused_grow_buffer(fused_pass *p, size_t need) {
@@ -607,7 +611,37 @@ static PyTypeObject FusedEncoderType = {
 
 /* ------------------------------------------------------------------ the module */
 
-static PyMethodDef fused_module_methods[] = {SC_SIMD_METHOD, {NULL, NULL, 0, NULL}};
+static const char *const FUSED_AHEAD_NAMES[] = {"off", "on", "timed"};
+
+/* ahead([mode]) -> the mode before: "timed" (fused_choose), or "on" / "off" (that loop always;
+ * for tests). */
+static PyObject *fused_ahead_method(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    int was = fused_ahead_mode < 0 ? 2 : fused_ahead_mode;
+    if (nargs > 1) {
+        PyErr_SetString(PyExc_TypeError, "ahead() takes at most one argument");
+        return NULL;
+    }
+    if (nargs == 1) {
+        const char *name = PyUnicode_Check(args[0]) ? PyUnicode_AsUTF8(args[0]) : NULL;
+        int mode = -2;
+        for (int k = 0; name && k < 3; k++)
+            if (!strcmp(name, FUSED_AHEAD_NAMES[k])) mode = k == 2 ? -1 : k;
+        if (mode == -2) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "ahead() takes 'timed', 'on' or 'off'");
+            return NULL;
+        }
+        fused_ahead_mode = mode;
+    }
+    return PyUnicode_FromString(FUSED_AHEAD_NAMES[was]);
+}
+
+static PyMethodDef fused_module_methods[] = {
+    SC_SIMD_METHOD,
+    {"ahead", (PyCFunction)(void (*)(void))fused_ahead_method, METH_FASTCALL,
+     "ahead([mode]): whether the common blocks' first-level lines are asked for blocks ahead: "
+     "'timed' (chosen by timing both loops), 'on' or 'off'; returns the mode before."},
+    {NULL, NULL, 0, NULL}};
 
 static int fused_exec(PyObject *module) {
     sc_simd_init();

@@ -72,9 +72,10 @@ static int K(fused_units)(const CH *s, Py_ssize_t *at, Py_ssize_t stop, Py_ssize
             if (sizeof(CH) == 1 && lines && i + SC_BLOCK <= stop && i + SC_BLOCK + 16 <= n) {
                 /* The common block: every piece starts before `stop` and has 16 bytes of text
                  * from its start, and an ASCII piece read in place is never refused: one loop
-                 * for each output, the first-level hits inline (_fused_hits.h). */
-                status = p->counting ? fused_block_count(p, (const uint8_t *)s, &i, w.ends)
-                                     : fused_block_ids(p, (const uint8_t *)s, &i, w.ends);
+                 * for each output, the first-level hits inline; where the timed choice asks for
+                 * lines ahead, the common blocks after it too (fused_common, _fused_hits.h). */
+                status = fused_common(p, (const uint8_t *)s, &i, &past, &w, shape, stop, n);
+                continue;
             } else {
                 for (Py_ssize_t e; i < stop && status == SC_OK && (e = sc_walk_next(&w)) >= 0;) {
                     status = sizeof(CH) == 1 ? K(in_place)(s, i, e, n, p) : K(encoded)(s, i, e, p);
