@@ -10,6 +10,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def _fresh_python(code: str) -> str:
+    """What ``code`` prints, run by a fresh interpreter that imports streamcodec from here."""
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PYTHONPATH": str(ROOT)},
+    ).stdout
+
+
 def test_loading_encoding_compiles_no_safe_cut_rule() -> None:
     """Regression: stream/windows.py compiled the reverse safe-cut rules at import (130 ms of
     every start-up, the CLI's too); multiprocessing was imported for runs that use no worker."""
@@ -20,13 +31,7 @@ def test_loading_encoding_compiles_no_safe_cut_rule() -> None:
         "print(cuts.safe_cuts.cache_info().currsize, cuts.last_safe_cut.cache_info().currsize,\n"
         "      'multiprocessing' in sys.modules)\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        check=True,
-        env={"PYTHONPATH": str(ROOT)},
-    ).stdout
+    out = _fresh_python(code)
     assert out.split() == ["0", "0", "False"]
 
 
@@ -48,11 +53,5 @@ def test_a_shipped_vocabulary_imports_no_model_format(tmp_path: Path) -> None:
         "         'streamcodec.formats.minbpe', 'streamcodec.wordbpe')\n"
         "print([name for name in names if name in sys.modules])\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        check=True,
-        env={"PYTHONPATH": str(ROOT)},
-    ).stdout
+    out = _fresh_python(code)
     assert out.split("\n")[-2] == "[]"
