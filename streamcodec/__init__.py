@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import importlib
 
+from streamcodec.lazy import imported
+
 TYPE_CHECKING = False  # not typing's: ``import typing`` alone costs more than all of this
 if TYPE_CHECKING:
     from typing import Any
@@ -77,12 +79,7 @@ def __getattr__(name: str) -> Any:
     """The public names and the modules of ``_LAZY_MODULES``, imported when first asked for."""
     if name in _LAZY_MODULES:
         return importlib.import_module(f"streamcodec.{name}")
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'streamcodec' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"streamcodec.{home}"), name)
-    globals()[name] = value
-    return value
+    return imported(globals(), "streamcodec", _HOMES, name)
 
 
 def __dir__() -> list[str]:

@@ -18,6 +18,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "streamcodec"
 # these, and anything but the command line.
 ALLOWED = {
     "vocab": set(),
+    "lazy": set(),  # a package's names imported at first use
     "reference": set(),
     "atomicfile": set(),
     "npyfile": set(),

@@ -16,11 +16,11 @@
 
 from __future__ import annotations
 
-import importlib
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from streamcodec.lazy import imported
 from streamcodec.vocab import Vocabulary
 
 if TYPE_CHECKING:
@@ -63,12 +63,11 @@ _HOMES = {
 
 
 def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
+    return imported(globals(), __name__, _HOMES, name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_HOMES})
 
 
 # GPT-2's names, and the same two files as Hugging Face's slow GPT-2 tokenizers name them.
