@@ -10,14 +10,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _fresh_python(code: str) -> str:
-    """What ``code`` prints, run by a fresh interpreter that imports streamcodec from here."""
+def _fresh_python(code: str, **env: str) -> str:
+    """What ``code`` prints, run by a fresh interpreter that imports streamcodec from here
+    (with ``env`` added to its environment)."""
     return subprocess.run(
         [sys.executable, "-c", code],
         capture_output=True,
         text=True,
         check=True,
-        env={"PYTHONPATH": str(ROOT)},
+        env={"PYTHONPATH": str(ROOT), **env},
     ).stdout
 
 
@@ -55,3 +56,14 @@ def test_a_shipped_vocabulary_imports_no_model_format(tmp_path: Path) -> None:
     )
     out = _fresh_python(code)
     assert out.split("\n")[-2] == "[]"
+
+
+def test_the_pure_backend_imports_no_compiled_module() -> None:
+    """Regression: a shipped vocabulary's ranks were unpacked by the compiled core even under
+    ``STREAMCODEC_BACKEND=python`` (the backend is the one choice of path, engine/backend.py)."""
+    code = (
+        "import sys, streamcodec\n"
+        "streamcodec.get_encoding('cl100k_base').encode('hello world')\n"
+        "print([m for m in sys.modules if m.rpartition('.')[2] in ('_core', '_scan', '_fused')])\n"
+    )
+    assert _fresh_python(code, STREAMCODEC_BACKEND="python").strip() == "[]"

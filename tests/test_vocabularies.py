@@ -121,7 +121,7 @@ def test_the_compiled_unpacking_equals_the_python_one(name: str) -> None:
     rebuilt from it has tiktoken's sha256."""
     pytest.importorskip("streamcodec.pieces._core")
     lengths, blob, runs = _parts(shipped_path(name).read_bytes())
-    native = vocabularies._rank_dict(lengths, blob, runs)
+    native = vocabularies._rank_dict(lengths, blob, runs, native=True)
     python = vocabularies._rank_dict(lengths, blob, runs, native=False)
     assert native is not None and list(native.items()) == list(python.items())  # type: ignore[union-attr]
     assert set(map(type, native.values())) == {int}
@@ -144,5 +144,5 @@ def test_damaged_parts_are_refused_by_both_unpackings(damage: str) -> None:
     pytest.importorskip("streamcodec.pieces._core")
     ranks = {bytes([b]): b for b in range(256)} | {b"ab": 300, b"abc": 301}
     parts = DAMAGE[damage](*_parts(pack_ranks(ranks)))
-    assert vocabularies._rank_dict(*parts) is None
+    assert vocabularies._rank_dict(*parts, native=True) is None
     assert vocabularies._rank_dict(*parts, native=False) is None

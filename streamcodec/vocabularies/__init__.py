@@ -27,6 +27,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Protocol
 
+from streamcodec.engine.backend import backend
+
 __all__ = [
     "SHIPPED",
     "Published",
@@ -122,19 +124,20 @@ def unpack_ranks(data: bytes, *, source: str = "<bytes>") -> dict[bytes, int]:
         raise ValueError(f"{source}: damaged vocabulary ({exc}); reinstall streamcodec") from None
     total = sum(count for _, count in runs)
     lengths, blob = payload[at : at + total], payload[at + total :]
-    unpacked = _rank_dict(lengths, blob, runs)
+    unpacked = _rank_dict(lengths, blob, runs, native=backend() == "native")
     if unpacked is None:
         raise ValueError(f"{source}: damaged vocabulary (sizes disagree); reinstall streamcodec")
     return unpacked
 
 
 def _rank_dict(
-    lengths: bytes, blob: bytes, runs: list[tuple[int, int]], *, native: bool = True
+    lengths: bytes, blob: bytes, runs: list[tuple[int, int]], *, native: bool
 ) -> dict[bytes, int] | None:
     """Token k (the next ``lengths[k]`` bytes of ``blob``) -> the next rank of ``runs``'
-    ``(first, count)`` ranges; None where the sizes disagree or a token repeats. In one call of
-    the compiled core where it is built (``rank_dict``: 100,000 tokens were a third of a
-    command's start), else here (the reference it equals)."""
+    ``(first, count)`` ranges; None where the sizes disagree or a token repeats. With ``native``
+    (the backend chose the compiled code) in one call of the core where it is built
+    (``rank_dict``: 100,000 tokens were a third of a command's start), else here (the reference
+    it equals)."""
     if native:
         try:
             from streamcodec.pieces._core import rank_dict
