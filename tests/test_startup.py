@@ -36,28 +36,6 @@ def test_loading_encoding_compiles_no_safe_cut_rule() -> None:
     assert out.split() == ["0", "0", "False"]
 
 
-def test_a_shipped_vocabulary_imports_no_model_format(tmp_path: Path) -> None:
-    """The corpus command with a shipped encoding reads no tokenizer.json, GPT-2 or minbpe
-    file, so it imports none of their readers (formats/ and the CLI's options import them at
-    first use; they were 10-20% of ``tokenize-corpus``'s start)."""
-    doc = tmp_path / "one.jsonl"
-    doc.write_text('{"text": "hello"}\n')
-    argv = ["streamcodec", "tokenize-corpus", str(doc), "-o", str(tmp_path / "out")]
-    code = (
-        "import sys, runpy\n"
-        f"sys.argv = {argv!r}\n"
-        "try:\n"
-        "    runpy.run_module('streamcodec', run_name='__main__')\n"
-        "except SystemExit as exc:\n"
-        "    assert not exc.code, exc.code\n"
-        "names = ('streamcodec.formats.huggingface', 'streamcodec.formats.gpt2',\n"
-        "         'streamcodec.formats.minbpe', 'streamcodec.wordbpe')\n"
-        "print([name for name in names if name in sys.modules])\n"
-    )
-    out = _fresh_python(code)
-    assert out.split("\n")[-2] == "[]"
-
-
 def test_the_pure_backend_imports_no_compiled_module() -> None:
     """Regression: a shipped vocabulary's ranks were unpacked by the compiled core even under
     ``STREAMCODEC_BACKEND=python`` (the backend is the one choice of path, engine/backend.py)."""
