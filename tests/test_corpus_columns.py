@@ -194,6 +194,20 @@ def test_the_native_reader_reads_the_common_cases_itself(case: str) -> None:
     assert column is not None and _texts(column) == _python_texts(block)
 
 
+@native
+@pytest.mark.parametrize("escape", [b"\\u00E9", b"\\ud83d\\uDE00"])
+def test_every_byte_in_each_place_of_an_escape_is_read_as_json_loads_reads_it(
+    escape: bytes,
+) -> None:
+    # the escapes are read by tables (a hex digit's value, a one-character escape's byte):
+    # each of the 256 bytes in each place after the first backslash is read as json.loads
+    # reads it, or the block left to the Python reader
+    for at in range(1, len(escape)):
+        for byte in range(256):
+            changed = escape[:at] + bytes([byte]) + escape[at + 1 :]
+            _check_native(_lines(b'{"text": "a' + changed + b'b"}\n'))
+
+
 _LINE = st.one_of(
     st.builds(
         lambda text, ascii_only, extra: json.dumps(

@@ -77,20 +77,30 @@ static int plain_run(const unsigned char *p, unsigned char *o) {
 }
 #endif
 
+/* Each byte's value as a hex digit plus one (0: not a digit). A table, not a branch a digit:
+ * the digits of escaped code points mix letters and numbers, each branch a mispredicted one
+ * (ensure_ascii JSON of non-Latin text is mostly \\uXXXX escapes). */
+#define HEX_DIGITS(first, base) \
+    [first] = base + 1, [first + 1] = base + 2, [first + 2] = base + 3, [first + 3] = base + 4, \
+    [first + 4] = base + 5, [first + 5] = base + 6
+static const unsigned char hex_value[256] = {
+    HEX_DIGITS('0', 0), ['6'] = 7, ['7'] = 8, ['8'] = 9, ['9'] = 10,
+    HEX_DIGITS('a', 10), HEX_DIGITS('A', 10),
+};
+
 static int hex4(const unsigned char *p, uint32_t *value) {
-    uint32_t v = 0;
-    for (int k = 0; k < 4; k++) {
-        unsigned char h = p[k];
-        uint32_t d = h >= '0' && h <= '9'   ? (uint32_t)(h - '0')
-                     : h >= 'a' && h <= 'f' ? (uint32_t)(h - 'a' + 10)
-                     : h >= 'A' && h <= 'F' ? (uint32_t)(h - 'A' + 10)
-                                            : 16;
-        if (d == 16) return 0;
-        v = v << 4 | d;
-    }
-    *value = v;
+    uint32_t a = hex_value[p[0]], b = hex_value[p[1]], c = hex_value[p[2]], d = hex_value[p[3]];
+    if (!(a && b && c && d)) return 0;
+    *value = (a - 1) << 12 | (b - 1) << 8 | (c - 1) << 4 | (d - 1);
     return 1;
 }
+
+/* The byte each one-character escape stands for ('\\' then this byte), 0 for the others: a
+ * load, not a switch's indirect jump, which mispredicts where escapes of each kind mix. */
+static const unsigned char unescaped[256] = {
+    ['"'] = '"', ['\\'] = '\\', ['/'] = '/', ['b'] = '\b',
+    ['f'] = '\f', ['n'] = '\n', ['r'] = '\r', ['t'] = '\t',
+};
 
 /* The string at c->p (its opening quote), as json.loads reads it: unescaped into *out when out
  * is given (else only checked); *escaped says whether it held an escape. 0: declined. */
@@ -126,30 +136,24 @@ static int scan_string(cursor *c, unsigned char **out, int *escaped) {
         }
         any = 1;
         if (end - p < 2) return 0;
-        uint32_t cp;
-        switch (p[1]) {
-        case '"': case '\\': case '/': cp = p[1]; break;
-        case 'b': cp = '\b'; break;
-        case 'f': cp = '\f'; break;
-        case 'n': cp = '\n'; break;
-        case 'r': cp = '\r'; break;
-        case 't': cp = '\t'; break;
-        case 'u':
-            if (end - p < 6 || !hex4(p + 2, &cp)) return 0;
-            if (cp >= 0xDC00 && cp <= 0xDFFF) return 0; /* a lone low surrogate */
-            if (cp >= 0xD800 && cp <= 0xDBFF) {         /* only with its low half */
-                uint32_t low;
-                if (end - p < 12 || p[6] != '\\' || p[7] != 'u' || !hex4(p + 8, &low) ||
-                    low < 0xDC00 || low > 0xDFFF)
-                    return 0;
-                cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
-                p += 6;
-            }
-            p += 4;
-            break;
-        default: return 0;
+        unsigned char simple = unescaped[p[1]];
+        if (simple) {
+            if (o) *o++ = simple;
+            p += 2;
+            continue;
         }
-        p += 2;
+        uint32_t cp;
+        if (p[1] != 'u' || end - p < 6 || !hex4(p + 2, &cp)) return 0;
+        if (cp >= 0xDC00 && cp <= 0xDFFF) return 0; /* a lone low surrogate */
+        if (cp >= 0xD800 && cp <= 0xDBFF) {         /* only with its low half */
+            uint32_t low;
+            if (end - p < 12 || p[6] != '\\' || p[7] != 'u' || !hex4(p + 8, &low) ||
+                low < 0xDC00 || low > 0xDFFF)
+                return 0;
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+            p += 6;
+        }
+        p += 6;
         if (o) o += sc_utf8_put(o, cp, 0); /* no lone surrogate comes here */
     }
     c->p = p + 1;
