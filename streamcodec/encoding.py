@@ -34,6 +34,7 @@ from streamcodec.engine.backend import Backend
 from streamcodec.engine.batch import CAN_THREAD
 from streamcodec.engine.model import model_encoder
 from streamcodec.engine.ordinary import OrdinaryEncoder
+from streamcodec.pieces.packed import PackedRanks
 from streamcodec.pieces.token_bytes import TokenBytes, plain_ids
 from streamcodec.stream.methods import StreamMethods
 from streamcodec.stream.sources import Source
@@ -65,7 +66,8 @@ class Encoding(StreamMethods, TiktokenMethods, BatchMethods, metaclass=PresentsA
     :mod:`streamcodec.engine.ordinary`; ``cache_size``, in entries, is its deprecated alias),
     ``backend`` (:mod:`streamcodec.engine.backend`; attributes: ``backend``,
     ``native_pattern``); streaming: ``StreamMethods``; many texts on every core:
-    ``BatchMethods`` (:mod:`streamcodec.batch`).
+    ``BatchMethods`` (:mod:`streamcodec.batch`). ``mergeable_ranks`` may be ``PackedRanks``
+    (:mod:`streamcodec.pieces.packed`: get_encoding's, its dict made when first asked for).
     """
 
     name: str
@@ -84,7 +86,7 @@ class Encoding(StreamMethods, TiktokenMethods, BatchMethods, metaclass=PresentsA
         name: str,
         *,
         pat_str: str,
-        mergeable_ranks: dict[bytes, int],
+        mergeable_ranks: dict[bytes, int] | PackedRanks,
         special_tokens: dict[str, int],
         explicit_n_vocab: int | None = None,
         cache_bytes: int = engine.DEFAULT_CACHE_BYTES,
@@ -92,14 +94,16 @@ class Encoding(StreamMethods, TiktokenMethods, BatchMethods, metaclass=PresentsA
         backend: str | None = None,
         rules: ModelRules | None = None,
     ) -> None:
-        self.name = name
-        self._pat_str = pat_str
-        self._mergeable_ranks = mergeable_ranks = plain_ids(mergeable_ranks)
+        self.name, self._pat_str = name, pat_str
         self._special_tokens = special_tokens = plain_ids(special_tokens)
         self.rules = rules = rules or ModelRules()  # an open model's: engine/model.py
         rules.check(special_tokens, name)
         both = special_tokens | plain_ids(rules.added_tokens)  # added tokens decode as specials
-        self.max_token_value = max(max(mergeable_ranks.values(), default=0), *both.values(), 0)
+        try:
+            self._bytes = TokenBytes(mergeable_ranks, both)
+        except ValueError as exc:
+            raise ValueError(f"encoding {name!r}: {exc}") from None
+        self.max_token_value = self._bytes.max_id
         n_tokens = len(mergeable_ranks) + len(both)
         if explicit_n_vocab and (
             n_tokens != explicit_n_vocab or self.max_token_value != explicit_n_vocab - 1
@@ -108,17 +112,12 @@ class Encoding(StreamMethods, TiktokenMethods, BatchMethods, metaclass=PresentsA
                 f"encoding {name!r}: explicit_n_vocab={explicit_n_vocab}, but the vocabulary has "
                 f"{n_tokens} tokens and its largest id is {self.max_token_value}"
             )
-        try:
-            self._bytes = TokenBytes(mergeable_ranks, both)
-        except ValueError as exc:
-            raise ValueError(f"encoding {name!r}: {exc}") from None
         self._special_token_values = frozenset(special_tokens.values())
         # The keyword options, pickled with the encoding (the backend as the caller asked).
         if cache_size is not None:
             cache_bytes = engine.cache_size_as_bytes(cache_size, cache_bytes=cache_bytes)
-        self._options: dict[str, Any] = dict(cache_bytes=cache_bytes)
-        self._options["backend"] = backend
-        ordinary = model_encoder(rules, pat_str, mergeable_ranks, **self._options)
+        self._options: dict[str, Any] = dict(cache_bytes=cache_bytes, backend=backend)
+        ordinary = model_encoder(rules, pat_str, self._bytes.vocabulary, **self._options)
         self._options["rules"] = rules
         self._ordinary, self.backend = ordinary, ordinary.backend
         self.native_pattern = ordinary.native_pattern  # the known pattern cut in C, or None
@@ -395,6 +394,10 @@ class Encoding(StreamMethods, TiktokenMethods, BatchMethods, metaclass=PresentsA
 
     def __setstate__(self, value: Any) -> None:
         self.__init__(**value)  # type: ignore[misc]
+
+    @functools.cached_property
+    def _mergeable_ranks(self) -> dict[bytes, int]:  # tiktoken's; packed: made when first read
+        return self._bytes.ranks
 
     @functools.cached_property
     def _special_token_bytes(self) -> dict[bytes, int]:

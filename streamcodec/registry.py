@@ -44,7 +44,7 @@ from streamcodec.dropin import same_module
 from streamcodec.encoding import Encoding
 from streamcodec.plugins import TIKTOKEN_NAMES, tiktoken_names
 from streamcodec.vocab import PATTERNS
-from streamcodec.vocabularies import shipped_path, shipped_ranks
+from streamcodec.vocabularies import shipped_packed, shipped_path, shipped_ranks
 
 __all__ = [
     "ENCODINGS",
@@ -243,10 +243,11 @@ def get_encoding(name: str) -> Encoding:
 def _build(name: str) -> Encoding:
     spec = SPECS.get(name)
     if spec is not None:
+        packed = shipped_packed(spec.shipped) if spec.shipped else None
         return Encoding(
             spec.name,
             pat_str=spec.pat_str,
-            mergeable_ranks=load_ranks(spec),
+            mergeable_ranks=load_ranks(spec) if packed is None else packed,
             special_tokens=dict(spec.special_tokens),
             explicit_n_vocab=spec.explicit_n_vocab,
         )

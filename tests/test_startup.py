@@ -7,6 +7,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from streamcodec import Encoding
+from streamcodec.pieces import LONG_PIECE
+from streamcodec.pieces.packed import PackedRanks
+from streamcodec.registry import SPECS
+from streamcodec.vocabularies import SHIPPED, shipped_packed
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -45,3 +53,64 @@ def test_the_pure_backend_imports_no_compiled_module() -> None:
         "print([m for m in sys.modules if m.rpartition('.')[2] in ('_core', '_scan', '_fused')])\n"
     )
     assert _fresh_python(code, STREAMCODEC_BACKEND="python").strip() == "[]"
+
+
+def test_a_named_encoding_encodes_without_the_dict_of_its_ranks() -> None:
+    """``get_encoding`` hands the compiled core the shipped arrays (``Core.packed``): the dict of
+    100,000 bytes objects, the decoding table and the manifest's hash of the ranks were half of a
+    command's start. Encoding (ids, counts, arrays, a batch) and the corpus's record make
+    neither; the first decode makes the table, ``mergeable_ranks`` the dict."""
+    code = (
+        "import streamcodec\n"
+        "from streamcodec.corpus.manifest import encoding_record\n"
+        "enc = streamcodec.get_encoding('cl100k_base')\n"
+        "ids = enc.encode('hello world'); enc.count_tokens('hello world')\n"
+        "enc.encode_ordinary_batch_to_numpy(['a b', 'c']); encoding_record(enc)\n"
+        "made = lambda: sorted(set(vars(enc._bytes)) & {'ranks', 'by_id'})\n"
+        "print(made(), enc.backend)\n"
+        "assert enc.decode(ids) == 'hello world'\n"
+        "print(made())\n"
+        "assert enc.mergeable_ranks[b'hello'] == 15339\n"
+        "print(made())\n"
+    )
+    lines = _fresh_python(code).splitlines()
+    assert lines == ["[] native", "['by_id', 'ranks']", "['by_id', 'ranks']"]
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_the_tables_from_the_packed_arrays_equal_those_from_the_dict(name: str) -> None:
+    """``Core.packed`` (the arrays as the file holds them) encodes as ``Core(ranks)`` (the dict
+    made from them), the lazily made dict and decoding table equal tiktoken's, and an encoding
+    built from the packed ranks equals one built from the dict."""
+    core = pytest.importorskip("streamcodec.pieces._core")
+    packed = shipped_packed(name)
+    assert packed is not None
+    ranks = packed.ranks()
+    from_arrays = core.Core.packed(packed.lengths, packed.blob, packed.runs, long_piece=LONG_PIECE)
+    from_dict = core.Core(ranks, long_piece=LONG_PIECE)
+    pieces = [t.decode("utf-8", "replace") for t in list(ranks)[::97]]
+    pieces += ["hello", " world", "x" * 700, "ab" * 300, "\u00e9t\u00e9", " " * 40, "1234567"]
+    assert from_arrays.encode_pieces(pieces) == from_dict.encode_pieces(pieces)
+    spec = SPECS[name]
+    lazy = Encoding(name, pat_str=spec.pat_str, mergeable_ranks=packed,
+                    special_tokens=spec.special_tokens)  # fmt: skip
+    eager = Encoding(name, pat_str=spec.pat_str, mergeable_ranks=ranks,
+                     special_tokens=spec.special_tokens)  # fmt: skip
+    assert lazy.max_token_value == eager.max_token_value and lazy.n_vocab == eager.n_vocab
+    text = "Hello, w\u00f6rld! 12345 \U0001f600 <|endoftext|> " * 20
+    ids = eager.encode(text, allowed_special="all")
+    assert lazy.encode(text, allowed_special="all") == ids
+    assert lazy.decode_tokens_bytes(ids) == eager.decode_tokens_bytes(ids)
+    assert lazy.mergeable_ranks == ranks and lazy._bytes.by_id == eager._bytes.by_id
+
+
+def test_packed_ranks_that_clash_or_repeat_are_refused() -> None:
+    """A special token's id equal to a packed rank is refused when the encoding is made, as for
+    a dict; packed ranks whose runs overlap are refused when read."""
+    packed = shipped_packed("r50k_base")
+    assert packed is not None
+    with pytest.raises(ValueError, match="1 token ids are used twice"):
+        Encoding("x", pat_str=SPECS["r50k_base"].pat_str, mergeable_ranks=packed,
+                 special_tokens={"<|x|>": 50000})  # fmt: skip
+    with pytest.raises(ValueError, match="overlap"):
+        PackedRanks(packed.lengths, packed.blob, [(0, 300), (299, len(packed) - 300)])

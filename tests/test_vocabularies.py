@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 
 from streamcodec import vocabularies
+from streamcodec.pieces import LONG_PIECE
+from streamcodec.pieces.packed import _rank_dict
 from streamcodec.registry import SPECS, available_offline
 from streamcodec.vocabularies import (
     SHIPPED,
@@ -121,8 +123,8 @@ def test_the_compiled_unpacking_equals_the_python_one(name: str) -> None:
     rebuilt from it has tiktoken's sha256."""
     pytest.importorskip("streamcodec.pieces._core")
     lengths, blob, runs = _parts(shipped_path(name).read_bytes())
-    native = vocabularies._rank_dict(lengths, blob, runs, native=True)
-    python = vocabularies._rank_dict(lengths, blob, runs, native=False)
+    native = _rank_dict(lengths, blob, runs, native=True)
+    python = _rank_dict(lengths, blob, runs, native=False)
     assert native is not None and list(native.items()) == list(python.items())  # type: ignore[union-attr]
     assert set(map(type, native.values())) == {int}
     for content, expected in original_files(SPECS[name], native).values():
@@ -141,8 +143,10 @@ DAMAGE = {
 
 @pytest.mark.parametrize("damage", sorted(DAMAGE))
 def test_damaged_parts_are_refused_by_both_unpackings(damage: str) -> None:
-    pytest.importorskip("streamcodec.pieces._core")
+    Core = pytest.importorskip("streamcodec.pieces._core").Core
     ranks = {bytes([b]): b for b in range(256)} | {b"ab": 300, b"abc": 301}
     parts = DAMAGE[damage](*_parts(pack_ranks(ranks)))
-    assert vocabularies._rank_dict(*parts, native=True) is None
-    assert vocabularies._rank_dict(*parts, native=False) is None
+    assert _rank_dict(*parts, native=True) is None
+    assert _rank_dict(*parts, native=False) is None
+    with pytest.raises(ValueError):  # the tables built from the arrays, with no dict between
+        Core.packed(*parts, long_piece=LONG_PIECE)

@@ -30,6 +30,7 @@ from streamcodec.atomicfile import atomic_output
 from streamcodec.corpus.files import regular_file
 from streamcodec.corpus.shards import sha256_file
 from streamcodec.encoding import Encoding
+from streamcodec.registry import get_encoding
 
 __all__ = [
     "FORMAT",
@@ -63,7 +64,31 @@ def encoding_record(enc: Encoding) -> dict[str, Any]:
     return dict(record)
 
 
+# The digests of the named encodings as get_encoding makes them (their ranks are the shipped
+# ones, zlib-checked, or a file checked against tiktoken's sha256, so the digest is fixed):
+# hashing 2.3 MB of ranks, and making their dict, was a third of the command's start.
+# tests/test_corpus.py computes each again.
+NAMED_SHA256 = {
+    "gpt2": "e4cd510970cb4f7468ea83985da8c758bd2a181878885ac48a54c078e4f2bf2d",
+    "r50k_base": "e4cd510970cb4f7468ea83985da8c758bd2a181878885ac48a54c078e4f2bf2d",
+    "p50k_base": "3ee5339cadbd919e884ed5d628192cd3c9e1412b2b40ccc69de8f3cee1f5b528",
+    "p50k_edit": "6120ebe4110afb7aeb17e980a7bfd1e197ba0b627751551a74211630d5eb23aa",
+    "cl100k_base": "57d304fe8399bc0e6be53f379b2e22f5433ec6136a26be82994b8338446f8fc2",
+    "o200k_base": "7ac692385d3c3d7584227156ff83ebc4e85b487135562e4890b588c9cbc48f9f",
+    "o200k_harmony": "28da11abf727da12c9036544f1ff40db38bb80d5bc6f0c7ea741dca503051681",
+    "streamcodec_py4k": "9caf2ebe3ea10163bc75dac1a0c32c247daabb6754f47bce3532332259584f7c",
+}
+
+
 def _hashed_record(enc: Encoding) -> dict[str, Any]:
+    if enc.recipe == (get_encoding, (enc.name,)) and enc.name in NAMED_SHA256:
+        return {"name": enc.name, "sha256": NAMED_SHA256[enc.name], "n_vocab": enc.n_vocab}
+    return hashed_record(enc)
+
+
+def hashed_record(enc: Encoding) -> dict[str, Any]:
+    """The record of any encoding, its digest computed (the definition ``NAMED_SHA256`` holds
+    the results of)."""
     digest = hashlib.sha256(enc.pat_str.encode("utf-8", "surrogatepass") + b"\0")
     ranks = enc.mergeable_ranks
     tokens, order = list(ranks), list(ranks.values())

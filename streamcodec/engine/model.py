@@ -32,6 +32,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from streamcodec.engine.ordinary import OrdinaryEncoder
+from streamcodec.pieces.packed import PackedRanks
 from streamcodec.vocab import ModelRules
 
 __all__ = ["NORMALIZERS", "ModelEncoder", "model_encoder"]
@@ -159,9 +160,14 @@ def _missing_byte(text: str, missing: frozenset[int], errors: str) -> ValueError
 
 
 def model_encoder(
-    rules: ModelRules, pattern: str, ranks: Mapping[bytes, int], **options: Any
+    rules: ModelRules, pattern: str, ranks: Mapping[bytes, int] | PackedRanks, **options: Any
 ) -> OrdinaryEncoder:
-    """The engine for ordinary text under ``rules``: a :class:`ModelEncoder` where one applies."""
+    """The engine for ordinary text under ``rules``: a :class:`ModelEncoder` where one applies
+    (packed ranks are made a dict for it)."""
+    if isinstance(ranks, PackedRanks):
+        if not (rules.added_tokens or rules.normalizer or not ranks.every_byte):
+            return OrdinaryEncoder(pattern, ranks, **options)
+        ranks = ranks.ranks()
     if rules.added_tokens or rules.normalizer or any(bytes([b]) not in ranks for b in range(256)):
         return ModelEncoder(
             pattern, ranks, added_tokens=rules.added_tokens, normalizer=rules.normalizer, **options

@@ -48,6 +48,7 @@ from streamcodec.arguments import whole_number
 from streamcodec.engine.backend import Backend, compiled_module, resolve_backend
 from streamcodec.engine.cache import ENTRY_BYTES, IdCache, Ids
 from streamcodec.pieces import LONG_PIECE, ByteMode, PieceEncoder
+from streamcodec.pieces.packed import PackedRanks
 from streamcodec.text.pretokenize import Pretokenizer
 from streamcodec.text.unicode import has_surrogates
 from streamcodec.vocab import BYTE_MODE_PATTERN
@@ -69,7 +70,7 @@ class OrdinaryEncoder:
     def __init__(
         self,
         pattern: str,
-        ranks: Mapping[bytes, int],
+        ranks: Mapping[bytes, int] | PackedRanks,
         *,
         cache_bytes: int = DEFAULT_CACHE_BYTES,
         backend: str | None = None,
@@ -78,12 +79,15 @@ class OrdinaryEncoder:
         self.pattern = pattern
         chosen = resolve_backend(backend)
         self.pretokenizer = Pretokenizer(pattern, native=chosen == "native")
+        byte_mode = pattern == BYTE_MODE_PATTERN
+        self._core = _compiled_core(ranks) if chosen == "native" and not byte_mode else None
+        # Packed ranks stay packed while only the core reads them (the Python path reads a dict).
+        self._given = (
+            ranks.ranks() if self._core is None and isinstance(ranks, PackedRanks) else ranks
+        )
         # No pre-tokenization: the text is one piece, merged between the cuts no token crosses.
-        self.byte_mode = ByteMode(ranks) if pattern == BYTE_MODE_PATTERN else None
-        self.encode_piece: PieceEncoder = self.byte_mode or PieceEncoder(ranks)
-        self._ranks = ranks
+        self.byte_mode = ByteMode(self._ranks) if byte_mode else None
         self._cache = IdCache(cache_bytes=cache_bytes)
-        self._core = _compiled_core(ranks) if chosen == "native" and not self.byte_mode else None
         scanner = self.pretokenizer.scanner if self._core is not None else None
         self._fused: Any = None
         if scanner is not None:
@@ -93,11 +97,24 @@ class OrdinaryEncoder:
         #: The known pattern (``"llama3"``...) the native scanner cuts ``pattern`` as, or None.
         self.native_pattern = scanner.name if scanner is not None else None
 
+    @property
+    def _ranks(self) -> Mapping[bytes, int]:
+        """The ranks as a mapping (packed ones made a dict the first time)."""
+        given = self._given
+        return given.ranks() if isinstance(given, PackedRanks) else given
+
+    @functools.cached_property
+    def encode_piece(self) -> PieceEncoder:
+        """One piece's bytes to ids in Python (the pure path's; on the compiled paths only for
+        ``Encoding._encode_single_piece``)."""
+        return self.byte_mode or PieceEncoder(self._ranks)
+
     @functools.cached_property
     def longest_token(self) -> int:
         """The bytes of the longest token: ``n`` bytes of text give at least ``n / longest_token``
         ids, which settles a count limit without encoding (``Encoding.count_tokens``)."""
-        return max(map(len, self._ranks), default=1)
+        given = self._given
+        return given.longest if isinstance(given, PackedRanks) else max(map(len, given), default=1)
 
     def encode(
         self,
@@ -263,13 +280,15 @@ def cache_size_as_bytes(cache_size: object, *, cache_bytes: int) -> int:
     return converted
 
 
-def _compiled_core(ranks: Mapping[bytes, int]) -> Any:
-    """The compiled core's tables for ``ranks`` (``streamcodec.pieces._core.Core``), or None when
-    it cannot take the vocabulary (a rank outside 0..2**32-2, a single byte that is no token:
-    the Python path handles those)."""
-    if not isinstance(ranks, dict):
-        return None
+def _compiled_core(ranks: Mapping[bytes, int] | PackedRanks) -> Any:
+    """The compiled core's tables for ``ranks`` (``streamcodec.pieces._core.Core``; packed ranks
+    read as they are, no dict made), or None when it cannot take the vocabulary (a rank outside
+    0..2**32-2, a single byte that is no token: the Python path handles those; damaged packed
+    ranks: the dict's error says so)."""
+    core = compiled_module("pieces._core").Core
     try:
-        return compiled_module("pieces._core").Core(ranks, long_piece=LONG_PIECE)
+        if isinstance(ranks, PackedRanks):
+            return core.packed(ranks.lengths, ranks.blob, ranks.runs, long_piece=LONG_PIECE)
+        return core(ranks, long_piece=LONG_PIECE) if isinstance(ranks, dict) else None
     except (ValueError, TypeError):
         return None

@@ -26,6 +26,20 @@ typedef struct {
 
 /* ------------------------------------------------------------------ construction */
 
+/* The tables from `n` tokens in flat arrays (sc_vocab_new's), once the ids are made: 0, or -1
+ * with ValueError (a single byte missing, two tokens alike) or MemoryError. */
+static int core_build(Core *self, size_t n, const uint8_t *data, const size_t *offsets,
+                      const uint32_t *rank, int bytes_seen, Py_ssize_t long_piece) {
+    if (bytes_seen != 256) {
+        PyErr_SetString(PyExc_ValueError, "the compiled core needs every single byte to be a token");
+        return -1;
+    }
+    int status = sc_vocab_new(&self->vocab, n, data, offsets, rank, (size_t)long_piece);
+    if (status == SC_DUPLICATE) PyErr_SetString(PyExc_ValueError, "two tokens have the same bytes");
+    else if (status != SC_OK) PyErr_NoMemory();
+    return status == SC_OK ? 0 : -1;
+}
+
 /* Copy `ranks` (bytes -> int) into flat arrays; raise ValueError if the core cannot take the
  * vocabulary (the caller then keeps the Python path) or TypeError for a bad mapping. */
 static int core_fill(Core *self, PyObject *ranks, Py_ssize_t long_piece) {
@@ -74,19 +88,61 @@ static int core_fill(Core *self, PyObject *ranks, Py_ssize_t long_piece) {
         if (!self->ids[i]) goto done;
         self->n_ids = (Py_ssize_t)++i;
     }
-    if (bytes_seen != 256) {
-        PyErr_SetString(PyExc_ValueError,
-                        "the compiled core needs every single byte to be a token");
-        goto done;
+    status = core_build(self, (size_t)n, data, offsets, rank, bytes_seen, long_piece);
+done:
+    PyMem_Free(data);
+    PyMem_Free(offsets);
+    PyMem_Free(rank);
+    return status;
+}
+
+/* Core.packed: the tables straight from a packed vocabulary (token k is the next lengths[k]
+ * bytes of blob, its rank the next of the runs' (first, count) ranges), with no dict between:
+ * streamcodec.pieces.packed.PackedRanks, whose ranks() is the dict Core(ranks) would take. */
+static int core_fill_packed(Core *self, Py_buffer *lengths, Py_buffer *blob, PyObject *runs,
+                            Py_ssize_t long_piece) {
+    const uint8_t *size = lengths->buf;
+    size_t n = (size_t)lengths->len, at = 0, k = 0;
+    int have_byte[256] = {0}, bytes_seen = 0, status = -1;
+    if (n > SC_MAX_TOKENS) {
+        PyErr_Format(PyExc_ValueError, "the compiled core takes at most %u tokens", SC_MAX_TOKENS);
+        return -1;
     }
-    self->vocab = sc_vocab_new((size_t)n, data, offsets, rank, (size_t)long_piece);
-    if (!self->vocab) {
+    size_t *offsets = PyMem_Malloc((n + 1) * sizeof *offsets);
+    uint32_t *rank = PyMem_Malloc((n ? n : 1) * sizeof *rank);
+    self->ids = PyMem_Calloc(n ? n : 1, sizeof *self->ids);
+    if (!offsets || !rank || !self->ids) {
         PyErr_NoMemory();
         goto done;
     }
-    status = 0;
+    offsets[0] = 0;
+    for (Py_ssize_t r = 0; r < PyList_GET_SIZE(runs); r++) {
+        unsigned long long first, count;
+        if (!PyArg_ParseTuple(PyList_GET_ITEM(runs, r), "KK:Core.packed", &first, &count)) goto done;
+        if (count > n - k || (count && first + count - 1 >= UINT32_MAX)) {
+            PyErr_SetString(PyExc_ValueError, count > n - k ? "the sizes disagree"
+                                                            : "the compiled core takes ranks from 0 to 2**32 - 2");
+            goto done;
+        }
+        for (unsigned long long j = 0; j < count; j++, k++) {
+            if (size[k] > (size_t)blob->len - at) {
+                PyErr_SetString(PyExc_ValueError, "the sizes disagree");
+                goto done;
+            }
+            if (size[k] == 1 && !have_byte[((const uint8_t *)blob->buf)[at]]++) bytes_seen++;
+            at += size[k];
+            offsets[k + 1] = at;
+            rank[k] = (uint32_t)(first + j);
+            if (!(self->ids[k] = PyLong_FromUnsignedLong((unsigned long)rank[k]))) goto done;
+            self->n_ids = (Py_ssize_t)k + 1;
+        }
+    }
+    if (k != n || at != (size_t)blob->len) {
+        PyErr_SetString(PyExc_ValueError, "the sizes disagree");
+        goto done;
+    }
+    status = core_build(self, n, blob->buf, offsets, rank, bytes_seen, long_piece);
 done:
-    PyMem_Free(data);
     PyMem_Free(offsets);
     PyMem_Free(rank);
     return status;
@@ -124,6 +180,30 @@ static int core_init(Core *self, PyObject *args, PyObject *kwds) {
         return -1;
     }
     return 0;
+}
+
+PyDoc_STRVAR(core_packed_doc,
+"packed(lengths, blob, runs, /, *, long_piece)\n--\n\n"
+"Core(ranks, long_piece=long_piece) for the ranks of a packed vocabulary (token k is the next\n"
+"lengths[k] bytes of blob, its rank the next of the runs' (first, count) ranges), built with no\n"
+"dict between: equals Core(streamcodec.pieces.packed.PackedRanks(...).ranks()). ValueError as\n"
+"Core's, and where the sizes disagree or two tokens have the same bytes.");
+
+static PyObject *core_packed(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"", "", "", "long_piece", NULL};
+    Py_buffer lengths, blob;
+    PyObject *runs;
+    Py_ssize_t long_piece;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*y*O!$n:packed", kwlist, &lengths, &blob,
+                                     &PyList_Type, &runs, &long_piece))
+        return NULL;
+    Core *self = NULL;
+    if (long_piece < 0) PyErr_SetString(PyExc_ValueError, "long_piece must be >= 0");
+    else self = (Core *)type->tp_alloc(type, 0);
+    if (self && core_fill_packed(self, &lengths, &blob, runs, long_piece) < 0) Py_CLEAR(self);
+    PyBuffer_Release(&lengths);
+    PyBuffer_Release(&blob);
+    return (PyObject *)self;
 }
 
 static void core_dealloc(Core *self) {
@@ -323,6 +403,8 @@ static PyObject *core_backtrack_piece(Core *self, PyObject *arg) {
 }
 
 static PyMethodDef core_methods[] = {
+    {"packed", (PyCFunction)(void (*)(void))core_packed, METH_VARARGS | METH_KEYWORDS | METH_CLASS,
+     core_packed_doc},
     {"encode_pieces", (PyCFunction)(void (*)(void))core_encode_pieces, METH_VARARGS | METH_KEYWORDS,
      encode_pieces_doc},
     {"encode_piece", (PyCFunction)core_encode_piece, METH_O, encode_piece_doc},

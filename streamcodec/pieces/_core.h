@@ -29,13 +29,14 @@ typedef struct {
     size_t len, cap;
 } sc_ids;
 
-enum { SC_OK = 0, SC_NOMEM = -1 };
+enum { SC_OK = 0, SC_NOMEM = -1, SC_DUPLICATE = -2 };
 
-/* Build from `n` tokens: token i has bytes data[offsets[i]:offsets[i+1]] and rank ranks[i]
+/* Build *out from `n` tokens: token i has bytes data[offsets[i]:offsets[i+1]] and rank ranks[i]
  * (distinct, at most 2**32 - 2); every single byte must be a token; n at most SC_MAX_TOKENS
- * (_core_lookup.h). NULL when out of memory (or n is larger). */
-sc_vocab *sc_vocab_new(size_t n, const uint8_t *data, const size_t *offsets,
-                       const uint32_t *ranks, size_t long_piece);
+ * (_core_lookup.h). SC_OK, SC_NOMEM (or n is larger), or SC_DUPLICATE when two tokens have the
+ * same bytes (a dict's keys cannot; a packed vocabulary's could: then *out is NULL). */
+int sc_vocab_new(sc_vocab **out, size_t n, const uint8_t *data, const size_t *offsets,
+                 const uint32_t *ranks, size_t long_piece);
 void sc_vocab_free(sc_vocab *v);
 
 /* The index of the token whose bytes are data[:len], or -1 (a dict lookup of ranks). */

@@ -104,11 +104,12 @@ static int index_prefixes(sc_vocab *v) {
 
 /* ------------------------------------------------------------------ building */
 
-sc_vocab *sc_vocab_new(size_t n, const uint8_t *data, const size_t *offsets,
-                       const uint32_t *ranks, size_t long_piece) {
-    if (n > SC_MAX_TOKENS) return NULL;
+int sc_vocab_new(sc_vocab **out, size_t n, const uint8_t *data, const size_t *offsets,
+                 const uint32_t *ranks, size_t long_piece) {
+    *out = NULL;
+    if (n > SC_MAX_TOKENS) return SC_NOMEM;
     sc_vocab *v = calloc(1, sizeof *v);
-    if (!v) return NULL;
+    if (!v) return SC_NOMEM;
     v->n = n;
     v->long_piece = long_piece;
     size_t total = offsets[n];
@@ -130,7 +131,7 @@ sc_vocab *sc_vocab_new(size_t n, const uint8_t *data, const size_t *offsets,
         !v->prefix_from ||
         !v->facts || !v->split_left || !v->split_right || !v->shorter) {
         sc_vocab_free(v);
-        return NULL;
+        return SC_NOMEM;
     }
     memcpy(v->data, data, total);
     memcpy(v->off, offsets, (n + 1) * sizeof *v->off);
@@ -143,7 +144,7 @@ sc_vocab *sc_vocab_new(size_t n, const uint8_t *data, const size_t *offsets,
     v->filter = calloc(filter_bits / 64, sizeof *v->filter);
     if (!v->filter) {
         sc_vocab_free(v);
-        return NULL;
+        return SC_NOMEM;
     }
     v->table = (sc_table){v->slots, cap - 1, v->short_index, v->data, v->off, v->filter,
                           filter_bits - 1, n};
@@ -152,21 +153,39 @@ sc_vocab *sc_vocab_new(size_t n, const uint8_t *data, const size_t *offsets,
         const uint8_t *p = data + offsets[t];
         size_t len = offsets[t + 1] - offsets[t];
         if (len > v->longest) v->longest = len;
+        int status = SC_OK;
         if (len == 1 || len == 2) {
-            v->short_index[len == 1 ? SC_SHORT_ONE + (uint32_t)p[0] : (uint32_t)p[0] << 8 | p[1]] = (uint32_t)t;
-            continue;
+            uint32_t *index = &v->short_index[len == 1 ? SC_SHORT_ONE + (uint32_t)p[0] : (uint32_t)p[0] << 8 | p[1]];
+            if (*index != NONE) status = SC_DUPLICATE;
+            *index = (uint32_t)t;
+        } else {
+            uint64_t head = sc_head(p, len), hash = sc_hash(p, len, head);
+            uint64_t bit = (hash >> 32) & v->table.filter_mask, i = hash & v->table.mask;
+            v->filter[bit >> 6] |= 1ull << (bit & 63);
+            sc_slot slot = {head, sc_next4(p, len), sc_entry((uint32_t)t, len)};
+            /* The probe sc_table_find makes, to the empty slot: any equal token is on it. */
+            for (; v->slots[i].entry; i = (i + 1) & v->table.mask) {
+                const sc_slot *s = &v->slots[i];
+                uint32_t other = (s->entry >> 8) - 1;
+                if (s->head == slot.head && s->next == slot.next && (s->entry & 255) == (slot.entry & 255) &&
+                    token_len(v, other) == len &&
+                    memcmp(data + offsets[other], p, len) == 0)
+                    status = SC_DUPLICATE;
+            }
+            v->slots[i] = slot;
         }
-        uint64_t head = sc_head(p, len), hash = sc_hash(p, len, head), i = hash & v->table.mask;
-        uint64_t bit = (hash >> 32) & v->table.filter_mask;
-        v->filter[bit >> 6] |= 1ull << (bit & 63);
-        while (v->slots[i].entry) i = (i + 1) & v->table.mask;
-        v->slots[i] = (sc_slot){head, sc_next4(p, len), sc_entry((uint32_t)t, len)};
+        if (status != SC_OK) {
+            sc_vocab_free(v);
+            return status;
+        }
     }
-    if (index_prefixes(v) != SC_OK) {
+    int status = index_prefixes(v);
+    if (status != SC_OK) {
         sc_vocab_free(v);
-        return NULL;
+        return status;
     }
-    return v;
+    *out = v;
+    return SC_OK;
 }
 
 void sc_vocab_free(sc_vocab *v) {

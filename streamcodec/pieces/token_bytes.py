@@ -18,9 +18,12 @@ that says which one: ``TypeError`` for a non-integer, ``OverflowError`` below 0 
 
 from __future__ import annotations
 
+import functools
 import operator
 from collections.abc import Mapping, Sequence
 from typing import TypeVar
+
+from streamcodec.pieces.packed import PackedRanks
 
 __all__ = ["TokenBytes", "plain_ids"]
 
@@ -31,17 +34,47 @@ class TokenBytes:
     """The bytes of each id of ``ranks`` and ``special_tokens`` (special tokens that share an
     id, as o200k_harmony's do, decode to the first listed)."""
 
-    def __init__(self, ranks: Mapping[bytes, int], special_tokens: Mapping[str, int]) -> None:
-        self.by_id: dict[int, bytes] = {rank: token for token, rank in ranks.items()}
+    def __init__(
+        self, ranks: dict[bytes, int] | PackedRanks, special_tokens: Mapping[str, int]
+    ) -> None:
         special_ids: dict[int, bytes] = {}
         for text, i in special_tokens.items():
             special_ids.setdefault(i, text.encode("utf-8"))
-        self.by_id.update(special_ids)
-        if twice := len(ranks) + len(special_ids) - len(self.by_id):
+        self._special_ids = special_ids
+        #: The ranks as given, their ids plain ``int`` (packed ranks stay packed).
+        self.vocabulary: dict[bytes, int] | PackedRanks = ranks
+        if isinstance(ranks, PackedRanks):  # the tables made when first asked for (below)
+            top, twice = ranks.max_rank, sum(map(ranks.holds_rank, special_ids))
+        else:
+            self.vocabulary = self.ranks = ranks = plain_ids(ranks)
+            self.by_id = self._table()
+            top, twice = (
+                max(ranks.values(), default=0),
+                len(ranks) + len(special_ids) - len(self.by_id),
+            )
+        #: The largest id (0 for none).
+        self.max_id: int = max(top, *special_ids, 0)
+        if twice:
             raise ValueError(
                 f"{twice} token ids are used twice (duplicate ranks, or a special token id equal "
                 "to a rank)"
             )
+
+    @functools.cached_property
+    def ranks(self) -> dict[bytes, int]:
+        """Token bytes -> rank, with plain ``int`` ranks (packed ranks': made the first time)."""
+        assert isinstance(self.vocabulary, PackedRanks)  # a dict given is here from the start
+        return self.vocabulary.ranks()
+
+    @functools.cached_property
+    def by_id(self) -> dict[int, bytes]:
+        """Each id's bytes (packed ranks': made the first time)."""
+        return self._table()
+
+    def _table(self) -> dict[int, bytes]:
+        by_id = {rank: token for token, rank in self.ranks.items()}
+        by_id.update(self._special_ids)
+        return by_id
 
     def join(self, tokens: Sequence[int]) -> bytes:
         """The bytes of ``tokens`` joined; ``KeyError("Invalid token for decoding: N")``."""

@@ -20,7 +20,6 @@ shipped ranks byte for byte, so the test suite checks the same hashes on what is
 from __future__ import annotations
 
 import hashlib
-import itertools
 import struct
 import zlib
 from collections.abc import Mapping
@@ -28,6 +27,7 @@ from pathlib import Path
 from typing import Protocol
 
 from streamcodec.engine.backend import backend
+from streamcodec.pieces.packed import PackedRanks
 
 __all__ = [
     "SHIPPED",
@@ -35,8 +35,10 @@ __all__ = [
     "checked_originals",
     "original_files",
     "pack_ranks",
+    "shipped_packed",
     "shipped_path",
     "shipped_ranks",
+    "unpack",
     "unpack_ranks",
 ]
 
@@ -76,12 +78,19 @@ def shipped_path(name: str) -> Path:
 
 def shipped_ranks(name: str) -> dict[bytes, int] | None:
     """The ranks of the shipped vocabulary ``name``, or ``None`` when the package has none."""
+    packed = shipped_packed(name)
+    return None if packed is None else packed.ranks()
+
+
+def shipped_packed(name: str) -> PackedRanks | None:
+    """The shipped vocabulary ``name`` as read (its dict made when first asked for), or ``None``
+    when the package has none."""
     path = shipped_path(name)
     try:
         data = path.read_bytes()
     except FileNotFoundError:
         return None
-    return unpack_ranks(data, source=str(path))
+    return unpack(data, source=str(path))
 
 
 def pack_ranks(ranks: Mapping[bytes, int]) -> bytes:
@@ -110,6 +119,12 @@ def pack_ranks(ranks: Mapping[bytes, int]) -> bytes:
 def unpack_ranks(data: bytes, *, source: str = "<bytes>") -> dict[bytes, int]:
     """The ranks packed by :func:`pack_ranks`; a damaged file is a ``ValueError`` naming
     ``source`` (zlib's checksum sees any changed byte)."""
+    return unpack(data, source=source).ranks()
+
+
+def unpack(data: bytes, *, source: str = "<bytes>") -> PackedRanks:
+    """:func:`unpack_ranks` with the dict left to be made when first asked for (the compiled
+    core builds its tables from the arrays themselves)."""
     try:
         payload = zlib.decompress(data)
         if not payload.startswith(_MAGIC):
@@ -124,35 +139,7 @@ def unpack_ranks(data: bytes, *, source: str = "<bytes>") -> dict[bytes, int]:
         raise ValueError(f"{source}: damaged vocabulary ({exc}); reinstall streamcodec") from None
     total = sum(count for _, count in runs)
     lengths, blob = payload[at : at + total], payload[at + total :]
-    unpacked = _rank_dict(lengths, blob, runs, native=backend() == "native")
-    if unpacked is None:
-        raise ValueError(f"{source}: damaged vocabulary (sizes disagree); reinstall streamcodec")
-    return unpacked
-
-
-def _rank_dict(
-    lengths: bytes, blob: bytes, runs: list[tuple[int, int]], *, native: bool
-) -> dict[bytes, int] | None:
-    """Token k (the next ``lengths[k]`` bytes of ``blob``) -> the next rank of ``runs``'
-    ``(first, count)`` ranges; None where the sizes disagree or a token repeats. With ``native``
-    (the backend chose the compiled code) in one call of the core where it is built
-    (``rank_dict``: 100,000 tokens were a third of a command's start), else here (the reference
-    it equals)."""
-    if native:
-        try:
-            from streamcodec.pieces._core import rank_dict
-        except ImportError:
-            pass
-        else:
-            return rank_dict(lengths, blob, runs)
-    offsets = list(itertools.accumulate(lengths, initial=0))
-    tokens = [blob[a:b] for a, b in itertools.pairwise(offsets)]
-    ranks = itertools.chain.from_iterable(range(first, first + n) for first, n in runs)
-    unpacked = dict(zip(tokens, ranks, strict=False))  # their counts are compared next
-    total = sum(count for _, count in runs)
-    if len(tokens) != total or offsets[-1] != len(blob) or len(unpacked) != total:
-        return None
-    return unpacked
+    return PackedRanks(lengths, blob, runs, source=source, native=backend() == "native")
 
 
 def checked_originals(spec: Published) -> dict[str, bytes]:
