@@ -246,7 +246,7 @@ _BOUNDED_CHECK = """
 import resource, sys
 import streamcodec
 from streamcodec.corpus import check_corpus
-streamcodec.get_encoding("cl100k_base").decode([0])  # loaded (its decoding table too) before the limit: only the check is measured
+streamcodec.get_encoding("cl100k_base").decode([0])  # its decoding table too: only the check counts
 data = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmData"))
 limit = data * 1024 + (96 << 20)  # the heap may grow 96 MB: mapped shards are not counted
 resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
