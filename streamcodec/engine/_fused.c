@@ -343,7 +343,8 @@ static void pool_sums(const cache_pool *pool, uint64_t sums[4]) {
 typedef struct {
     sc_ids *items;
     Py_ssize_t n, cap;
-    size_t bytes; /* their room, in bytes */
+    size_t bytes;       /* their room, in bytes */
+    double per_unit;    /* the last batch's ids per code point (or byte); 0: none yet */
 } ids_pool;
 
 typedef struct {
@@ -356,6 +357,7 @@ typedef struct {
     cache_pool caches;  /* word caches not in use: a call takes one (a batch: its primary) */
     cache_pool helpers; /* a batch's threads' private caches not in use (_shared_cache.h) */
     ids_pool id_buffers; /* a batch's threads' id buffers not in use */
+    ids_pool id_arrays;  /* and buffers for its ids array (_fused_batch.h) */
 } FusedEncoder;
 
 static word_cache *take_cache(FusedEncoder *self);
@@ -415,8 +417,11 @@ static int fused_init(FusedEncoder *self, PyObject *args, PyObject *kwds) {
 static void fused_dealloc(FusedEncoder *self) {
     pool_free(&self->caches);
     pool_free(&self->helpers);
-    for (Py_ssize_t i = 0; i < self->id_buffers.n; i++) self->api->ids_free(&self->id_buffers.items[i]);
-    PyMem_Free(self->id_buffers.items);
+    ids_pool *pools[2] = {&self->id_buffers, &self->id_arrays};
+    for (int k = 0; k < 2; k++) {
+        for (Py_ssize_t i = 0; i < pools[k]->n; i++) self->api->ids_free(&pools[k]->items[i]);
+        PyMem_Free(pools[k]->items);
+    }
     Py_XDECREF(self->core);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
@@ -577,7 +582,7 @@ static PyObject *fused_cache_info(FusedEncoder *self, PyObject *unused) {
                          (unsigned long long)sums[3], "caches", self->caches.made,
                          "private_bytes", (unsigned long long)helpers[3], "private_caches",
                          self->helpers.made, "bytes_each", (Py_ssize_t)self->cache_bytes,
-                         "id_buffer_bytes", (unsigned long long)self->id_buffers.bytes);
+                         "id_buffer_bytes", (unsigned long long)(self->id_buffers.bytes + self->id_arrays.bytes));
 }
 
 #include "_fused_batch.h"

@@ -14,8 +14,8 @@
  *      array read from its offsets and data buffers (`arrow`: their addresses, kind 0). A tuple
  *      of `texts` keeps every str and bytes alive; the caller keeps the arrow array alive.
  *   2. The GIL released once: `threads` pthreads take runs of documents from an atomic counter,
- *      each with its own id buffer (kept for the next batch: batch_ids_take). One word cache, the primary (from the encoder's pool), is
- *      read by all of them and written by none; each has a private one (from a second pool, or
+ *      each with its own id buffer (kept for the next batch: batch_ids_take). One word cache,
+ *      the primary (from the encoder's pool), is read by all of them and written by none; each has a private one (from a second pool, or
  *      made by the thread), asked after the primary and learning its misses; at the end, the
  *      threads joined, what they learned is offered to the primary (_shared_cache.h); a fresh
  *      primary also after the batch's first part (batch_phase_one). One thread uses the primary
@@ -35,8 +35,8 @@
  *   4. Out, by `mode`: counts (`lengths` holds them, no ids kept); ids (the counts' prefix sum
  *      makes `lengths` the offsets, then each thread copies its own documents' ids, as ranks,
  *      into one uint32 IdArray: one copy, in parallel; with one thread, its buffer is the
- *      array; the array's buffer, taken from the encoder's idle id buffers (batch_ids_sized),
- *      goes back to them when the array is freed: batch_array_return); lists (one list of ints
+ *      array; the array's buffer, taken from the encoder's idle ones (batch_ids_take), goes
+ *      back to them when the array is freed: batch_array_return); lists (one list of ints
  *      a document, from the threads' buffers, with the GIL).
  * Windows has no pthreads here: the batch runs on the calling thread, the GIL released.
  */
@@ -128,97 +128,83 @@ static void *batch_fresh(size_t bytes) {
     return malloc(bytes ? bytes : 1);
 }
 
-/* The threads' id buffers outlive a batch (the encoder's `id_buffers`): made fresh at each call,
- * their pages were faulted in and zeroed by the kernel at each call as the ids were written (two
- * threads, 45 MB: 733-754 faults and 24-68 ms of system time a call, against one thread's 27:
- * its buffer becomes the array). Those idle hold at most ID_POOL_SHARE * cache_bytes together
- * (128 MiB by default: two threads' buffers for 90 MB of text); a buffer past that is freed at
- * the batch's end, and the encoder frees them all with itself. */
+/* The id buffers outlive a batch: made fresh at each call, their pages were faulted in and
+ * zeroed by the kernel at each call as the ids were written (two threads, 45 MB: 733-754 faults
+ * and 24-68 ms of system time a call). Two kinds are kept apart, each in a pool of its own on
+ * the encoder: the threads' (`id_buffers`), and those that become arrays (`id_arrays`: a
+ * batch's array on threads, or one thread's buffer, which is the array; a freed array gives its
+ * buffer back there, batch_array_return). In one pool, a thread took the idle buffer that fitted
+ * the array (the largest), and the array was made afresh at each call. Those idle hold at most
+ * ID_POOL_SHARE * cache_bytes together (128 MiB by default: two threads' buffers and the array
+ * for 55 MB of text); a buffer past that is freed, and the encoder frees them all with itself. */
 #define ID_POOL_SHARE 4
 
-/* An empty id buffer with room for `ids`, fresh. */
-static int batch_ids_fresh(sc_ids *out, size_t ids) {
-    if (ids && !(out->ids = batch_fresh(ids * sizeof *out->ids))) return SC_NOMEM;
-    out->cap = ids;
+/* Room past which a buffer taken for `ids` is cut back to `ids` (an array its caller keeps; a
+ * thread's buffer after a batch twice as large). */
+#define BATCH_SPARE(ids) (2 * (ids) + 4096)
+
+/* out's room made at least `cap` ids, its ids kept (realloc, not the core's doubling). */
+static int batch_ids_resize(sc_ids *out, size_t cap) {
+    if (out->cap >= cap) return SC_OK;
+    uint32_t *bigger = realloc(out->ids, cap * sizeof *bigger);
+    if (!bigger) return SC_NOMEM;
+    out->ids = bigger;
+    out->cap = cap;
     return SC_OK;
 }
 
-/* Into *out (empty), idle id buffer i, taken from the pool (the GIL held). */
-static void batch_ids_remove(ids_pool *pool, Py_ssize_t i, sc_ids *out) {
+/* Into *out (empty), an id buffer with room for `ids` from `pool` (the GIL held): its idle one of
+ * the least room of at least `ids`, cut back to `ids` past BATCH_SPARE; else its largest, grown;
+ * else a fresh one (batch_fresh's huge pages). One buffer is taken for each one given back, so
+ * the idle ones stay as many as the batches use at once (a fresh one beside those that did not
+ * fit was one more a call, up to their bound: a batch on two threads, then a small one, 3 MB a
+ * call). */
+static int batch_ids_take(ids_pool *pool, sc_ids *out, size_t ids) {
+    size_t room = ids ? ids : 1;
+    Py_ssize_t best = -1, largest = -1;
+    for (Py_ssize_t i = 0; i < pool->n; i++) {
+        size_t cap = pool->items[i].cap;
+        if (cap >= room && (best < 0 || cap < pool->items[best].cap)) best = i;
+        if (largest < 0 || cap > pool->items[largest].cap) largest = i;
+    }
+    if (best < 0 && largest < 0) {
+        if (!(out->ids = batch_fresh(room * sizeof *out->ids))) return SC_NOMEM;
+        out->cap = room;
+        out->len = 0;
+        return SC_OK;
+    }
+    Py_ssize_t i = best >= 0 ? best : largest;
     *out = pool->items[i];
     pool->items[i] = pool->items[--pool->n];
     pool->bytes -= out->cap * sizeof *out->ids;
     out->len = 0;
-}
-
-/* The idle id buffer of the least room of at least `ids`, or -1 (the GIL held). */
-static Py_ssize_t batch_ids_least(const ids_pool *pool, size_t ids) {
-    Py_ssize_t best = -1;
-    for (Py_ssize_t i = 0; i < pool->n; i++) {
-        size_t cap = pool->items[i].cap;
-        if (cap >= ids && (best < 0 || cap < pool->items[best].cap)) best = i;
+    if (best < 0) return batch_ids_resize(out, room);
+    uint32_t *cut = out->cap > BATCH_SPARE(room) ? realloc(out->ids, room * sizeof *out->ids) : NULL;
+    if (cut) { /* else kept whole */
+        out->ids = cut;
+        out->cap = room;
     }
-    return best;
+    return SC_OK;
 }
 
-/* Room past which a buffer that becomes an array its caller may keep is too large for `ids`. */
-#define BATCH_SPARE(ids) (2 * (ids) + 4096)
-
-/* Into *out (empty), the idle id buffer of the least room of at least `ids`, if it has at most
- * about twice that (BATCH_SPARE): whether there was one (the GIL held). */
-static int batch_ids_fit(FusedEncoder *self, sc_ids *out, size_t ids) {
-    ids_pool *pool = &self->id_buffers;
-    Py_ssize_t best = batch_ids_least(pool, ids);
-    if (best < 0 || pool->items[best].cap > BATCH_SPARE(ids)) return 0;
-    batch_ids_remove(pool, best, out);
-    return 1;
-}
-
-/* An id buffer that becomes an array (one thread's, or the copy's) with room for `ids` (the GIL
- * held): the idle one of the least room of at least `ids` (shrunk to `ids` where it has more
- * than BATCH_SPARE); else, an idle one freed, a fresh one (batch_fresh's huge pages). One is
- * taken for each array, whose buffer comes back when it is freed: the idle buffers stay as
- * many as the batches use at once (a fresh one beside those that did not fit was one more
- * idle buffer a call, up to their bound: a batch on two threads, then a small one, 3 MB a
- * call). */
-static int batch_ids_sized(FusedEncoder *self, sc_ids *out, size_t ids) {
-    ids_pool *pool = &self->id_buffers;
-    size_t room = ids ? ids : 1;
-    Py_ssize_t best = batch_ids_least(pool, room);
-    if (best >= 0) {
-        batch_ids_remove(pool, best, out);
-        uint32_t *shrunk = out->cap > BATCH_SPARE(room) ? realloc(out->ids, room * sizeof *out->ids)
-                                                        : NULL;
-        if (shrunk) { /* else kept whole */
-            out->ids = shrunk;
-            out->cap = room;
-        }
-        return SC_OK;
+/* A buffer given back to `pool` while the idle ones of both pools fit their bound, else freed
+ * (the GIL held); first cut back to what was written, or `keep` ids if more, where it has a
+ * 16th more room than that: the core doubles a buffer that runs out (ids_reserve), and a
+ * thread that took more than its share (the other descheduled a while) gave back twice the
+ * room it used, which pushed the idle buffers past their bound (45 MB: the array's buffer then
+ * freed and made afresh at every call, 200 page faults and 15 ms of CPU a call). The room cut
+ * was never written, its pages never touched. */
+static void batch_ids_give_back(FusedEncoder *self, ids_pool *pool, sc_ids *out, size_t keep) {
+    keep = out->len > keep ? out->len : keep;
+    uint32_t *cut = out->cap > keep + keep / 16 ? realloc(out->ids, (keep ? keep : 1) * sizeof *cut)
+                                                : NULL;
+    if (cut) { /* else kept whole */
+        out->ids = cut;
+        out->cap = keep ? keep : 1;
     }
-    if (pool->n) {
-        sc_ids last;
-        batch_ids_remove(pool, pool->n - 1, &last);
-        self->api->ids_free(&last);
-    }
-    return batch_ids_fresh(out, ids);
-}
-
-/* A thread's id buffer with room for `ids` (the GIL held): an idle one that fits, or any idle
- * one made room in, or a fresh one. */
-static int batch_ids_take(FusedEncoder *self, sc_ids *out, size_t ids) {
-    ids_pool *pool = &self->id_buffers;
-    if (batch_ids_fit(self, out, ids)) return SC_OK;
-    if (!pool->n) return batch_ids_fresh(out, ids);
-    batch_ids_remove(pool, pool->n - 1, out);
-    return self->api->ids_reserve(out, ids);
-}
-
-/* A thread's id buffer kept for the next batch while the idle ones fit their bound, else freed
- * (the GIL held). */
-static void batch_ids_give_back(FusedEncoder *self, sc_ids *out) {
-    ids_pool *pool = &self->id_buffers;
     size_t bytes = out->cap * sizeof *out->ids;
-    if (out->ids && pool->bytes + bytes <= ID_POOL_SHARE * self->cache_bytes) {
+    size_t idle = self->id_buffers.bytes + self->id_arrays.bytes;
+    if (out->ids && idle + bytes <= ID_POOL_SHARE * self->cache_bytes) {
         if (pool->n == pool->cap) {
             Py_ssize_t cap = pool->cap ? 2 * pool->cap : 4;
             sc_ids *bigger = PyMem_Realloc(pool->items, (size_t)cap * sizeof *bigger);
@@ -246,18 +232,14 @@ static int batch_room(batch_worker *w, size_t bytes) {
     return SC_OK;
 }
 
-/* Store n UCS4 code points at buf in place at the narrowest kind that holds `most`. */
+/* n UCS4 code points at buf stored in place as UCS2 where the greatest, `most`, fits: the kind
+ * they take (4 or 2). Never 1: the callers' code points past Latin-1 always include U+FFFD or
+ * an escape (a document whose only bytes from F0 on are invalid; a str's lone surrogate). */
 static int batch_narrow(void *buf, size_t n, uint32_t most) {
-    uint32_t *wide = buf;
-    if (most < 0x100) {
-        for (size_t k = 0; k < n; k++) ((Py_UCS1 *)buf)[k] = (Py_UCS1)wide[k];
-        return 1;
-    }
-    if (most < 0x10000) {
-        for (size_t k = 0; k < n; k++) ((Py_UCS2 *)buf)[k] = (Py_UCS2)wide[k];
-        return 2;
-    }
-    return 4;
+    if (most >= 0x10000) return 4;
+    const uint32_t *wide = buf;
+    for (size_t k = 0; k < n; k++) ((Py_UCS2 *)buf)[k] = (Py_UCS2)wide[k];
+    return 2;
 }
 
 #define KIND_HEADER "engine/_fused_decode.h"
@@ -283,15 +265,17 @@ static uint8_t batch_top_byte(const uint8_t *b, size_t n) {
 static int batch_decode(batch_worker *w, Py_ssize_t i, const uint8_t *b, size_t n, uint8_t top,
                         Py_ssize_t *len) {
     batch_shared *s = w->s;
-    int kind = batch_kind_of(top), status;
+    int kind = batch_kind_of(top), status = SC_OK;
     size_t k = 0, bad = 0;
     uint32_t most = 0;
-    do {
+    do { /* only Latin-1 is ever too narrow (batch_kind_of: a code point past the BMP needs a
+          * lead byte from F0, which picks kind 4): read again at kind 2 */
+        if (status == BATCH_WIDER) kind = 2;
         if (batch_room(w, (size_t)kind * n + 4) != SC_OK) return SC_NOMEM;
         status = kind == 1   ? batch_utf8_1(b, n, s->errors, w->text, &k, &most, &bad)
                  : kind == 2 ? batch_utf8_2(b, n, s->errors, w->text, &k, &most, &bad)
                              : batch_utf8_4(b, n, s->errors, w->text, &k, &most, &bad);
-    } while (status == BATCH_WIDER && (kind *= 2) <= 4); /* in fact only 1 -> 2 (see above) */
+    } while (status == BATCH_WIDER);
     if (status == BATCH_INVALID) {
         uint32_t c;
         w->bad_doc = i;
@@ -469,7 +453,8 @@ static uint32_t *batch_hand_over(batch_shared *s, batch_worker *w, size_t total,
  * on this VM a fresh huge page's first write sometimes costs ~10 ms of system time). */
 static void batch_array_return(IdArray *array) {
     sc_ids out = {array->ids, 0, array->cap};
-    batch_ids_give_back((FusedEncoder *)array->home, &out);
+    FusedEncoder *home = (FusedEncoder *)array->home;
+    batch_ids_give_back(home, &home->id_arrays, &out, out.cap);
     Py_DECREF(array->home);
 }
 
@@ -728,7 +713,7 @@ static PyObject *fused_encode_batch(FusedEncoder *self, PyObject *const *args, P
     batch_doc *docs = NULL;
     batch_worker *w = NULL;
     word_cache *primary = NULL;
-    size_t bytes;
+    size_t bytes, reserve = 0; /* reserve: the ids a thread's buffer has room for at first */
     batch_shared s;
     memset(&s, 0, sizeof s);
     Py_ssize_t n = batch_collect(args[0], args[1], &keep, &docs, &bytes);
@@ -756,6 +741,10 @@ static PyObject *fused_encode_batch(FusedEncoder *self, PyObject *const *args, P
     atomic_init(&s.next, 0);
     atomic_init(&s.cancel, 0);
     atomic_init(&s.first_bad, n);
+    /* A thread's share of the ids expected (by the last batch's ids a code point or byte; 3 a
+     * id before the first), a 16th more: seldom grown. */
+    double per_unit = self->id_buffers.per_unit > 0 ? self->id_buffers.per_unit : 1.0 / 3;
+    reserve = (size_t)((double)units * per_unit * 1.0625 / (double)threads) + 64;
     if (!(primary = take_cache(self))) goto done;
     if (!(w = PyMem_Calloc((size_t)threads, sizeof *w))) {
         batch_nomem("the batch threads' state", (size_t)threads * sizeof *w);
@@ -786,11 +775,9 @@ static PyObject *fused_encode_batch(FusedEncoder *self, PyObject *const *args, P
             batch_nomem("a batch thread's private word cache", sizeof *w[t].helper);
             goto done;
         }
-        /* About the ids this thread will write (3 code points or bytes an id): no regrowth. One
-         * thread's becomes the array (batch_hand_over): batch_ids_sized. */
-        size_t reserve = units / 3 / (size_t)threads;
-        if (mode != BATCH_COUNTS && (threads > 1 ? batch_ids_take(self, &p->out, reserve)
-                                                 : batch_ids_sized(self, &p->out, reserve)) != SC_OK) {
+        /* One thread's buffer becomes the array (batch_hand_over): from the arrays' pool. */
+        ids_pool *pool = threads == 1 && mode == BATCH_IDS ? &self->id_arrays : &self->id_buffers;
+        if (mode != BATCH_COUNTS && batch_ids_take(pool, &p->out, reserve) != SC_OK) {
             batch_nomem("a batch thread's ids", reserve * sizeof(uint32_t));
             goto done;
         }
@@ -806,6 +793,11 @@ static PyObject *fused_encode_batch(FusedEncoder *self, PyObject *const *args, P
     else
         failed = batch_phase_one(&s, primary, w, (int)threads);
     for (int t = 0; t < threads; t++) failed |= w[t].status != SC_OK;
+    if (!failed && units) { /* for the next batch's reserve */
+        int64_t total = 0;
+        for (Py_ssize_t i = 1; i <= n; i++) total += s.lengths[i];
+        self->id_buffers.per_unit = (double)total / (double)units;
+    }
     if (failed) {
         batch_error(&s, w, threads);
     } else if (mode == BATCH_COUNTS) {
@@ -818,12 +810,11 @@ static PyObject *fused_encode_batch(FusedEncoder *self, PyObject *const *args, P
         IdArray *array = PyObject_New(IdArray, &IdArrayType);
         if (array) {
             sc_ids room = {NULL, 0, 0};
-            size_t need = total ? total : 1;
             array->len = (Py_ssize_t)total;
             array->home = NULL;
             if (threads == 1) {
                 array->ids = batch_hand_over(&s, &w[0], total, &room.cap);
-            } else if (batch_ids_sized(self, &room, need) == SC_OK) {
+            } else if (batch_ids_take(&self->id_arrays, &room, total) == SC_OK) {
                 array->ids = s.out = room.ids;
             } else {
                 array->ids = NULL;
@@ -847,8 +838,8 @@ done:
     if (primary && w) batch_promote(self, primary, w, (int)threads);
     if (primary) give_back(self, primary);
     for (int t = 0; w && t < threads; t++) {
-        if (mode != BATCH_COUNTS && threads > 1)
-            batch_ids_give_back(self, &w[t].p.out);
+        if (mode != BATCH_COUNTS) /* one thread's ids went to the array: none left */
+            batch_ids_give_back(self, &self->id_buffers, &w[t].p.out, reserve);
         else
             self->api->ids_free(&w[t].p.out);
         free(w[t].p.buf);
