@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -114,3 +115,27 @@ def test_packed_ranks_that_clash_or_repeat_are_refused() -> None:
                  special_tokens={"<|x|>": 50000})  # fmt: skip
     with pytest.raises(ValueError, match="overlap"):
         PackedRanks(packed.lengths, packed.blob, [(0, 300), (299, len(packed) - 300)])
+
+
+def test_the_candidates_index_is_built_once_by_the_first_long_piece_of_any_thread() -> None:
+    """The backtracking candidates' index (a sort of every token, half of the tables' build) is
+    built by the first long piece, not at load: threads whose first long pieces race on a new
+    core (the GIL released) get the ids one thread gets, and the merge loop's (short pieces)
+    never needed it."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    core = pytest.importorskip("streamcodec.pieces._core")
+    packed = shipped_packed("cl100k_base")
+    assert packed is not None
+
+    def fresh() -> Any:
+        return core.Core.packed(packed.lengths, packed.blob, packed.runs, long_piece=LONG_PIECE)
+
+    pieces = [("ab" * 400)[k:] + "x" * k for k in range(16)] + ["hello", " world"] * 8
+    expected = fresh().encode_pieces(pieces)
+    assert fresh().encode_pieces(["hello", " world"]) == [15339, 1917]
+    for _ in range(5):
+        shared = fresh()
+        with ThreadPoolExecutor(4) as pool:
+            got = list(pool.map(shared.encode_pieces, [pieces] * 8))
+        assert got == [expected] * 8

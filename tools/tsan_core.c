@@ -2,7 +2,9 @@
  *
  * Threads share one built vocabulary: its tables are read-only, but the rank-order facts of the
  * backtracking encoder (_core_backtrack.c) are written by whichever thread needs them first,
- * with C11 atomics. This program builds a vocabulary by merging random pairs over a small
+ * with C11 atomics, and the candidates' index is built by the first thread with a long piece
+ * while the others wait (sc__prefix_index: the expected ids below come from the rank merge,
+ * which needs no index, so the threads race to build it). This program builds a vocabulary by merging random pairs over a small
  * alphabet (so long pieces need many facts), then has THREADS threads encode the same long
  * pieces at once, each checked against sc_merge_piece (the rank merge, which shares nothing).
  * TSan reports any data race; a wrong id exits 1. (The word cache needs no such run: each call
@@ -80,8 +82,7 @@ int main(void) {
         ranks[n] = (uint32_t)n;
         offsets[++n] = total;
     }
-    vocab = sc_vocab_new(n, data, offsets, ranks, LONG_PIECE);
-    if (!vocab) return 1;
+    if (sc_vocab_new(&vocab, n, data, offsets, ranks, LONG_PIECE) != SC_OK) return 1;
     for (int k = 0; k < PIECES; k++) {
         for (int i = 0; i < PIECE_LEN; i++) pieces[k][i] = (uint8_t)('a' + next_random() % 4);
         if (sc_merge_piece(vocab, pieces[k], PIECE_LEN, &expected[k]) != SC_OK) return 1;

@@ -257,7 +257,7 @@ int sc_backtrack_piece(const sc_vocab *v, const uint8_t *p, size_t n, sc_ids *ou
     work w = {NULL, {.starts = NULL}, NULL, 0, SC_OK};
     w.merge.starts = w.merge.stack_starts; /* nothing on the heap yet */
     int status = SC_NOMEM, merge = 0;
-    if (!dead || room(&w, 64) != SC_OK) goto done;
+    if (!dead || room(&w, 64) != SC_OK || sc__prefix_index(v) != SC_OK) goto done;
     size_t pos = 0;
     uint32_t token = candidate(v, p, n, &w);
     while (pos < n) {

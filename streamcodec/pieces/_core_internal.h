@@ -30,14 +30,23 @@ struct sc_vocab {
     uint64_t *filter;
     /* The tokens of two bytes or more sorted by their bytes (a shorter token before the longer
      * ones it starts), and where each two-byte start's run begins in it (prefix_from[k] to
-     * prefix_from[k + 1]): a trie's walk by binary search, for the backtracking candidates. */
+     * prefix_from[k + 1]): a trie's walk by binary search, for the backtracking candidates.
+     * Sorted by the first long piece (sc__prefix_index): most runs have none, and the sort was
+     * half of the tables' build; *prefix_state says how far it is (PREFIXES_*). */
     uint32_t *prefix_order, *prefix_from;
+    sc_atomic_u8 *prefix_state;
     /* The facts of RankOrder, computed per token on first use by any thread (_core_backtrack.c):
      * a FACT_* bit set says the matching split or verdict is written. */
     sc_atomic_u8 *facts;
     sc_atomic_u32 *split_left, *split_right; /* NONE when the token has no split */
     sc_atomic_u32 *shorter; /* the next candidate after a token: its longest reachable prefix */
 };
+
+enum { PREFIXES_NONE = 0, PREFIXES_BUILDING = 1, PREFIXES_READY = 2 };
+
+/* The candidates' index (prefix_order, prefix_from), built once by the first thread that asks,
+ * the others waiting for it: SC_OK, or SC_NOMEM (then the next caller tries again). */
+int sc__prefix_index(const sc_vocab *v);
 
 enum { FACT_SPLIT = 1, FACT_REACHABLE = 2, FACT_ORDER = 4, FACT_ORDERED = 8, FACT_SHORTER = 16 };
 

@@ -4,7 +4,8 @@
  *   - sc_lookup      a dict lookup of the ranks (open addressing keyed by the bytes: the inline
  *                    sc_table_lookup of _core_lookup.h, which the fused pass calls itself);
  *   - sc_vocab_new   the tables, built once; read-only after (but for the facts of
- *                    _core_backtrack.c, written atomically), so any number of threads share them.
+ *                    _core_backtrack.c, written atomically, and the candidates' index, built
+ *                    by the first long piece), so any number of threads share them.
  *
  * The units above it: _core_merge.c (the rank merge), _core_backtrack.c (long pieces),
  * _core_piece.c (one piece: the whole-piece rule, then one of the two).
@@ -81,9 +82,9 @@ static inline uint32_t start_of(const sc_vocab *v, uint32_t t) {
     return (uint32_t)p[0] << 8 | p[1];
 }
 
-/* Fill prefix_order and prefix_from (the index of the backtracking candidates) once the tokens
- * are in: SC_OK or SC_NOMEM. */
-static int index_prefixes(sc_vocab *v) {
+/* Fill prefix_order and prefix_from (the index of the backtracking candidates; prefix_from all
+ * zero before): SC_OK, or SC_NOMEM with nothing written. */
+static int index_prefixes(const sc_vocab *v) {
     uint32_t *tmp = malloc((v->n ? v->n : 1) * sizeof *tmp), *from = v->prefix_from;
     if (!tmp) return SC_NOMEM;
     /* Bucket by the first two bytes (a counting sort: from[k + 1] counts, then ends, then starts
@@ -99,6 +100,23 @@ static int index_prefixes(sc_vocab *v) {
     for (size_t k = 0; k < 65536; k++)
         sort_tokens(v, v->prefix_order + from[k], tmp, from[k + 1] - from[k]);
     free(tmp);
+    return SC_OK;
+}
+
+int sc__prefix_index(const sc_vocab *v) {
+    uint8_t state = atomic_load_explicit(v->prefix_state, memory_order_acquire);
+    while (state != PREFIXES_READY) {
+        uint8_t none = PREFIXES_NONE;
+        if (state == PREFIXES_NONE &&
+            atomic_compare_exchange_strong_explicit(v->prefix_state, &none, PREFIXES_BUILDING,
+                                                    memory_order_acquire, memory_order_acquire)) {
+            int status = index_prefixes(v);
+            atomic_store_explicit(v->prefix_state, status == SC_OK ? PREFIXES_READY : PREFIXES_NONE,
+                                  memory_order_release);
+            return status;
+        }
+        state = atomic_load_explicit(v->prefix_state, memory_order_acquire); /* another builds it */
+    }
     return SC_OK;
 }
 
@@ -122,13 +140,14 @@ int sc_vocab_new(sc_vocab **out, size_t n, const uint8_t *data, const size_t *of
     v->short_index = malloc((SC_SHORT_ONE + 256) * sizeof *v->short_index);
     v->prefix_order = malloc((n ? n : 1) * sizeof *v->prefix_order);
     v->prefix_from = calloc(65536 + 1, sizeof *v->prefix_from);
+    v->prefix_state = calloc(1, sizeof *v->prefix_state); /* PREFIXES_NONE */
     /* calloc'd: untouched pages cost nothing until a long piece needs a token's facts. */
     v->facts = calloc(n ? n : 1, 1);
     v->split_left = calloc(n ? n : 1, sizeof *v->split_left);
     v->split_right = calloc(n ? n : 1, sizeof *v->split_right);
     v->shorter = calloc(n ? n : 1, sizeof *v->shorter);
     if (!v->data || !v->off || !v->rank || !v->slots || !v->short_index || !v->prefix_order ||
-        !v->prefix_from ||
+        !v->prefix_from || !v->prefix_state ||
         !v->facts || !v->split_left || !v->split_right || !v->shorter) {
         sc_vocab_free(v);
         return SC_NOMEM;
@@ -179,11 +198,6 @@ int sc_vocab_new(sc_vocab **out, size_t n, const uint8_t *data, const size_t *of
             return status;
         }
     }
-    int status = index_prefixes(v);
-    if (status != SC_OK) {
-        sc_vocab_free(v);
-        return status;
-    }
     *out = v;
     return SC_OK;
 }
@@ -198,6 +212,7 @@ void sc_vocab_free(sc_vocab *v) {
     free(v->short_index);
     free(v->prefix_order);
     free(v->prefix_from);
+    free((void *)v->prefix_state);
     free(v->facts);
     free(v->split_left);
     free(v->split_right);
