@@ -30,9 +30,6 @@ import functools
 import operator
 import os
 import re
-import secrets
-import shutil
-import socket
 import stat
 from collections.abc import Iterator
 from typing import Any, BinaryIO
@@ -130,7 +127,7 @@ def temporary_prefix(real: str) -> str:
     of this host (killed with SIGKILL, as a Dask worker or an out-of-memory kill is) are
     removed first, so the next run to the same path leaves none behind."""
     folder, base = os.path.split(real)
-    host = socket.gethostname()
+    host = _host()
     with contextlib.suppress(OSError):
         for entry in os.scandir(folder or "."):
             if not entry.name.startswith(f".{base}."):
@@ -140,6 +137,8 @@ def temporary_prefix(real: str) -> str:
                 continue
             with contextlib.suppress(OSError):
                 if entry.is_dir(follow_symlinks=False):
+                    import shutil  # here: the module, with bz2 and lzma, costs every start 2 ms
+
                     shutil.rmtree(entry.path)
                 else:
                     os.unlink(entry.path)
@@ -150,7 +149,18 @@ def temporary_name(folder: str, prefix: str, suffix: str = "") -> str:
     """A fresh name for a temporary file or folder in ``folder``, for the caller to hold before
     it makes one: a signal just after it is made then finds its name and removes it (inside
     ``tempfile.mkstemp`` or ``mkdtemp``, which had not yet returned it, it was left behind)."""
-    return os.path.join(folder, f"{prefix}{secrets.token_hex(4)}{suffix}")
+    return os.path.join(folder, f"{prefix}{os.urandom(4).hex()}{suffix}")  # secrets.token_hex's
+
+
+def _host() -> str:
+    """This machine's name as ``socket.gethostname()`` gives it: uname's node name, where there
+    is one (importing socket cost every start 1.5 ms)."""
+    uname = getattr(os, "uname", None)
+    if uname is not None:
+        return str(uname().nodename)
+    import socket
+
+    return socket.gethostname()
 
 
 # A temporary file is made as tempfile.mkstemp makes one.
@@ -199,6 +209,8 @@ def _keep_mode(fd: int, info: os.stat_result | None) -> None:
 
 def _copy_into(tmp: str, real: str) -> None:
     """Overwrite the file ``real`` in place with ``tmp``'s bytes: its hard links stay whole."""
+    import shutil
+
     with open(tmp, "rb") as source, open(real, "r+b") as target:
         shutil.copyfileobj(source, target, 1 << 20)
         target.truncate()

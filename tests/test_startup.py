@@ -139,3 +139,22 @@ def test_the_candidates_index_is_built_once_by_the_first_long_piece_of_any_threa
         with ThreadPoolExecutor(4) as pool:
             got = list(pool.map(shared.encode_pieces, [pieces] * 8))
         assert got == [expected] * 8
+
+
+def test_a_command_imports_no_standard_module_it_does_not_use(tmp_path: Path) -> None:
+    """The one-line ``tokenize-corpus`` run and ``count`` import none of the standard modules
+    their start used to pay for without using them: socket (the host's name is uname's),
+    secrets and hmac (a temporary's name is ``os.urandom``'s), tempfile and importlib.resources
+    (the pure path's Unicode table and stdout's spool import them where they are used)."""
+    path = tmp_path / "in.jsonl"
+    path.write_text('{"text": "hello world"}\n')
+    unwanted = {"socket", "secrets", "hmac", "tempfile", "importlib.resources"}
+    for command in (
+        ["tokenize-corpus", "-q", str(path), "-o", str(tmp_path / "out")],
+        ["count", str(path)],
+    ):
+        script = (
+            "import sys; from streamcodec.cli import main; status = main("
+            f"{command!r}); print(status, *sorted(m for m in sys.modules if m in {unwanted!r}))"
+        )
+        assert _fresh_python(script).split()[-1:] == ["0"], command

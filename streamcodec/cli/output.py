@@ -13,9 +13,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import io
-import shutil
 import sys
-import tempfile
 from collections.abc import Iterator
 from typing import BinaryIO, NoReturn
 
@@ -50,6 +48,9 @@ def output(path: str | None, *, seekable: bool = False) -> Iterator[BinaryIO]:
     target = _stdout() if path is None else atomic_output(path)
     with target as out:
         if seekable and (path is None or not replaces(path)):
+            import shutil  # only here: with tempfile, 3 ms of every command's start
+            import tempfile
+
             with tempfile.TemporaryFile() as spool:
                 yield spool
                 spool.seek(0)

@@ -22,7 +22,6 @@ sorted, inclusive, non-adjacent code point ranges:
 from __future__ import annotations
 
 import functools
-from importlib import resources
 
 __all__ = ["CLASSES", "LETTER", "UNICODE_VERSION", "class_ranges"]
 
@@ -70,6 +69,9 @@ def _join(ranges: list[Range]) -> tuple[Range, ...]:
 
 @functools.cache
 def _table() -> dict[str, tuple[Range, ...]]:
+    # Imported here: importlib.resources brings tempfile, shutil and random (3 ms of a start).
+    from importlib import resources
+
     text = resources.files("streamcodec").joinpath("data/unicode_classes.txt").read_text("ascii")
     table = {}
     for line in text.splitlines():
