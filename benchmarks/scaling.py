@@ -24,7 +24,9 @@ command's wall time, its process start included: Python, the imports (their byte
 an installed package's), the vocabulary), and
 ``streamcodec.corpus.tokenize(jobs=N)`` on them in a process already started (the run alone).
 The command's start is timed on its own too, as the same command on a one-line input, and
-printed with the command's MB/s less it, so a small corpus's figure is read for what it is.
+printed with the command's MB/s less it, so a small corpus's figure is read for what it is; and
+the command on the documents written four times (``LARGE``: several shards, the start a small
+part), the figure a user preparing a real corpus meets.
 
 Printed: a table of MB/s (UTF-8 bytes of the documents / wall seconds), then the ratios the
 issue sets targets for: n threads over one (ids, counts; with the CPU of a run, user and system
@@ -67,6 +69,8 @@ JOINED = ("sc joined numpy", "sc joined count")
 CORPUS = "sc tokenize-corpus --jobs N"  # the command line on the documents as JSON Lines
 IN_PROCESS = "sc tokenize() jobs=N"  # the same run called in a process already started
 START = "sc tokenize-corpus start"  # the command on a one-line input: its start, timed alone
+LARGE = "sc tokenize-corpus --jobs N (documents x4)"  # the command on the documents 4 times over
+REPEAT = 4  # how many times LARGE's input holds the documents
 
 
 def documents(count: int, seed: int = 28) -> list[str]:
@@ -94,8 +98,9 @@ def contender(name: str, threads: int, folder: Path) -> Callable[[list[str]], An
 
     import streamcodec
 
-    if name in (CORPUS, START):  # the process start is in its figure
-        jsonl = str(folder / ("one.jsonl" if name == START else "docs.jsonl"))
+    if name in (CORPUS, START, LARGE):  # the process start is in its figure
+        inputs = {CORPUS: "docs.jsonl", START: "one.jsonl", LARGE: "docs4.jsonl"}
+        jsonl = str(folder / inputs[name])
         shards = str(folder / "shards")
         command = [
             "tokenize-corpus",
@@ -167,7 +172,7 @@ def digest(name: str, result: Any, docs: list[str]) -> str:
     if name in COUNTS:
         counts = np.asarray(result, dtype=np.int64)
         return hashlib.sha256(counts.tobytes()).hexdigest()[:16]
-    if name in (*JOINED, CORPUS, IN_PROCESS, START):
+    if name in (*JOINED, CORPUS, IN_PROCESS, START, LARGE):
         return "-"  # the joined text is not the documents; the shards hold separators
     if name in ("sc lists", "tiktoken batch", "sc pool numpy"):
         arrays = [np.asarray(ids, dtype=np.uint32) for ids in result]
@@ -234,12 +239,16 @@ def installed(names: tuple[str, ...]) -> list[str]:
     module = {"tiktoken": "tiktoken", "toktok": "toktok", "snaptokens": "snaptokens",
               "gigatoken": "gigatoken"}  # fmt: skip
     found = [n for n in names if importlib.util.find_spec(module.get(n.split()[0], "streamcodec"))]
-    return [*found, CORPUS, IN_PROCESS]
+    return [*found, CORPUS, IN_PROCESS, LARGE]
 
 
 def table(results: dict[tuple[str, int], dict[str, Any]], counts: list[int], size: float) -> None:
     """The MB/s table (markdown), and the ratios of the issue's targets."""
     names = list(dict.fromkeys(name for name, _ in results if name != START))
+
+    def mb(name: str) -> float:  # the text a contender's run encodes
+        return size * (REPEAT if name == LARGE else 1)
+
     print("| MB/s at N threads | " + " | ".join(map(str, counts)) + " |")
     print("|---|" + "---|" * len(counts))
     reference = {d for (n, _), r in results.items() if n == "sc batch numpy" for d in [r["digest"]]}
@@ -255,13 +264,14 @@ def table(results: dict[tuple[str, int], dict[str, Any]], counts: list[int], siz
                 *JOINED,
                 CORPUS,
                 IN_PROCESS,
+                LARGE,
             )
-            cells.append(f"{size / found['seconds']:.0f}" + ("" if same else " (differs)"))
+            cells.append(f"{mb(name) / found['seconds']:.0f}" + ("" if same else " (differs)"))
         print(f"| {name} | " + " | ".join(cells) + " |")
 
     def mbps(name: str, n: int) -> float:
         found = results.get((name, n))
-        return size / found["seconds"] if found else math.nan
+        return mb(name) / found["seconds"] if found else math.nan
 
     def cpu(name: str, n: int) -> float:
         found = results.get((name, n))
@@ -278,18 +288,18 @@ def table(results: dict[tuple[str, int], dict[str, Any]], counts: list[int], siz
         ("sc count batch", "sc joined count"),
     ):
         print(f"{ours}, 1 thread / joined text = {mbps(ours, 1) / mbps(joined, 1):.2f}x")
-    for corpus in (CORPUS, IN_PROCESS):
+    for corpus in (CORPUS, IN_PROCESS, LARGE):
         if (corpus, 1) not in results:
             continue
         for n in counts[1:]:
             print(f"{corpus}: {n} / 1 = {mbps(corpus, n) / mbps(corpus, 1):.2f}x")
         ratio = mbps(corpus, 1) / mbps("sc count batch", 1)
         print(f"{corpus} at 1 / sc count batch, 1 thread = {ratio:.2f}x")
-    for n in counts:
-        start, whole = results.get((START, n)), results.get((CORPUS, n))
+    for n, corpus in ((n, c) for c in (CORPUS, LARGE) for n in counts):
+        start, whole = results.get((START, n)), results.get((corpus, n))
         if start is not None and whole is not None and whole["seconds"] > start["seconds"]:
-            less = size / (whole["seconds"] - start["seconds"])
-            print(f"{CORPUS} at {n}: its start (a one-line input) {1000 * start['seconds']:.0f} "
+            less = mb(corpus) / (whole["seconds"] - start["seconds"])
+            print(f"{corpus} at {n}: its start (a one-line input) {1000 * start['seconds']:.0f} "
                   f"ms; less it, {less:.0f} MB/s")  # fmt: skip
     peers = [n for n in names if not n.startswith(("sc", "tiktoken")) and (n, most) in results]
     for ours, kind in (("sc batch numpy", IDS), ("sc count batch", COUNTS)):
@@ -336,14 +346,17 @@ def main() -> None:
             _tokenizer_json(folder)
         if "gigatoken encode_batch" in names:
             _tiktoken_file(folder)
-        if CORPUS in names or IN_PROCESS in names:
+        if CORPUS in names or IN_PROCESS in names or LARGE in names:
             with open(folder / "docs.jsonl", "w", encoding="utf-8") as f:
                 f.writelines(json.dumps({"text": d}) + "\n" for d in docs)
+            if LARGE in names:
+                with open(folder / "docs.jsonl", "rb") as f:
+                    (folder / "docs4.jsonl").write_bytes(f.read() * REPEAT)
             (folder / "one.jsonl").write_text(json.dumps({"text": docs[0]}) + "\n")
         print(f"{len(docs)} documents, {size:.1f} MB; {cores} cores ({platform.processor() or platform.machine()}); "  # noqa: E501
               f"Python {platform.python_version()}")  # fmt: skip
         results: dict[tuple[str, int], dict[str, Any]] = {}
-        starts = [START] if CORPUS in names else []
+        starts = [START] if CORPUS in names or LARGE in names else []
         plan = [(n, t) for t in counts for n in [*names, *starts]] + [(n, 1) for n in JOINED]
         for _ in range(args.rounds):
             for name, threads in plan:
