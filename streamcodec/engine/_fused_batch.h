@@ -742,9 +742,10 @@ static PyObject *fused_encode_batch(FusedEncoder *self, PyObject *const *args, P
     atomic_init(&s.cancel, 0);
     atomic_init(&s.first_bad, n);
     /* A thread's share of the ids expected (by the last batch's ids a code point or byte; 3 a
-     * id before the first), a 16th more: seldom grown. */
+     * id before the first), an eighth more: seldom grown (the threads share the documents by
+     * time, not by ids; a buffer grown is faulted in again past its room). */
     double per_unit = self->id_buffers.per_unit > 0 ? self->id_buffers.per_unit : 1.0 / 3;
-    reserve = (size_t)((double)units * per_unit * 1.0625 / (double)threads) + 64;
+    reserve = (size_t)((double)units * per_unit * 1.125 / (double)threads) + 64;
     if (!(primary = take_cache(self))) goto done;
     if (!(w = PyMem_Calloc((size_t)threads, sizeof *w))) {
         batch_nomem("the batch threads' state", (size_t)threads * sizeof *w);
