@@ -23,11 +23,13 @@ word-level BPE with a subword-nmt codes file: text in, ``@@``-marked segments ou
 from __future__ import annotations
 
 import argparse
+import contextlib
+import gc
 import importlib
 import os
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import streamcodec
 from streamcodec.atomicfile import naming
@@ -67,7 +69,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             words = sys.argv[1:] if argv is None else list(argv)
             named = words[0] if words and words[0] in COMMANDS else None
-            args = build_parser(named).parse_args(argv)
+            with _uncollected(process=argv is None):
+                args = build_parser(named).parse_args(argv)
             command: Callable[[argparse.Namespace], int] = args.run
             status = command(args)
             with naming("<stdout>", writing=True):  # here, not in Python's flush at exit
@@ -88,6 +91,23 @@ def main(argv: Sequence[str] | None = None) -> int:
             if stopped is None:
                 raise
             return _interrupted(stopped, args)
+
+
+@contextlib.contextmanager
+def _uncollected(*, process: bool) -> Iterator[None]:
+    """The command's imports with the garbage collector off, where this call is the process
+    (``process``: no argv given; a caller's own objects are never frozen): their objects live
+    to the end, so collections walked them for nothing, 3.5 ms of a start; then frozen out of
+    every later collection (``gc.freeze``), which the first one would otherwise walk at once."""
+    if not (process and gc.isenabled()):
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        gc.enable()
 
 
 def _drop_stdout() -> None:
