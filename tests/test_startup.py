@@ -145,10 +145,11 @@ def test_a_command_imports_no_standard_module_it_does_not_use(tmp_path: Path) ->
     """The one-line ``tokenize-corpus`` run and ``count`` import none of the standard modules
     their start used to pay for without using them: socket (the host's name is uname's),
     secrets and hmac (a temporary's name is ``os.urandom``'s), tempfile and importlib.resources
-    (the pure path's Unicode table and stdout's spool import them where they are used)."""
+    (the pure path's Unicode table and stdout's spool import them where they are used),
+    pkgutil (only a plugin's encoding needs it)."""
     path = tmp_path / "in.jsonl"
     path.write_text('{"text": "hello world"}\n')
-    unwanted = {"socket", "secrets", "hmac", "tempfile", "importlib.resources"}
+    unwanted = {"socket", "secrets", "hmac", "tempfile", "importlib.resources", "pkgutil"}
     for command in (
         ["tokenize-corpus", "-q", str(path), "-o", str(tmp_path / "out")],
         ["count", str(path)],
