@@ -389,3 +389,27 @@ def test_a_thread_past_its_share_leaves_the_arrays_buffer_idle(pair: Any) -> Non
         held = enc.ordinary.cache_info()["id_buffer_bytes"]
         kept[:] = [ids]  # the last array freed: its buffer kept for the next one
         assert enc.ordinary.cache_info()["id_buffer_bytes"] >= held + 4 * total
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+def test_the_front_worker_writes_the_arrays_first_ids_in_place(pair: Any, threads: int) -> None:
+    # On threads, worker 0 takes runs of documents from the front, the others from the back (a
+    # fresh primary's first part, the last 16th, too, while worker 0 waits): worker 0's ids are
+    # the array's first, written in place, and only the others' are copied after them. A fresh
+    # encoder (the first part), then a warm one; runs of every size at the meeting point.
+    base, ref = pair
+    enc = fresh(base)
+    rng = random.Random(threads)
+    docs = ["".join(rng.choice(WORDS) for _ in range(rng.randrange(0, 30))) for _ in range(4000)]
+    want = [ref.encode_ordinary(d) for d in docs]
+    for part, expected in (
+        (docs, want),
+        (docs[: 3000 + threads], want[: 3000 + threads]),
+        (docs[::-1], want[::-1]),
+    ):
+        ids, offsets = enc.encode_ordinary_batch_to_numpy(part, num_threads=threads)
+        assert [ids[offsets[i] : offsets[i + 1]].tolist() for i in range(len(part))] == expected
+        assert enc.encode_ordinary_batch(part, num_threads=threads) == expected
+        assert enc.count_tokens_batch(part, num_threads=threads).tolist() == list(
+            map(len, expected)
+        )

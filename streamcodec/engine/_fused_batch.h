@@ -13,8 +13,10 @@
  *      (kind 1, 2 or 4), a bytes object's UTF-8 (kind 0), or a row of a pyarrow (large_)string
  *      array read from its offsets and data buffers (`arrow`: their addresses, kind 0). A tuple
  *      of `texts` keeps every str and bytes alive; the caller keeps the arrow array alive.
- *   2. The GIL released once: `threads` pthreads take runs of documents from an atomic counter,
- *      each with its own id buffer (kept for the next batch: batch_ids_take). One word cache,
+ *   2. The GIL released once: `threads` pthreads take runs of documents, worker 0 from the
+ *      front and the others from the back (batch_claim), each with its own id buffer (kept for
+ *      the next batch: batch_ids_take; worker 0's, with room for the whole array, becomes the
+ *      array when ids are asked for: its documents' ids are the first). One word cache,
  *      the primary (from the encoder's pool), is read by all of them and written by none; each has a private one (from a second pool, or
  *      made by the thread), asked after the primary and learning its misses; at the end, the
  *      threads joined, what they learned is offered to the primary (_shared_cache.h); a fresh
@@ -33,10 +35,10 @@
  *      calling thread that handles no signal (`watch` false: not Python's main thread) runs a
  *      one-thread batch itself, the GIL released.
  *   4. Out, by `mode`: counts (`lengths` holds them, no ids kept); ids (the counts' prefix sum
- *      makes `lengths` the offsets, then each thread copies its own documents' ids, as ranks,
- *      into one uint32 IdArray: one copy, in parallel; with one thread, its buffer is the
- *      array; the array's buffer, taken from the encoder's idle ones (batch_ids_take), goes
- *      back to them when the array is freed: batch_array_return); lists (one list of ints
+ *      makes `lengths` the offsets; worker 0's buffer becomes one uint32 IdArray, its own ids in
+ *      place, and the threads copy the other workers' runs of ids, as ranks, after them: one
+ *      copy of all but worker 0's share, in parallel (batch_copy_jobs); the array's buffer goes
+ *      back to the encoder's idle ones when the array is freed: batch_array_return); lists (one list of ints
  *      a document, from the threads' buffers, with the GIL).
  * Windows has no pthreads here: the batch runs on the calling thread, the GIL released.
  */
@@ -71,6 +73,17 @@ typedef struct {
 
 typedef struct batch_shared batch_shared;
 
+/* Documents [first, last): a run one thread took. */
+typedef struct {
+    Py_ssize_t first, last;
+} batch_span;
+
+/* A run's ids to copy to their place in the array (BATCH_IDS on threads), from `from`. */
+typedef struct {
+    batch_span run;
+    const uint32_t *from;
+} batch_job;
+
 /* One thread's state. Its word cache, a copy of a pooled header written back at the end (the
  * pools' headers lie side by side, and the hit counters, bumped at every piece, would share
  * cache lines between threads): alone, the primary's; beside others, its private cache's
@@ -84,8 +97,9 @@ typedef struct {
     int blank;
     void *text; /* a decoded document */
     size_t text_cap;
-    Py_ssize_t *runs; /* the first document of each run this thread took, in order */
+    batch_span *runs; /* the runs this thread took, in order */
     size_t nruns, runs_cap;
+    int front; /* takes runs from the front (worker 0 of threads: its ids are the array's first) */
     int status;
     Py_ssize_t bad_doc, bad_offset; /* where this thread found invalid UTF-8, and why */
     const char *bad_reason;
@@ -98,15 +112,20 @@ typedef struct {
 struct batch_shared {
     const batch_doc *docs;
     Py_ssize_t n, run;
-    Py_ssize_t stop; /* runs start before this document (n; a fresh primary's first part) */
     int64_t *lengths; /* n + 1: lengths[i + 1] is document i's id count */
     uint32_t *out;    /* the ids, in document order (BATCH_IDS, the copy) */
     const uint32_t *rank;
     size_t private_bytes; /* the bound of a thread's private cache */
     int errors;         /* for bytes: 0 strict, 1 replace, 2 surrogateescape */
     int watch;          /* the calling thread handles signals (Python's main thread) */
-    char apart[64]; /* the counter, written at every run, away from what is only read */
-    atomic_llong next;      /* the next document no thread took */
+    const batch_job *jobs; /* BATCH_IDS on threads: the copy's */
+    Py_ssize_t njobs;
+    char apart[64]; /* the counters, written at every run, away from what is only read */
+    /* Runs not taken: [front, back), the GIL-free lock held (batch_claim); the back ones are
+     * taken down to `floor` only (a fresh primary's first part: the last 16th), the front ones
+     * while it is 0. */
+    Py_ssize_t front, back, floor;
+    atomic_llong job_next;  /* the next job of the copy no thread took */
     atomic_int cancel;      /* a signal: stop */
     atomic_llong first_bad; /* the first document with invalid UTF-8 (n: none) */
 #ifndef _WIN32
@@ -361,6 +380,44 @@ static int batch_one(batch_worker *w, Py_ssize_t i) {
     return status;
 }
 
+/* The next run for w into *run, recorded in w->runs: from the front for the front worker (not
+ * in a first part), else from the back, down to the floor. 0: none left (or no memory). */
+static int batch_claim(batch_worker *w, batch_span *run) {
+    batch_shared *s = w->s;
+    if (w->nruns == w->runs_cap) {
+        size_t cap = w->runs_cap ? 2 * w->runs_cap : 64;
+        batch_span *bigger = realloc(w->runs, cap * sizeof *bigger);
+        if (!bigger) {
+            w->status = SC_NOMEM;
+            return 0;
+        }
+        w->runs = bigger;
+        w->runs_cap = cap;
+    }
+#ifndef _WIN32
+    pthread_mutex_lock(&s->lock);
+#endif
+    Py_ssize_t low = s->front > s->floor ? s->front : s->floor;
+    if (w->front ? s->floor == 0 && s->front < s->back : s->back > low) {
+        if (w->front) {
+            run->first = s->front;
+            run->last = s->back - s->front > s->run ? s->front + s->run : s->back;
+            s->front = run->last;
+        } else {
+            run->last = s->back;
+            run->first = s->back - low > s->run ? s->back - s->run : low;
+            s->back = run->first;
+        }
+        w->runs[w->nruns++] = *run;
+    } else {
+        run->first = run->last = 0;
+    }
+#ifndef _WIN32
+    pthread_mutex_unlock(&s->lock);
+#endif
+    return run->last > run->first;
+}
+
 /* Phase one (a thread's body): take runs of documents until none is left, or a stop. */
 static void batch_encode_runs(batch_worker *w) {
     batch_shared *s = w->s;
@@ -372,25 +429,9 @@ static void batch_encode_runs(batch_worker *w) {
         }
         w->blank = 0;
     }
-    for (;;) {
-        long long first = atomic_load(&s->next); /* a run from `stop` on is left for later */
-        do {
-            if (first >= s->stop) return;
-        } while (!atomic_compare_exchange_weak(&s->next, &first, first + s->run));
-        if (atomic_load_explicit(&s->cancel, memory_order_relaxed)) return;
-        if (w->nruns == w->runs_cap) {
-            size_t cap = w->runs_cap ? 2 * w->runs_cap : 64;
-            Py_ssize_t *bigger = realloc(w->runs, cap * sizeof *bigger);
-            if (!bigger) {
-                w->status = SC_NOMEM;
-                return;
-            }
-            w->runs = bigger;
-            w->runs_cap = cap;
-        }
-        w->runs[w->nruns++] = first;
-        Py_ssize_t last = first + s->run < s->n ? first + s->run : s->n;
-        for (Py_ssize_t i = first; i < last; i++) {
+    batch_span run;
+    while (!atomic_load_explicit(&s->cancel, memory_order_relaxed) && batch_claim(w, &run)) {
+        for (Py_ssize_t i = run.first; i < run.last; i++) {
             if (i > atomic_load(&s->first_bad)) return; /* an earlier document is invalid */
             int status = batch_one(w, i);
             if (status != SC_OK) {
@@ -402,25 +443,42 @@ static void batch_encode_runs(batch_worker *w) {
     }
 }
 
-/* Phase two (BATCH_IDS, a thread's body): this thread's documents' ids, as ranks, to their
- * place in the final array. */
-static void batch_copy_runs(batch_worker *w) {
+/* Phase two (BATCH_IDS on threads, a thread's body): jobs taken from a counter, each a run's
+ * ids, as ranks, to their place in the final array (the front worker's are there already:
+ * theirs only made ranks, in place). */
+static void batch_copy_jobs(batch_worker *w) {
     batch_shared *s = w->s;
-    const uint32_t *from = w->p.out.ids;
-    for (size_t r = 0; r < w->nruns; r++) {
-        Py_ssize_t last = w->runs[r] + s->run < s->n ? w->runs[r] + s->run : s->n;
-        for (Py_ssize_t i = w->runs[r]; i < last; i++) {
-            size_t n = (size_t)(s->lengths[i + 1] - s->lengths[i]);
-            if (!n) continue; /* a thread with only empty documents has no buffer */
-            uint32_t *to = s->out + s->lengths[i];
-            if (s->rank)
-                for (size_t k = 0; k < n; k++) to[k] = s->rank[from[k]];
-            else
-                memcpy(to, from, n * sizeof *to);
-            from += n;
-        }
+    for (long long j; (j = atomic_fetch_add(&s->job_next, 1)) < s->njobs;) {
+        const batch_job *job = &s->jobs[j];
+        size_t n = (size_t)(s->lengths[job->run.last] - s->lengths[job->run.first]);
+        uint32_t *to = s->out + s->lengths[job->run.first];
+        if (s->rank)
+            for (size_t k = 0; k < n; k++) to[k] = s->rank[job->from[k]];
+        else if (n && to != job->from)
+            memcpy(to, job->from, n * sizeof *to);
         if (atomic_load_explicit(&s->cancel, memory_order_relaxed)) return;
     }
+}
+
+/* The copy's jobs (BATCH_IDS on threads; the GIL held, `lengths` the offsets): every run of the
+ * workers but the front one, from their buffers; the front one's in place, if ids need ranks.
+ * NULL: no memory. */
+static batch_job *batch_jobs(batch_shared *s, batch_worker *w, int threads) {
+    size_t count = 0;
+    for (int t = 0; t < threads; t++) count += w[t].nruns;
+    batch_job *jobs = PyMem_Malloc((count ? count : 1) * sizeof *jobs);
+    if (!jobs) return NULL;
+    s->njobs = 0;
+    for (int t = 0; t < threads; t++) {
+        if (w[t].front && !s->rank) continue;
+        const uint32_t *from = w[t].front ? s->out : w[t].p.out.ids;
+        for (size_t r = 0; r < w[t].nruns; r++) {
+            batch_span run = w[t].runs[r];
+            jobs[s->njobs++] = (batch_job){run, w[t].front ? s->out + s->lengths[run.first] : from};
+            from += s->lengths[run.last] - s->lengths[run.first];
+        }
+    }
+    return jobs;
 }
 
 /* BATCH_IDS with one thread, which wrote every document's ids in order: its buffer becomes the
@@ -591,8 +649,7 @@ static PyObject *batch_lists(FusedEncoder *self, batch_shared *s, batch_worker *
     for (int t = 0; lists && t < threads; t++) {
         const uint32_t *from = w[t].p.out.ids;
         for (size_t r = 0; r < w[t].nruns; r++) {
-            Py_ssize_t last = w[t].runs[r] + s->run < s->n ? w[t].runs[r] + s->run : s->n;
-            for (Py_ssize_t i = w[t].runs[r]; i < last; i++) {
+            for (Py_ssize_t i = w[t].runs[r].first; i < w[t].runs[r].last; i++) {
                 Py_ssize_t n = (Py_ssize_t)s->lengths[i + 1];
                 PyObject *list = PyList_New(n);
                 if (!list) {
@@ -621,20 +678,20 @@ static void batch_teach(word_cache *primary, batch_worker *w, int threads) {
 }
 
 /* Phase one on the threads. A fresh primary (it never merged a piece: a new encoder's first
- * batch) is taught first: the threads encode the first FIRST_PART of the documents, what they
- * learned is promoted, then they do the rest. Each thread learning the common words of all its
+ * batch) is taught first: the back workers encode the last FIRST_PART of the documents (worker
+ * 0, at the front, waits: its documents must start at the first), what they learned is
+ * promoted, then they all do the rest. Each thread learning the common words of all its
  * documents alone was the first batch's cost: 16 threads merged 3.6x the pieces one did
  * (cl100k_base, 45 MB); a first part makes that part's learning the only one repeated. */
 #define FIRST_PART 16 /* 1/16 of the documents */
 static int batch_phase_one(batch_shared *s, word_cache *primary, batch_worker *w, int threads) {
-    s->stop = s->n;
     if (threads > 1 && primary->merges == 0 && s->n / FIRST_PART > (Py_ssize_t)threads * s->run)
-        s->stop = s->n / FIRST_PART;
+        s->floor = s->n - s->n / FIRST_PART; /* the back workers' (the front one waits) */
     int failed = batch_run_threads(s, w, threads, batch_encode_runs);
     for (int t = 0; t < threads; t++) failed |= w[t].status != SC_OK;
-    if (failed || s->stop == s->n) return failed;
+    if (failed || s->floor == 0) return failed;
     batch_teach(primary, w, threads);
-    s->stop = s->n;
+    s->floor = 0;
     failed = batch_run_threads(s, w, threads, batch_encode_runs);
     for (int t = 0; t < threads; t++) failed |= w[t].status != SC_OK;
     return failed;
@@ -738,7 +795,8 @@ static PyObject *fused_encode_batch(FusedEncoder *self, PyObject *const *args, P
     s.private_bytes = self->cache_bytes / PRIVATE_SHARE;
     s.run = n / ((Py_ssize_t)threads * 16);
     s.run = s.run < 1 ? 1 : s.run > 64 ? 64 : s.run;
-    atomic_init(&s.next, 0);
+    s.back = n;
+    atomic_init(&s.job_next, 0);
     atomic_init(&s.cancel, 0);
     atomic_init(&s.first_bad, n);
     /* A thread's share of the ids expected (by the last batch's ids a code point or byte; 3 a
@@ -746,6 +804,7 @@ static PyObject *fused_encode_batch(FusedEncoder *self, PyObject *const *args, P
      * time, not by ids; a buffer grown is faulted in again past its room). */
     double per_unit = self->id_buffers.per_unit > 0 ? self->id_buffers.per_unit : 1.0 / 3;
     reserve = (size_t)((double)units * per_unit * 1.125 / (double)threads) + 64;
+    size_t whole = (size_t)((double)units * per_unit * 1.0625) + 64; /* the array's */
     if (!(primary = take_cache(self))) goto done;
     if (!(w = PyMem_Calloc((size_t)threads, sizeof *w))) {
         batch_nomem("the batch threads' state", (size_t)threads * sizeof *w);
@@ -776,10 +835,15 @@ static PyObject *fused_encode_batch(FusedEncoder *self, PyObject *const *args, P
             batch_nomem("a batch thread's private word cache", sizeof *w[t].helper);
             goto done;
         }
-        /* One thread's buffer becomes the array (batch_hand_over): from the arrays' pool. */
-        ids_pool *pool = threads == 1 && mode == BATCH_IDS ? &self->id_arrays : &self->id_buffers;
-        if (mode != BATCH_COUNTS && batch_ids_take(pool, &p->out, reserve) != SC_OK) {
-            batch_nomem("a batch thread's ids", reserve * sizeof(uint32_t));
+        /* The front worker's buffer becomes the array (alone: batch_hand_over; on threads, its
+         * documents' ids are the array's first, and the others' are copied after them): from
+         * the arrays' pool, with room for all the ids expected. */
+        w[t].front = t == 0;
+        int arrayed = w[t].front && mode == BATCH_IDS;
+        size_t room = arrayed ? whole : reserve;
+        if (mode != BATCH_COUNTS &&
+            batch_ids_take(arrayed ? &self->id_arrays : &self->id_buffers, &p->out, room) != SC_OK) {
+            batch_nomem("a batch thread's ids", room * sizeof(uint32_t));
             goto done;
         }
     }
@@ -788,7 +852,6 @@ static PyObject *fused_encode_batch(FusedEncoder *self, PyObject *const *args, P
     pthread_mutex_init(&s.lock, NULL);
     pthread_cond_init(&s.done, NULL);
 #endif
-    s.stop = n;
     if (bytes < INLINE_BYTES) /* too little to be worth a thread: here, the GIL held */
         batch_encode_runs(&w[0]);
     else
@@ -813,20 +876,27 @@ static PyObject *fused_encode_batch(FusedEncoder *self, PyObject *const *args, P
             sc_ids room = {NULL, 0, 0};
             array->len = (Py_ssize_t)total;
             array->home = NULL;
+            batch_job *jobs = NULL;
             if (threads == 1) {
                 array->ids = batch_hand_over(&s, &w[0], total, &room.cap);
-            } else if (batch_ids_take(&self->id_arrays, &room, total) == SC_OK) {
+            } else if (batch_ids_resize(&w[0].p.out, total ? total : 1) == SC_OK) {
+                room = w[0].p.out; /* the front worker's ids in place, the others' after */
+                w[0].p.out = (sc_ids){NULL, 0, 0};
                 array->ids = s.out = room.ids;
+                if (!(jobs = batch_jobs(&s, w, (int)threads))) array->ids = NULL;
             } else {
                 array->ids = NULL;
             }
             array->cap = room.cap;
             if (!array->ids) {
+                if (room.ids) batch_ids_give_back(self, &self->id_arrays, &room, room.cap);
                 Py_CLEAR(array);
                 batch_nomem("the batch's ids", total * sizeof(uint32_t));
-            } else if (threads > 1 && batch_run_threads(&s, w, (int)threads, batch_copy_runs) < 0) {
-                Py_CLEAR(array);
+            } else if (threads > 1) {
+                s.jobs = jobs;
+                if (batch_run_threads(&s, w, (int)threads, batch_copy_jobs) < 0) Py_CLEAR(array);
             }
+            PyMem_Free(jobs);
             if (array) array->home = Py_NewRef((PyObject *)self);
         }
         result = (PyObject *)array;
@@ -839,7 +909,9 @@ done:
     if (primary && w) batch_promote(self, primary, w, (int)threads);
     if (primary) give_back(self, primary);
     for (int t = 0; w && t < threads; t++) {
-        if (mode != BATCH_COUNTS) /* one thread's ids went to the array: none left */
+        if (mode == BATCH_IDS && w[t].front) /* none left if the array took them */
+            batch_ids_give_back(self, &self->id_arrays, &w[t].p.out, w[t].p.out.cap);
+        else if (mode != BATCH_COUNTS)
             batch_ids_give_back(self, &self->id_buffers, &w[t].p.out, reserve);
         else
             self->api->ids_free(&w[t].p.out);
