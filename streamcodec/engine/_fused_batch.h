@@ -38,8 +38,8 @@
  *      makes `lengths` the offsets; worker 0's buffer becomes one uint32 IdArray, its own ids in
  *      place, and the threads copy the other workers' runs of ids, as ranks, after them: one
  *      copy of all but worker 0's share, in parallel (batch_copy_jobs); the array's buffer goes
- *      back to the encoder's idle ones when the array is freed: batch_array_return); lists (one list of ints
- *      a document, from the threads' buffers, with the GIL).
+ *      back to the encoder's idle ones when the array is freed: batch_array_return); lists
+ *      (one list of ints a document, from the threads' buffers, with the GIL).
  * Windows has no pthreads here: the batch runs on the calling thread, the GIL released.
  */
 #include <errno.h>
@@ -505,14 +505,16 @@ static uint32_t *batch_hand_over(batch_shared *s, batch_worker *w, size_t total,
     return ids;
 }
 
-/* A batch's IdArray freed (the GIL held): its buffer goes back to its encoder's idle id buffers
- * (batch_ids_give_back, within their bound), for the next batch's threads or array: a fresh
- * array's pages were faulted in at each call (45 MB of ids: 200-230 faults on two threads, and
- * on this VM a fresh huge page's first write sometimes costs ~10 ms of system time). */
+/* A batch's IdArray freed (the GIL held): its buffer goes back to its encoder's idle arrays'
+ * buffers (batch_ids_give_back, within their bound; cut to an eighth more than its ids, the
+ * room the next such batch asks for), for the next batch's array: a fresh array's pages were
+ * faulted in at each call (45 MB of ids: 200-230 faults on two threads, and on this VM a fresh
+ * huge page's first write sometimes costs ~10 ms of system time). */
 static void batch_array_return(IdArray *array) {
-    sc_ids out = {array->ids, 0, array->cap};
+    size_t len = (size_t)array->len;
+    sc_ids out = {array->ids, len, array->cap};
     FusedEncoder *home = (FusedEncoder *)array->home;
-    batch_ids_give_back(home, &home->id_arrays, &out, out.cap);
+    batch_ids_give_back(home, &home->id_arrays, &out, len + len / 8 + 64);
     Py_DECREF(array->home);
 }
 
