@@ -163,16 +163,41 @@ static inline int64_t sc_table_find(const sc_table *t, const uint8_t *p, size_t 
     }
 }
 
-/* The index of the token whose bytes are p[:n] (head = sc_head(p, n)), or -1. */
-static inline int64_t sc_table_lookup(const sc_table *t, const uint8_t *p, size_t n,
-                                      uint64_t head) {
+/* The hash sc_table_lookup needs for p[:n] (head = sc_head(p, n)): sc_hash's, none for 1 or 2
+ * bytes (their tokens are in short_index). */
+static inline uint64_t sc_table_hash(const uint8_t *p, size_t n, uint64_t head) {
+    return n > 2 ? sc_hash(p, n, head) : 0;
+}
+
+/* Ask for (prefetch) the filter word and the first slot of the key whose sc_table_hash is
+ * `hash`, so that lookups known together wait on memory together (the rank merge's two new
+ * pairs, which otherwise wait one after the other). */
+static inline void sc_table_prefetch(const sc_table *t, uint64_t hash) {
+#if defined(__GNUC__)
+    __builtin_prefetch(&t->filter[((hash >> 32) & t->filter_mask) >> 6]);
+    __builtin_prefetch(&t->slots[hash & t->mask]);
+#else
+    (void)t;
+    (void)hash;
+#endif
+}
+
+/* The index of the token whose bytes are p[:n] (head = sc_head(p, n), hash = sc_table_hash(p, n,
+ * head)), or -1. */
+static inline int64_t sc_table_lookup_hashed(const sc_table *t, const uint8_t *p, size_t n,
+                                             uint64_t head, uint64_t hash) {
     if (n - 1 < 2) { /* n is 1 or 2 */
         uint32_t index = t->short_index[n == 1 ? SC_SHORT_ONE + (uint32_t)p[0]
                                                 : (uint32_t)p[0] << 8 | p[1]];
         return index == UINT32_MAX ? -1 : (int64_t)index;
     }
-    uint64_t hash = sc_hash(p, n, head);
     return sc_table_may_hold(t, hash) ? sc_table_find(t, p, n, head, hash) : -1;
+}
+
+/* The index of the token whose bytes are p[:n] (head = sc_head(p, n)), or -1. */
+static inline int64_t sc_table_lookup(const sc_table *t, const uint8_t *p, size_t n,
+                                      uint64_t head) {
+    return sc_table_lookup_hashed(t, p, n, head, sc_table_hash(p, n, head));
 }
 
 #endif

@@ -7,13 +7,43 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The rank of a token index t (-1: none), NONE for none. */
+static inline uint32_t rank_of(const sc_vocab *v, int64_t t) {
+    if (t < 0) return NONE;
+    return v->ranks_are_indices ? (uint32_t)t : v->rank[t];
+}
+
 /* The rank of the token p[:n], or NONE (sc_lookup, inline). A join longer than every token is
  * none, unhashed: a long merge's parts grow past them. */
 static inline uint32_t pair_rank(const sc_vocab *v, const uint8_t *p, size_t n) {
     if (n > v->longest) return NONE;
-    int64_t t = sc_table_lookup(&v->table, p, n, sc_head(p, n));
-    if (t < 0) return NONE;
-    return v->ranks_are_indices ? (uint32_t)t : v->rank[t];
+    return rank_of(v, sc_table_lookup(&v->table, p, n, sc_head(p, n)));
+}
+
+/* The join p[a:b] asked for (pair_ask: its filter word and first slot prefetched), as
+ * pair_rank would look it up. */
+typedef struct {
+    size_t a, n;
+    uint64_t head, hash;
+    int asked; /* 0: longer than every token (NONE, unhashed, as pair_rank) */
+} pair_key;
+
+static inline pair_key pair_ask(const sc_vocab *v, const uint8_t *p, size_t a, size_t b) {
+    pair_key k = {a, b - a, 0, 0, b - a <= v->longest};
+    if (k.asked) {
+        k.head = sc_head(p + a, k.n);
+        k.hash = sc_table_hash(p + a, k.n, k.head);
+        if (k.n > 2) sc_table_prefetch(&v->table, k.hash); /* 1 or 2 bytes: short_index */
+    }
+    return k;
+}
+
+/* pair_rank of a join asked for by pair_ask: after a merge both new joins are asked for before
+ * either is read, so that their two waits on the vocabulary's table overlap (one after the
+ * other, they were half of a cold call's merge time). */
+static inline uint32_t pair_answer(const sc_vocab *v, const uint8_t *p, const pair_key *k) {
+    if (!k->asked) return NONE;
+    return rank_of(v, sc_table_lookup_hashed(&v->table, p + k->a, k->n, k->head, k->hash));
 }
 
 /* ------------------------------------------------------------------ the same merge, by heap */
@@ -155,8 +185,11 @@ size_t sc__merge_parts(const sc_vocab *v, const uint8_t *p, size_t n, size_t par
             for (size_t k = at + 1; k + 1 < count; k++) made[k] = made[k + 1];
         }
         count--;
-        if (at > 0) pair[at - 1] = pair_rank(v, p + starts[at - 1], starts[at + 1] - starts[at - 1]);
-        if (at + 1 < count) pair[at] = pair_rank(v, p + starts[at], starts[at + 2] - starts[at]);
+        pair_key left, right;
+        if (at > 0) left = pair_ask(v, p, starts[at - 1], starts[at + 1]);
+        if (at + 1 < count) right = pair_ask(v, p, starts[at], starts[at + 2]);
+        if (at > 0) pair[at - 1] = pair_answer(v, p, &left);
+        if (at + 1 < count) pair[at] = pair_answer(v, p, &right);
     }
     return count;
 }
