@@ -31,7 +31,6 @@ ones above.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import importlib
 import importlib.util
 import os
@@ -346,6 +345,8 @@ def _local_candidates(spec: EncodingSpec) -> list[Path]:
 
 
 def _sha256(data: bytes) -> str:
+    import hashlib  # here: OpenSSL's module is 2-4 ms of a start that checks no file
+
     return hashlib.sha256(data).hexdigest()
 
 

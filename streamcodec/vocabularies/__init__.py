@@ -21,7 +21,6 @@ shipped ranks byte for byte, so the test suite checks the same hashes on what is
 
 from __future__ import annotations
 
-import hashlib
 import struct
 import zlib
 from collections.abc import Mapping
@@ -147,6 +146,8 @@ def unpack(data: bytes, *, source: str = "<bytes>") -> PackedRanks:
 def checked_originals(spec: Published) -> dict[str, bytes]:
     """:func:`original_files` of ``spec``'s shipped ranks, each checked against the sha256
     tiktoken expects (a ``ValueError`` names the first that differs)."""
+    import hashlib  # here: loading a vocabulary needs no hash (OpenSSL's module, 2-4 ms)
+
     ranks = shipped_ranks(spec.shipped)
     if ranks is None:
         raise ValueError(f"{shipped_path(spec.shipped)} is missing: build it first")
