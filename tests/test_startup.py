@@ -213,3 +213,16 @@ def test_count_reads_through_the_corpus_package_without_its_run(tmp_path: Path) 
             " check_corpus, read_documents)))\n"
         )
         assert _fresh_python(script).split() == ["function"] * 4, first
+
+
+def test_a_named_encoding_loads_without_the_modules_only_files_and_models_need() -> None:
+    """``import streamcodec; get_encoding(name).encode(...)`` (a library's start) imports no JSON
+    (only a Hugging Face steps pattern is JSON), no unicodedata (only an NFC model), no hashlib
+    (only a file checked against its sha256), nor the command line's modules."""
+    code = (
+        "import sys, streamcodec\n"
+        "streamcodec.get_encoding('cl100k_base').encode('hello world')\n"
+        "print('-', *sorted(m for m in sys.modules if m in {'json', 'unicodedata', 'hashlib',"
+        " 'argparse', 'socket', 'tempfile', 'pkgutil', 'ctypes', 'shutil', 'random'}))\n"
+    )
+    assert _fresh_python(code).split() == ["-"]

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import functools
 import re
-import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
@@ -129,6 +128,8 @@ class ModelEncoder(OrdinaryEncoder):
         part = text[start:end]
         if part.isascii():  # ASCII is NFC already
             return text, start, end
+        import unicodedata  # here: only NFC models need it
+
         normal = unicodedata.normalize("NFC", part)
         return normal, 0, len(normal)
 

@@ -34,7 +34,6 @@ copy's groups: ``(a)\1`` cut ``aaaab`` unlike Hugging Face):
 from __future__ import annotations
 
 import functools
-import json
 from typing import Any
 
 from streamcodec.text.byte_alphabet import token_to_unicode, unicode_to_tokens
@@ -53,6 +52,8 @@ _PUNCTUATION = r"[\p{P}!-/:-@\[-`{-~]"
 
 def steps_pattern(steps: list[Step]) -> str:
     """The ``pat_str`` that stands for ``steps``."""
+    import json  # here and below: a plain pattern's encoding needs no JSON (1 ms of a start)
+
     return STEPS_PREFIX + json.dumps([list(step) for step in steps], ensure_ascii=False)
 
 
@@ -61,6 +62,8 @@ def parse_steps(pattern: str) -> list[Step] | None:
     ``ValueError`` for a malformed list."""
     if not pattern.startswith(STEPS_PREFIX):
         return None
+    import json
+
     try:
         steps = json.loads(pattern[len(STEPS_PREFIX) :])
     except ValueError:
