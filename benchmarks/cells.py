@@ -107,9 +107,16 @@ def _run_cell(script: str, who: str, kind: str, name: str, text: Path, ids: Path
         return {"error": (done.stderr.strip().splitlines() or ["no output"])[-1][:120]}
 
 
-def table(script: str, name: str, *, quick: bool, who_only: set[str] | None = None) -> None:
+def table(
+    script: str,
+    name: str,
+    *,
+    quick: bool,
+    who_only: set[str] | None = None,
+    texts_only: set[str] | None = None,
+) -> None:
     """The cells of one encoding, printed as a table of cold / warm ratios to tiktoken's
-    ``encode_ordinary`` (above 1: faster than tiktoken)."""
+    ``encode_ordinary`` (above 1: faster than tiktoken); ``texts_only``: only these texts."""
     prepare(name)
     theirs = twin(name)
     contenders = makers(name)
@@ -119,7 +126,13 @@ def table(script: str, name: str, *, quick: bool, who_only: set[str] | None = No
         for kind in KINDS
         if who != "tiktoken" and kind in outputs and (who_only is None or who in who_only)
     ]
-    labels = texts(quick)
+    every = texts(quick)
+    unknown = sorted((texts_only or set()) - set(every))
+    if unknown:
+        raise SystemExit(
+            f"--texts: no text named {', '.join(unknown)} (the texts: {', '.join(every)})"
+        )
+    labels = {k: t for k, t in every.items() if texts_only is None or k in texts_only}
     print(
         f"\n{name}: cold / warm, ratio to tiktoken's encode_ordinary (CPU time; each cell in a "
         f"fresh process: cold = its first encode, warm = the least of {WARM_RUNS} more)"

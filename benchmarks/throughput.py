@@ -3,6 +3,7 @@
     python benchmarks/throughput.py [--encodings cl100k_base,o200k_base] [--runs 5]
     python benchmarks/throughput.py --quick             # small texts, cl100k_base, fewer runs
     python benchmarks/throughput.py --only outputs --who streamcodec,gigatoken
+    python benchmarks/throughput.py --only outputs --texts multilingual   # one text's cells
     python benchmarks/throughput.py --count-mb 400      # also count a 400 MB file (slow)
 
 Every ratio is tiktoken's time / ours (above 1: streamcodec is faster), tiktoken measured in the
@@ -255,6 +256,9 @@ def main() -> None:
     parser.add_argument("--runs", type=int, help="runs of each timing (default 5; quick: 2)")
     parser.add_argument("--quick", action="store_true", help="small texts, fewer runs")
     parser.add_argument("--who", help="outputs: only these contenders (comma-separated)")
+    parser.add_argument(
+        "--texts", help="outputs: only these texts (comma-separated: prose,code,multilingual)"
+    )
     parser.add_argument("--count-mb", type=int, default=0, help="also count a file this large")
     parser.add_argument(
         "--only", default="outputs,whole,streamed,threads,peers,memory", help="sections to run"
@@ -278,7 +282,8 @@ def main() -> None:
         for name in encodings.split(","):
             if "outputs" in sections:
                 who = set(args.who.split(",")) | {"tiktoken"} if args.who else None
-                cells.table(__file__, name, quick=args.quick, who_only=who)
+                shown = set(args.texts.split(",")) if args.texts else None
+                cells.table(__file__, name, quick=args.quick, who_only=who, texts_only=shown)
             if "whole" in sections:
                 whole_text(name, runs)
             if "streamed" in sections:
