@@ -208,6 +208,22 @@ def test_invalid_utf8_names_the_first_bad_document(real_encoding: Encoding) -> N
         real_encoding.encode_ordinary_batch_to_numpy(batch, num_threads=4)
 
 
+@pytest.mark.parametrize("threads", [2, 4])
+def test_a_fresh_encoders_first_part_names_the_first_bad_document(
+    real_encoding: Encoding, threads: int
+) -> None:
+    """A fresh encoder's first batch on threads encodes its last 16th first (batch_phase_one):
+    an invalid document there must not hide an earlier one, which the error names."""
+    batch = [b"plain words here %d" % i for i in range(20_000)]
+    batch[3], batch[-2] = b"bad \xff here", b"also \xfe bad"
+    fresh = Encoding(
+        "fresh", pat_str=real_encoding._pat_str, special_tokens={},
+        mergeable_ranks=real_encoding._mergeable_ranks, backend=real_encoding.backend,
+    )  # fmt: skip
+    with pytest.raises(InvalidUTF8Error, match=r"^texts\[3\]: invalid UTF-8 at byte offset 4 "):
+        fresh.count_tokens_batch(batch, num_threads=threads)
+
+
 def test_huge_documents_cross_the_block(real_pair: Any) -> None:
     enc, ref = real_pair
     # Over a block of 2**20 code points, in each kind, and one as bytes.

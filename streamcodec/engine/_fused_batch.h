@@ -690,11 +690,13 @@ static int batch_phase_one(batch_shared *s, word_cache *primary, batch_worker *w
     if (threads > 1 && primary->merges == 0 && s->n / FIRST_PART > (Py_ssize_t)threads * s->run)
         s->floor = s->n - s->n / FIRST_PART; /* the back workers' (the front one waits) */
     int failed = batch_run_threads(s, w, threads, batch_encode_runs);
-    for (int t = 0; t < threads; t++) failed |= w[t].status != SC_OK;
-    if (failed || s->floor == 0) return failed;
-    batch_teach(primary, w, threads);
-    s->floor = 0;
-    failed = batch_run_threads(s, w, threads, batch_encode_runs);
+    /* The rest after an invalid document in the last part too (not after a signal or no memory:
+     * they set cancel): one before it is the first, which the error names. */
+    if (!failed && s->floor != 0 && !atomic_load(&s->cancel)) {
+        batch_teach(primary, w, threads);
+        s->floor = 0;
+        failed = batch_run_threads(s, w, threads, batch_encode_runs);
+    }
     for (int t = 0; t < threads; t++) failed |= w[t].status != SC_OK;
     return failed;
 }
