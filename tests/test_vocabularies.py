@@ -152,6 +152,16 @@ def test_damaged_parts_are_refused_by_both_unpackings(damage: str) -> None:
         Core.packed(*parts, long_piece=LONG_PIECE)
 
 
+@pytest.mark.parametrize("first", [-1, 2**64 - 1, 2**64, 2**32 - 256])
+def test_a_first_rank_past_the_cores_range_is_refused_not_wrapped(first: int) -> None:
+    """Regression: ``Core.packed`` read a run's first rank modulo 2**64 and checked the last
+    rank after the wrap: -1 made token 0's rank 2**32 - 1 (the core's "no rank") and the next
+    ones 0, 1, ...; 2**64 made them 0, 1, ... (the dict path's ranks are the numbers given)."""
+    Core = pytest.importorskip("streamcodec.pieces._core").Core
+    with pytest.raises(ValueError, match="ranks from 0 to 2"):
+        Core.packed(bytes([1] * 256), bytes(range(256)), [(first, 256)], long_piece=LONG_PIECE)
+
+
 @pytest.mark.parametrize("name", SHIPPED)
 def test_the_shipped_files_are_stored_as_pack_ranks_writes_them(name: str) -> None:
     """Each shipped file is what ``pack_ranks`` writes for its ranks, stored (zlib's level 0,

@@ -117,9 +117,15 @@ static int core_fill_packed(Core *self, Py_buffer *lengths, Py_buffer *blob, PyO
     }
     offsets[0] = 0;
     for (Py_ssize_t r = 0; r < PyList_GET_SIZE(runs); r++) {
-        unsigned long long first, count;
-        if (!PyArg_ParseTuple(PyList_GET_ITEM(runs, r), "KK:Core.packed", &first, &count)) goto done;
-        if (count > n - k || (count && first + count - 1 >= UINT32_MAX)) {
+        PyObject *a, *b; /* ints read exactly: "K" wraps -1 and 2**64 into range */
+        if (!PyArg_ParseTuple(PyList_GET_ITEM(runs, r), "O!O!:Core.packed", &PyLong_Type, &a,
+                              &PyLong_Type, &b))
+            goto done;
+        unsigned long long first = PyLong_AsUnsignedLongLong(a);
+        if (PyErr_Occurred()) PyErr_Clear(); /* below 0 or past 64 bits: out of range, as -1 is */
+        unsigned long long count = PyLong_AsUnsignedLongLong(b);
+        if (PyErr_Occurred()) PyErr_Clear(); /* -1 too: more than the tokens */
+        if (count > n - k || (count && (first >= UINT32_MAX || count > UINT32_MAX - first))) {
             PyErr_SetString(PyExc_ValueError, count > n - k ? "the sizes disagree"
                                                             : "the compiled core takes ranks from 0 to 2**32 - 2");
             goto done;
