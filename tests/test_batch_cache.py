@@ -413,3 +413,19 @@ def test_the_front_worker_writes_the_arrays_first_ids_in_place(pair: Any, thread
         assert enc.count_tokens_batch(part, num_threads=threads).tolist() == list(
             map(len, expected)
         )
+
+
+def test_one_threads_lists_keep_their_id_buffer(pair: Any) -> None:
+    # A one-thread encode_ordinary_batch gives its id buffer back for the next batch (it was
+    # freed: its pages faulted in again at each call), as the threads' buffers are.
+    base, ref = pair
+    enc = fresh(base)
+    docs = documents(10)
+    want = [ref.encode_ordinary(d) for d in docs]
+    assert enc.ordinary.cache_info()["id_buffer_bytes"] == 0
+    assert enc.encode_ordinary_batch(docs, num_threads=1) == want
+    kept = enc.ordinary.cache_info()["id_buffer_bytes"]
+    assert kept >= 4 * sum(map(len, want))
+    for _ in range(3):  # the same buffer taken again (its room an eighth past the ids)
+        assert enc.encode_ordinary_batch(docs[::-1], num_threads=1) == want[::-1]
+        assert kept <= enc.ordinary.cache_info()["id_buffer_bytes"] <= kept * 5 // 4
