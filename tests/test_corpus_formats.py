@@ -623,6 +623,43 @@ def test_the_engines_uint32s_narrowed_never_wrap(tmp_path: Path, name: str) -> N
 
 
 @pytest.mark.parametrize("name", list(FORMATS))
+@pytest.mark.parametrize("n_vocab", [50257, 100277])
+def test_ids_of_the_shards_type_written_in_parts_are_the_documents_files(
+    tmp_path: Path, name: str, n_vocab: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``add_flat`` of ids already of the shard's type writes a header format's documents as
+    parts (``writev``, no joined copy), going on after short writes: the files
+    ``add_documents`` writes."""
+    from streamcodec.corpus import shards
+    from streamcodec.corpus.shards import Layout
+    from streamcodec.corpus.writers import dtype_for, shard_format
+
+    try:
+        dtype = dtype_for(name, n_vocab)
+    except ValueError:
+        pytest.skip(f"{name} holds no {n_vocab:,} ids")
+    docs = [[1, 2, 3], [], [50000, 7], list(range(100, 140))]
+    flat = array.array(shards.TYPECODES[dtype], [i for doc in docs for i in doc])
+    offsets = array.array("q", [0, *itertools.accumulate(map(len, docs))])
+    layout = Layout(name, dtype, (50256,), (50256,), (), "cl100k_base")
+    writev = os.writev
+    monkeypatch.setattr(shards, "_IOV_MAX", 3)
+    monkeypatch.setattr(os, "writev", lambda fd, parts: writev(fd, [bytes(b"".join(parts)[:5])]))
+    written = []
+    for flat_run in (True, False):
+        folder = tmp_path / str(flat_run)
+        folder.mkdir()
+        with shard_format(name)(str(folder), 0, layout) as shard:
+            if flat_run:
+                shard.add_flat(memoryview(flat), offsets)
+                shard.add_flat(flat, offsets)
+            else:
+                shard.add_documents(docs + docs)
+        written.append({p.name: p.read_bytes() for p in folder.iterdir()})
+    assert written[0] == written[1]
+
+
+@pytest.mark.parametrize("name", list(FORMATS))
 def test_documents_as_one_run_of_ids_without_numpy_are_written_alike(
     tmp_path: Path, name: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

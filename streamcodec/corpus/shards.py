@@ -30,6 +30,7 @@ from __future__ import annotations
 import array
 import contextlib
 import dataclasses
+import errno
 import functools
 import hashlib
 import itertools
@@ -61,6 +62,7 @@ Fields = dict[str, Any]
 Ids: TypeAlias = "memoryview | array.array[int]"  # a run of ids: an array, or a view
 Fields_ = Sequence[Fields | None] | None  # each document's kept fields, or none kept
 _WRITEBACK = 8 << 20  # bytes of ids written between two starts of their writeback to disk
+_IOV_MAX = 1024  # the parts one writev takes (Linux's limit; POSIX asks at least 16)
 FIELDS = ".fields.jsonl"  # the kept fields of a shard's documents, one JSON object per line
 
 
@@ -150,8 +152,14 @@ class TokenShard:
         whole-array steps where it is installed."""
         if len(offsets) < 2:
             return
+        data: Any
         if memoryview(ids).format == self._typecode and sys.byteorder == "little":
-            data, sizes = self._joined(ids, offsets)
+            parts, sizes = self._parts(ids, offsets)
+            # A format with a header hashes its ids' file last, read back: the parts go to the
+            # file as they are, no copy of the ids into one buffer (a run's largest memory
+            # traffic beside the reading, which slows the encoding on the other core). Else they
+            # are joined, to be hashed in one call, not one a part.
+            data = parts if self.header_size and hasattr(os, "writev") else b"".join(parts)
         else:
             try:
                 data, sizes = self._converted(ids, offsets)
@@ -167,8 +175,11 @@ class TokenShard:
             self.fields.extend(dict.fromkeys(self.layout.keep) if f is None else f for f in kept)
         self._write(data)
 
-    def _joined(self, ids: Ids, offsets: array.array[int]) -> tuple[bytes, list[int]]:
-        """:meth:`add_flat`'s ids of the shard's type, each document between the boundaries."""
+    def _parts(
+        self, ids: Ids, offsets: array.array[int]
+    ) -> tuple[list[bytes | memoryview], list[int]]:
+        """:meth:`add_flat`'s ids of the shard's type, each document between the boundaries, as
+        the parts of the bytes to write (views of ``ids``), and each document's size in ids."""
         view = memoryview(ids).cast("B")
         bos = array.array(self._typecode, self.layout.bos).tobytes()
         eos = array.array(self._typecode, self.layout.eos).tobytes()
@@ -178,7 +189,7 @@ class TokenShard:
         for start, end in itertools.pairwise(offsets.tolist()):
             parts += (bos, view[start * self._width : end * self._width], eos)
             sizes.append(end - start + extra)
-        return b"".join(parts), sizes
+        return parts, sizes
 
     def _converted(self, ids: Ids, offsets: array.array[int]) -> tuple[Any, list[int]]:
         """:meth:`add_flat`'s ids of another type, by numpy (``ImportError`` without it)."""
@@ -228,17 +239,23 @@ class TokenShard:
 
     def _write(self, data: Any) -> None:
         """Write ids of the shard's type: an ``array.array`` (native order), or a numpy array or
-        bytes already little-endian (:meth:`add_flat`)."""
+        bytes already little-endian, or a list of such bytes' parts (:meth:`add_flat`; only for
+        a format with a header, whose ids are not hashed as written)."""
         assert self._out is not None
-        if sys.byteorder == "big" and isinstance(data, array.array):
-            data = array.array(data.typecode, data)
-            data.byteswap()
-        view = memoryview(data).cast("B")
-        self._out.write(view)
-        if not self.header_size:
-            self._digest.update(view)  # hashlib releases the GIL for a large buffer
-        self.tokens += view.nbytes // self._width
-        self._unsynced += view.nbytes
+        if isinstance(data, list):
+            self._out.flush()  # what the file object holds first
+            nbytes = _write_parts(self._out.fileno(), data)
+        else:
+            if sys.byteorder == "big" and isinstance(data, array.array):
+                data = array.array(data.typecode, data)
+                data.byteswap()
+            view = memoryview(data).cast("B")
+            self._out.write(view)
+            if not self.header_size:
+                self._digest.update(view)  # hashlib releases the GIL for a large buffer
+            nbytes = view.nbytes
+        self.tokens += nbytes // self._width
+        self._unsynced += nbytes
         if self._unsynced >= _WRITEBACK:  # on disk while the run goes on: a short fsync last
             self._out.flush()
             start_writeback(self._out.fileno())
@@ -284,6 +301,25 @@ class TokenShard:
             with atomic_output(path) as f:
                 f.write(data)
             self._digests.append(hashlib.sha256(data))
+
+
+def _write_parts(fd: int, parts: list[bytes | memoryview]) -> int:
+    """Write ``parts`` to ``fd`` in order, by ``writev`` (up to :data:`_IOV_MAX` a call; a short
+    write goes on where it stopped); the bytes written."""
+    total, k = 0, 0
+    while k < len(parts):
+        batch = parts[k : k + _IOV_MAX]
+        written = os.writev(fd, batch)
+        if written == 0 and any(batch):
+            raise OSError(errno.EIO, "the ids' file took no bytes", fd)
+        total += written
+        for part in batch:
+            if written < len(part):
+                parts[k] = memoryview(part)[written:]  # its rest, first in the next call
+                break
+            written -= len(part)
+            k += 1
+    return total
 
 
 class _FileDigest(OnThread):
