@@ -331,6 +331,27 @@ def test_a_batch_out_of_memory_says_what_it_could_not_allocate() -> None:
     assert "fewer threads or smaller batches need less" in out
 
 
+KEPT_ARRAYS = """
+import resource, sys
+sys.path.insert(0, {root!r})
+import streamcodec
+enc = streamcodec.get_encoding("cl100k_base")
+# Ids a code point: 1.4 in many, 0.06 in few (an array's room, guessed from the batch before,
+# 20 times its ids).
+many = ["\\U0001f600\\U0001f389 \\u041f\\u0440\\u0438 \\u4f60\\u597d" * 3000] * 40
+few = ["a" * 16_000] * 40
+page = resource.getpagesize()
+resident = lambda: int(open("/proc/self/statm").read().split()[1]) * page
+enc.encode_ordinary_batch_to_numpy(many + few, num_threads=THREADS)  # loaded, caches made
+before, kept = resident(), []
+for _ in range(10):
+    large = enc.encode_ordinary_batch_to_numpy(many, num_threads=THREADS)[0].nbytes
+    kept.append(enc.encode_ordinary_batch_to_numpy(few, num_threads=THREADS))  # the idle buffer
+print("grown", resident() - before)
+print("large", large)
+"""
+
+
 BIG_BOUND = """
 import resource, sys
 sys.path.insert(0, {root!r})
@@ -354,6 +375,19 @@ print("merges", enc.ordinary.cache_info()["merges"] - before)
 peak = next(line for line in open("/proc/self/status") if line.startswith("VmHWM:"))
 print("rss", int(peak.split()[1]) * 1024 - resident)  # (ru_maxrss would hold the parent's)
 """
+
+
+@under_a_limit
+@pytest.mark.parametrize("threads", [1, 2])
+def test_kept_arrays_hold_their_ids_not_the_buffer_of_a_larger_guess(threads: int) -> None:
+    # Regression: a batch's array on threads is worker 0's buffer, taken with room for the ids
+    # guessed from the batch before (an idle buffer, its pages written): after a batch of many
+    # ids a code point, each kept array of a batch of few held the large one's buffer (ten kept
+    # here: 43 MB resident, 9 times the large array). Now cut back to its ids, as one thread's
+    # always was (under a megabyte).
+    out = run_limited(KEPT_ARRAYS.replace("THREADS", str(threads)))
+    figures = dict(line.split() for line in out.splitlines())
+    assert int(figures["grown"]) < 3 * int(figures["large"])
 
 
 @under_a_limit

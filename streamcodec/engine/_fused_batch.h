@@ -172,6 +172,19 @@ static int batch_ids_resize(sc_ids *out, size_t cap) {
     return SC_OK;
 }
 
+/* A buffer that becomes an array of `total` ids (its caller keeps it) cut back to them past
+ * BATCH_SPARE: it was taken for the ids guessed from the last batch, which may have been many
+ * more, and its pages written then (kept arrays each held such a buffer). Made if none yet (no
+ * text); else kept whole where realloc fails. */
+static void batch_ids_fit(sc_ids *out, size_t total) {
+    if (out->ids && out->cap <= BATCH_SPARE(total)) return;
+    uint32_t *smaller = realloc(out->ids, (total ? total : 1) * sizeof *smaller);
+    if (smaller) {
+        out->ids = smaller;
+        out->cap = total ? total : 1;
+    }
+}
+
 /* Into *out (empty), an id buffer with room for `ids` from `pool` (the GIL held): its idle one of
  * the least room of at least `ids`, cut back to `ids` past BATCH_SPARE; else its largest, grown;
  * else a fresh one (batch_fresh's huge pages). One buffer is taken for each one given back, so
@@ -482,7 +495,7 @@ static batch_job *batch_jobs(batch_shared *s, batch_worker *w, int threads) {
 }
 
 /* BATCH_IDS with one thread, which wrote every document's ids in order: its buffer becomes the
- * array (as ranks, in place; room past twice the ids given back, and *cap the room kept), so
+ * array (as ranks, in place; cut back by batch_ids_fit, and *cap the room kept), so
  * the ids are neither copied nor their pages faulted in twice. NULL: no memory. */
 static uint32_t *batch_hand_over(batch_shared *s, batch_worker *w, size_t total, size_t *cap) {
     sc_ids *out = &w->p.out;
@@ -491,15 +504,9 @@ static uint32_t *batch_hand_over(batch_shared *s, batch_worker *w, size_t total,
         for (size_t k = 0; k < total; k++) out->ids[k] = s->rank[out->ids[k]];
         Py_END_ALLOW_THREADS
     }
+    batch_ids_fit(out, total);
     uint32_t *ids = out->ids;
     *cap = out->cap;
-    if (!ids || out->cap > BATCH_SPARE(total)) { /* none yet (no text), or too much room */
-        uint32_t *smaller = realloc(out->ids, (total ? total : 1) * sizeof *ids);
-        if (smaller) { /* else kept whole */
-            ids = smaller;
-            *cap = total ? total : 1;
-        }
-    }
     out->ids = NULL;
     out->len = out->cap = 0;
     return ids;
@@ -884,6 +891,7 @@ static PyObject *fused_encode_batch(FusedEncoder *self, PyObject *const *args, P
             if (threads == 1) {
                 array->ids = batch_hand_over(&s, &w[0], total, &room.cap);
             } else if (batch_ids_resize(&w[0].p.out, total ? total : 1) == SC_OK) {
+                batch_ids_fit(&w[0].p.out, total);
                 room = w[0].p.out; /* the front worker's ids in place, the others' after */
                 w[0].p.out = (sc_ids){NULL, 0, 0};
                 array->ids = s.out = room.ids;
