@@ -162,6 +162,16 @@ def test_a_first_rank_past_the_cores_range_is_refused_not_wrapped(first: int) ->
         Core.packed(bytes([1] * 256), bytes(range(256)), [(first, 256)], long_piece=LONG_PIECE)
 
 
+@pytest.mark.parametrize("runs", [[(-1, 257)], [(2**64, 257)], [(0, 2**32)]])
+def test_packed_runs_past_the_files_32_bits_are_refused(runs: list[tuple[int, int]]) -> None:
+    """Regression: ``PackedRanks`` took any numbers, where the file holds 32-bit ones: its dict
+    then differed by path (the compiled one's ranks modulo 2**64, -1 read as 2**64 - 1)."""
+    from streamcodec.pieces.packed import PackedRanks
+
+    with pytest.raises(ValueError, match="past 32 bits"):
+        PackedRanks(bytes([1] * 256) + b"\x02", bytes(range(256)) + b"ab", runs)
+
+
 @pytest.mark.parametrize("name", SHIPPED)
 def test_the_shipped_files_are_stored_as_pack_ranks_writes_them(name: str) -> None:
     """Each shipped file is what ``pack_ranks`` writes for its ranks, stored (zlib's level 0,

@@ -22,8 +22,8 @@ __all__ = ["PackedRanks"]
 
 class PackedRanks:
     """Token k is the next ``lengths[k]`` bytes of ``blob``, with the next rank of ``runs``
-    (``(first, count)`` pairs from a file, ascending: a ``ValueError`` naming ``source`` where
-    they overlap); ``native`` says
+    (``(first, count)`` pairs from a file, ascending, each number 32 bits: a ``ValueError``
+    naming ``source`` where they overlap or one is negative or larger); ``native`` says
     whether the compiled core may make the dict (the backend's choice). The sizes are checked
     where the arrays are read: by ``Core.packed`` and by :meth:`ranks`."""
 
@@ -38,6 +38,10 @@ class PackedRanks:
     ) -> None:
         if any(a + n > b for (a, n), (b, _) in itertools.pairwise(runs)):
             raise ValueError(f"{source}: damaged vocabulary (ranks overlap); reinstall streamcodec")
+        if not all(0 <= a < 2**32 and 0 <= n < 2**32 for a, n in runs):  # the file's "<II"
+            raise ValueError(
+                f"{source}: damaged vocabulary (a run past 32 bits); reinstall streamcodec"
+            )
         self.lengths, self.blob, self.runs = lengths, blob, runs
         self.source, self.native = source, native
         self._count = sum(count for _, count in runs)
