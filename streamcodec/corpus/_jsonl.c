@@ -135,26 +135,28 @@ static int scan_string(cursor *c, unsigned char **out, int *escaped) {
             continue;
         }
         any = 1;
-        if (end - p < 2) return 0;
-        unsigned char simple = unescaped[p[1]];
-        if (simple) {
-            if (o) *o++ = simple;
-            p += 2;
-            continue;
-        }
-        uint32_t cp;
-        if (p[1] != 'u' || end - p < 6 || !hex4(p + 2, &cp)) return 0;
-        if (cp >= 0xDC00 && cp <= 0xDFFF) return 0; /* a lone low surrogate */
-        if (cp >= 0xD800 && cp <= 0xDBFF) {         /* only with its low half */
-            uint32_t low;
-            if (end - p < 12 || p[6] != '\\' || p[7] != 'u' || !hex4(p + 8, &low) ||
-                low < 0xDC00 || low > 0xDFFF)
-                return 0;
-            cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+        do { /* a run of escapes (\\uXXXX\\uXXXX..., \\n\\n) read on, not back to the plain scan */
+            if (end - p < 2) return 0;
+            unsigned char simple = unescaped[p[1]];
+            if (simple) {
+                if (o) *o++ = simple;
+                p += 2;
+                continue;
+            }
+            uint32_t cp;
+            if (p[1] != 'u' || end - p < 6 || !hex4(p + 2, &cp)) return 0;
+            if (cp >= 0xDC00 && cp <= 0xDFFF) return 0; /* a lone low surrogate */
+            if (cp >= 0xD800 && cp <= 0xDBFF) {         /* only with its low half */
+                uint32_t low;
+                if (end - p < 12 || p[6] != '\\' || p[7] != 'u' || !hex4(p + 8, &low) ||
+                    low < 0xDC00 || low > 0xDFFF)
+                    return 0;
+                cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+                p += 6;
+            }
             p += 6;
-        }
-        p += 6;
-        if (o) o += sc_utf8_put(o, cp, 0); /* no lone surrogate comes here */
+            if (o) o += sc_utf8_put(o, cp, 0); /* no lone surrogate comes here */
+        } while (p < end && *p == '\\');
     }
     c->p = p + 1;
     if (out) *out = o;
