@@ -128,7 +128,10 @@ def test_a_thread_finds_a_piece_it_met_again_in_its_own_first_level(pair: Any) -
 def test_what_a_thread_merged_is_taught_though_its_own_level_turned_over(pair: Any) -> None:
     # 30,000 words no cache holds, 15,000 a thread: its own first level (4,096 entries) turns
     # over within the batch, but each merged word is kept in its sets too, so the batch's end
-    # teaches it and the next batch merges few again (1,000 when those evicted were lost).
+    # teaches it and the next batch merges few again. How few depends on how the threads shared
+    # the words (which of them meet in a private set's ways): 229-602 in 16 runs, the threads
+    # on two cores or on one (527 failed a bound of 500 once under load); with those evicted
+    # from the first level lost (df0fd70 undone) 871-996 in 4. The bound sits between.
     base, ref = pair
     rng = random.Random(7)
     words = ["".join(rng.choice("bcdfghjklmnpqrstvwxz") for _ in range(7)) for _ in range(30_000)]
@@ -140,7 +143,7 @@ def test_what_a_thread_merged_is_taught_though_its_own_level_turned_over(pair: A
         counts = enc.count_tokens_batch(docs, num_threads=2)
         merged.append(enc.ordinary.cache_info()["merges"] - before)
     assert counts.tolist() == [len(ref.encode_ordinary(d)) for d in docs]
-    assert merged[0] > len(words) // 2 and merged[1] < len(words) // 60
+    assert merged[0] > len(words) // 2 and merged[1] < 750
 
 
 def test_a_failed_batch_gives_its_cache_back_whole(pair: Any) -> None:
