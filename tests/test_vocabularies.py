@@ -172,6 +172,19 @@ def test_packed_runs_past_the_files_32_bits_are_refused(runs: list[tuple[int, in
         PackedRanks(bytes([1] * 256) + b"\x02", bytes(range(256)) + b"ab", runs)
 
 
+@pytest.mark.parametrize("run", [(-1, 256), (2**64 - 1, 256), (2**64, 256), (0, 2**64 + 256)])
+def test_the_cores_rank_dict_refuses_a_run_past_32_bits_not_wrapped(run: tuple[int, int]) -> None:
+    """Regression: the core's ``rank_dict`` read a run's numbers modulo 2**64 ("K"): (-1, 256)
+    gave token 0 the rank 2**64 - 1 and the next ones 0, 1, ...; (2**64, 256) gave 0, 1, ...
+    (safe only because ``PackedRanks`` checks the runs first). Called directly here."""
+    rank_dict = pytest.importorskip("streamcodec.pieces._core").rank_dict
+    with pytest.raises(ValueError, match=r"holds ranks from 0 to 2\*\*32 - 1, not \("):
+        rank_dict(bytes([1] * 256), bytes(range(256)), [run])
+    assert rank_dict(bytes([1] * 256), bytes(range(256)), [(2**32 - 256, 256)]) == {
+        bytes([b]): 2**32 - 256 + b for b in range(256)
+    }
+
+
 @pytest.mark.parametrize("name", SHIPPED)
 def test_the_shipped_files_are_stored_as_pack_ranks_writes_them(name: str) -> None:
     """Each shipped file is what ``pack_ranks`` writes for its ranks, stored (zlib's level 0,

@@ -96,6 +96,25 @@ done:
     return status;
 }
 
+/* A run's (first, count) of a packed vocabulary, read exactly ("K" wraps -1 and 2**64 into
+ * range): 0, or -1 with an error set (a ValueError where either is below 0 or past 32 bits, the
+ * file's "<II"; streamcodec.pieces.packed.PackedRanks refuses those first). */
+static int read_run(PyObject *run, const char *format, unsigned long long *first,
+                    unsigned long long *count) {
+    PyObject *a, *b;
+    if (!PyArg_ParseTuple(run, format, &PyLong_Type, &a, &PyLong_Type, &b)) return -1;
+    *first = PyLong_AsUnsignedLongLong(a);
+    if (PyErr_Occurred()) PyErr_Clear(); /* below 0 or past 64 bits: 2**64 - 1, refused below */
+    *count = PyLong_AsUnsignedLongLong(b);
+    if (PyErr_Occurred()) PyErr_Clear();
+    if (*first > UINT32_MAX || *count > UINT32_MAX) {
+        PyErr_Format(PyExc_ValueError,
+                     "a run (first, count) holds ranks from 0 to 2**32 - 1, not (%R, %R)", a, b);
+        return -1;
+    }
+    return 0;
+}
+
 /* Core.packed: the tables straight from a packed vocabulary (token k is the next lengths[k]
  * bytes of blob, its rank the next of the runs' (first, count) ranges), with no dict between:
  * streamcodec.pieces.packed.PackedRanks, whose ranks() is the dict Core(ranks) would take. */
@@ -117,14 +136,8 @@ static int core_fill_packed(Core *self, Py_buffer *lengths, Py_buffer *blob, PyO
     }
     offsets[0] = 0;
     for (Py_ssize_t r = 0; r < PyList_GET_SIZE(runs); r++) {
-        PyObject *a, *b; /* ints read exactly: "K" wraps -1 and 2**64 into range */
-        if (!PyArg_ParseTuple(PyList_GET_ITEM(runs, r), "O!O!:Core.packed", &PyLong_Type, &a,
-                              &PyLong_Type, &b))
-            goto done;
-        unsigned long long first = PyLong_AsUnsignedLongLong(a);
-        if (PyErr_Occurred()) PyErr_Clear(); /* below 0 or past 64 bits: out of range, as -1 is */
-        unsigned long long count = PyLong_AsUnsignedLongLong(b);
-        if (PyErr_Occurred()) PyErr_Clear(); /* -1 too: more than the tokens */
+        unsigned long long first, count;
+        if (read_run(PyList_GET_ITEM(runs, r), "O!O!:Core.packed", &first, &count) < 0) goto done;
         if (count > n - k || (count && (first >= UINT32_MAX || count > UINT32_MAX - first))) {
             PyErr_SetString(PyExc_ValueError, count > n - k ? "the sizes disagree"
                                                             : "the compiled core takes ranks from 0 to 2**32 - 2");
@@ -470,7 +483,8 @@ PyDoc_STRVAR(rank_dict_doc,
 "rank_dict(lengths, blob, runs, /)\n--\n\n"
 "A packed vocabulary's ranks (streamcodec.vocabularies: token k is the next lengths[k] bytes of\n"
 "blob, its rank the next of the runs' (first, count) ranges) as a dict, token bytes -> rank; None\n"
-"where the sizes disagree or a token repeats (a damaged file). Equals the Python path of\n"
+"where the sizes disagree or a token repeats (a damaged file); ValueError where a run's numbers\n"
+"are below 0 or past 32 bits (PackedRanks refuses those first). Equals the Python path of\n"
 "streamcodec.vocabularies.unpack_ranks: one call in C, not a Python step per token (the\n"
 "command's start: 100,000 tokens).");
 
@@ -483,7 +497,7 @@ static PyObject *core_rank_dict(PyObject *module, PyObject *args) {
     if (!(ranks = PyDict_New())) goto done;
     for (Py_ssize_t r = 0; r < PyList_GET_SIZE(runs); r++) {
         unsigned long long first, count; /* "<II" each: their sum fits, on any platform */
-        if (!PyArg_ParseTuple(PyList_GET_ITEM(runs, r), "KK:rank_dict", &first, &count)) goto failed;
+        if (read_run(PyList_GET_ITEM(runs, r), "O!O!:rank_dict", &first, &count) < 0) goto failed;
         for (unsigned long long j = 0; j < count; j++, k++) {
             if (k >= n || at + size[k] > blob.len) goto damaged;
             PyObject *token = PyBytes_FromStringAndSize((const char *)data + at, size[k]);
