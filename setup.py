@@ -58,6 +58,8 @@ core = Extension(
         "streamcodec/pieces/_core_backtrack.c",
         "streamcodec/pieces/_core_piece.c",
     ],
+    # pthread_once and pthread_atfork (the candidates' index, _core_tables.c).
+    extra_link_args=[] if sys.platform == "win32" else ["-pthread"],
     depends=HEADERS,
 )
 

@@ -9,9 +9,12 @@ the reference and tiktoken. Skipped when the core is not built.
 from __future__ import annotations
 
 import gc
+import os
 import random
+import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -27,7 +30,7 @@ from streamcodec.pieces.merge import merge_piece
 from streamcodec.pieces.piece import LONG_PIECE, PieceEncoder
 from streamcodec.reference import rank_merge
 from streamcodec.vocab import PATTERNS
-from tests.test_fast import LONG_PIECES, pieces_strategy, random_vocabulary
+from tests.test_fast import ALPHABET, LONG_PIECES, pieces_strategy, random_vocabulary
 
 core_module = pytest.importorskip("streamcodec.pieces._core")
 Core = core_module.Core
@@ -287,6 +290,45 @@ def test_backend_choice(monkeypatch: pytest.MonkeyPatch) -> None:
     assert streamcodec.backend() == "python"
     with pytest.raises(ImportError, match="backend='native'"):
         Encoding("x", pat_str=".", mergeable_ranks={}, special_tokens={}, backend="native")
+
+
+# ---------------------------------------------------------------- fork
+
+
+def _in_a_child(check: Callable[[], bool]) -> bool:
+    """Whether ``check()`` holds in a child of a fork, which an alarm ends if it hangs."""
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child's result is its exit status
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)
+        signal.alarm(20)
+        try:
+            ok = check()
+        except BaseException:
+            ok = False
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status) == 0
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_children_of_a_fork_use_or_build_the_candidates_index() -> None:
+    """The backtracking candidates' index (``sc__prefix_index``), built lazily by one thread, in
+    children of a fork: one built before the fork is used as it is; one not yet built is built
+    by the child and by its own child. (A fork while another thread builds it, which left the
+    child waiting forever, is simulated in tools/tsan_core.c, run by tools/tsan.sh.)"""
+    ranks = random_vocabulary(11, shuffle=False)
+    piece = bytes(random.Random(11).choice(ALPHABET) for _ in range(2 * LONG_PIECE))
+    expected = rank_merge(piece, ranks, whole_piece=False)
+    built, fresh = Core(ranks, long_piece=LONG_PIECE), Core(ranks, long_piece=LONG_PIECE)
+    assert built.backtrack_piece(piece) == expected
+    assert _in_a_child(lambda: built.backtrack_piece(piece) == expected)
+    assert _in_a_child(
+        lambda: (
+            _in_a_child(lambda: fresh.backtrack_piece(piece) == expected)
+            and fresh.backtrack_piece(piece) == expected
+        )
+    )
+    assert fresh.backtrack_piece(piece) == expected
 
 
 # ---------------------------------------------------------------- memory

@@ -9,13 +9,21 @@
  * pieces at once, each checked against sc_merge_piece (the rank merge, which shares nothing).
  * TSan reports any data race; a wrong id exits 1. (The word cache needs no such run: each call
  * owns its cache, taken from the pool under the GIL.)
+ *
+ * Then two forks, the threads joined: one after the index is built (the child uses it), and one
+ * while a thread of this process builds it, simulated by that thread's mark on a fresh
+ * vocabulary (1: this process image has not forked) and a half-written index. The child
+ * inherits a build that never finishes there and must build the index itself: it spun forever
+ * before. Each child encodes the long pieces under an alarm; a hang or a wrong id exits 1.
  */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
-#include "../streamcodec/pieces/_core.h"
+#include "../streamcodec/pieces/_core_internal.h"
 
 #define THREADS 4
 #define PIECES 24
@@ -35,9 +43,8 @@ static uint32_t next_random(void) {
     return (uint32_t)state;
 }
 
-static void *encode_all(void *unused) {
-    (void)unused;
-    for (int round = 0; round < 4; round++) {
+static void *encode_all(void *rounds) {
+    for (int round = 0; round < *(int *)rounds; round++) {
         for (int k = 0; k < PIECES; k++) {
             sc_ids out = {0};
             if (sc_encode_piece(vocab, pieces[k], PIECE_LEN, &out) != SC_OK ||
@@ -50,6 +57,26 @@ static void *encode_all(void *unused) {
         }
     }
     return NULL;
+}
+
+/* Encode the long pieces in a child of a fork, under an alarm: 0 where it gives the ids. */
+static int in_a_child(const char *what) {
+    fflush(stdout); /* not written twice */
+    pid_t child = fork();
+    if (child == 0) {
+        alarm(20);
+        int once = 1;
+        encode_all(&once); /* exits 1 on a wrong id */
+        _exit(0);
+    }
+    int status = 0;
+    if (child < 0 || waitpid(child, &status, 0) != child || !WIFEXITED(status) ||
+        WEXITSTATUS(status) != 0) {
+        fprintf(stderr, "a fork %s: the child %s\n", what,
+                WIFSIGNALED(status) ? "hung (killed by its alarm)" : "failed");
+        return 1;
+    }
+    return 0;
 }
 
 int main(void) {
@@ -88,10 +115,18 @@ int main(void) {
         if (sc_merge_piece(vocab, pieces[k], PIECE_LEN, &expected[k]) != SC_OK) return 1;
     }
     pthread_t threads[THREADS];
-    for (int t = 0; t < THREADS; t++) pthread_create(&threads[t], NULL, encode_all, NULL);
+    int rounds = 4;
+    for (int t = 0; t < THREADS; t++) pthread_create(&threads[t], NULL, encode_all, &rounds);
     for (int t = 0; t < THREADS; t++) pthread_join(threads[t], NULL);
     printf("tsan_core: %zu tokens, %d threads x %d long pieces: ids equal the rank merge\n", n,
            THREADS, PIECES);
+    if (in_a_child("after the index is built")) return 1;
+    sc_vocab_free(vocab);
+    if (sc_vocab_new(&vocab, n, data, offsets, ranks, LONG_PIECE) != SC_OK) return 1;
+    atomic_store(vocab->prefix_state, 1); /* this image's thread builds it (sc__prefix_index) */
+    vocab->prefix_from[300] = 7;          /* and has written part of it */
+    if (in_a_child("while another thread builds the index")) return 1;
+    printf("tsan_core: forks after and during the index's build: the children's ids are exact\n");
     for (int k = 0; k < PIECES; k++) sc_ids_free(&expected[k]);
     sc_vocab_free(vocab);
     free(data);

@@ -13,6 +13,7 @@
  * /experimental:c11atomics, setup.py). */
 typedef _Atomic uint8_t sc_atomic_u8;
 typedef _Atomic uint32_t sc_atomic_u32;
+typedef _Atomic long sc_atomic_long;
 
 #define NONE UINT32_MAX  /* no token; also "no merge" as a pair rank (ranks are below it) */
 #define STACK_PARTS 512  /* merges of pieces up to this long keep their state on the stack */
@@ -32,9 +33,10 @@ struct sc_vocab {
      * ones it starts), and where each two-byte start's run begins in it (prefix_from[k] to
      * prefix_from[k + 1]): a trie's walk by binary search, for the backtracking candidates.
      * Sorted by the first long piece (sc__prefix_index): most runs have none, and the sort was
-     * half of the tables' build; *prefix_state says how far it is (PREFIXES_*). */
+     * half of the tables' build; *prefix_state says how far it is (PREFIXES_*, or the builder's
+     * process image while a thread builds it: sc__prefix_index). */
     uint32_t *prefix_order, *prefix_from;
-    sc_atomic_u8 *prefix_state;
+    sc_atomic_long *prefix_state;
     /* The facts of RankOrder, computed per token on first use by any thread (_core_backtrack.c):
      * a FACT_* bit set says the matching split or verdict is written. */
     sc_atomic_u8 *facts;
@@ -42,7 +44,7 @@ struct sc_vocab {
     sc_atomic_u32 *shorter; /* the next candidate after a token: its longest reachable prefix */
 };
 
-enum { PREFIXES_NONE = 0, PREFIXES_BUILDING = 1, PREFIXES_READY = 2 };
+enum { PREFIXES_NONE = 0, PREFIXES_READY = -1 }; /* building: a process image's number, from 1 */
 
 /* The candidates' index (prefix_order, prefix_from), built once by the first thread that asks,
  * the others waiting for it: SC_OK, or SC_NOMEM (then the next caller tries again). */

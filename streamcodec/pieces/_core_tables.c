@@ -10,6 +10,14 @@
  * The units above it: _core_merge.c (the rank merge), _core_backtrack.c (long pieces),
  * _core_piece.c (one piece: the whole-piece rule, then one of the two).
  */
+#ifdef _WIN32
+#define WIN32_LEAN_AND_MEAN
+#include <windows.h> /* SwitchToThread; before the core's NONE */
+#else
+#include <pthread.h>
+#include <sched.h>
+#endif
+
 #include "_core_internal.h"
 
 #include <stdlib.h>
@@ -103,19 +111,52 @@ static int index_prefixes(const sc_vocab *v) {
     return SC_OK;
 }
 
+/* Which process image this is: 1, then one more in the child of each fork (pthread_atfork). A
+ * thread building the index marks it with this number, so a fork while another thread builds
+ * it, which copies a build that never finishes in the child, is told from a build under way
+ * here: the child's number is above every number in the memory it inherits. Written only in a
+ * child before it has a second thread. (Windows has no fork.) */
+static long this_image = 1;
+#ifndef _WIN32
+static pthread_once_t watching_forks = PTHREAD_ONCE_INIT;
+static void next_image(void) { this_image++; }
+static void watch_forks(void) { pthread_atfork(NULL, NULL, next_image); }
+#endif
+
+/* Give the core to another thread: on two cores a waiter that spins can hold the one its builder
+ * needs. */
+static void let_others_run(void) {
+#ifdef _WIN32
+    SwitchToThread();
+#else
+    sched_yield();
+#endif
+}
+
 int sc__prefix_index(const sc_vocab *v) {
-    uint8_t state = atomic_load_explicit(v->prefix_state, memory_order_acquire);
+    long state = atomic_load_explicit(v->prefix_state, memory_order_acquire);
+    if (state == PREFIXES_READY) return SC_OK;
+#ifndef _WIN32
+    pthread_once(&watching_forks, watch_forks); /* before any build this process marks */
+#endif
     while (state != PREFIXES_READY) {
-        uint8_t none = PREFIXES_NONE;
-        if (state == PREFIXES_NONE &&
-            atomic_compare_exchange_strong_explicit(v->prefix_state, &none, PREFIXES_BUILDING,
+        if (state == this_image) { /* another thread builds it */
+            let_others_run();
+            state = atomic_load_explicit(v->prefix_state, memory_order_acquire);
+            continue;
+        }
+        /* Nobody builds it, or an older image's thread did when it forked: this thread builds
+         * it (from a zeroed prefix_from where a copied build left it half written). On a lost
+         * race state holds the winner's mark. */
+        if (atomic_compare_exchange_strong_explicit(v->prefix_state, &state, this_image,
                                                     memory_order_acquire, memory_order_acquire)) {
+            if (state != PREFIXES_NONE)
+                memset(v->prefix_from, 0, (65536 + 1) * sizeof *v->prefix_from);
             int status = index_prefixes(v);
             atomic_store_explicit(v->prefix_state, status == SC_OK ? PREFIXES_READY : PREFIXES_NONE,
                                   memory_order_release);
             return status;
         }
-        state = atomic_load_explicit(v->prefix_state, memory_order_acquire); /* another builds it */
     }
     return SC_OK;
 }
