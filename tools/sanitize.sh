@@ -52,7 +52,10 @@ export PYTHONPATH="$work" STREAMCODEC_BACKEND=native
     tests/test_fuzz.py tests/test_hostile_vocab.py \
     -k "native or backends or tiktoken or stream or reference or cache or scan or pretokenize or pattern" \
     --deselect tests/test_native.py::test_memory_stays_flat_over_many_calls
-# Half the budget on the core's own targets, half on whole encodings through it.
+# Half the budget on the core's own targets, half on whole encodings through it; each target
+# its own part (fuzz.campaign.work). Under the sanitizers a few hundred examples of the cheap
+# targets (jsonl, backends, real_tiktoken: 15-35 ms each) take the default budget's part, about
+# 10 s; FUZZ_SECONDS=10 gives them tens, and batch (about 2 s an example) a few.
 "$python" -m fuzz.campaign --seconds "$((seconds / 2))" --workers 1 --batch 10 --no-save \
     --targets native_core,real_native_core,scanner,patterns
 "$python" -m fuzz.campaign --seconds "$((seconds / 2))" --workers 1 --batch 10 --no-save \
