@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import signal
 
 import pytest
 
@@ -11,6 +12,13 @@ from streamcodec import Encoding
 
 REAL_ENCODINGS = ["cl100k_base", "o200k_base"]
 BACKENDS = ["native", "python"]
+
+# A suite started in the background of a non-interactive shell (`cmd &`) inherits SIGINT
+# ignored, and an ignored signal stays ignored across exec: the commands the Ctrl-C tests start
+# would rightly keep ignoring it and finish. A handler (not an ignore) becomes the default in a
+# child, so the children take SIGINT as from a terminal.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # The slow parts, marked ``slow`` here in one place: fuzz budgets, soaks (signals, kill -9,
 # Dask workers killed), walks over every code point, real-size round trips, and the second
