@@ -83,7 +83,10 @@ def test_ctrl_c_stops_a_match_the_probe_lets_through(tmp_path: Path) -> None:
     time.sleep(3)  # past the start and the probe, into the match
     assert process.poll() is None, process.stderr.read() if process.stderr else ""
     process.send_signal(signal.SIGINT)
-    _, err = process.communicate(timeout=60)
+    try:
+        _, err = process.communicate(timeout=60)
+    finally:  # a match SIGINT did not stop (the test fails) is not left running for hours
+        process.kill()
     assert process.returncode == 130
     assert err.decode().startswith("streamcodec: interrupted")
 
