@@ -9,6 +9,7 @@ behind. The long loops (100 of each, 1,000 abandoned generators):
 
 from __future__ import annotations
 
+import functools
 import os
 import random
 import shutil
@@ -23,12 +24,14 @@ import pytest
 import streamcodec
 from streamcodec.interrupts import Stopped, disarm, stop_signals
 from tools.signal_soak import (
+    LATEST_PART,
     SIGNALS,
     TARGETS,
     TIMEOUT_EARLIEST,
     abandon,
     big_file,
     big_lines,
+    run_seconds,
     signal_once,
 )
 
@@ -51,6 +54,14 @@ def lines(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return big_lines(tmp_path_factory.mktemp("corpus"), megabytes=144)
 
 
+@functools.cache
+def _run_seconds(source: Path, backend: str, enough: float) -> float:
+    """An unsignalled run's length (up to ``enough``), measured once: the moments stay inside
+    the work on a faster machine (a CI run of tokenize-corpus ended before a signal at 1.0 s,
+    with status 0)."""
+    return run_seconds(source, backend, enough=enough)
+
+
 # encode --jobs 2, and tokenize-corpus --jobs 2 (about ten shards through one pipeline: it
 # must leave only the manifest and the whole shards it lists); the latest moment still in
 # the run, and the runs of each target
@@ -65,6 +76,7 @@ def test_a_signal_at_a_random_moment_ends_the_run_cleanly(
 ) -> None:
     fixture, latest, repeat = RUNS[command]
     source = request.getfixturevalue(fixture)
+    latest = LATEST_PART * _run_seconds(source, backend, latest / LATEST_PART)
     for target in TARGETS * repeat:
         # From streamcodec's first line (timeout's clock includes Python's start) into the work.
         at = random.uniform(TIMEOUT_EARLIEST if target == "timeout" else 0, latest)
