@@ -551,6 +551,7 @@ static PyObject *fused_encode_array(FusedEncoder *self, PyObject *const *args, P
         }
         array->ids = p.out.ids; /* the array owns the buffer now */
         array->len = (Py_ssize_t)p.out.len;
+        array->cap = p.out.cap;
         array->home = NULL;
         p.out.ids = NULL;
     }
