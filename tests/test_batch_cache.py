@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 
 import streamcodec
 from streamcodec import Encoding
+from streamcodec.engine.batch import LISTS, encode_batch
 
 pa = pytest.importorskip("pyarrow")
 
@@ -466,3 +467,18 @@ def test_one_threads_lists_keep_their_id_buffer(pair: Any) -> None:
     for _ in range(3):  # the same buffer taken again (its room an eighth past the ids)
         assert enc.encode_ordinary_batch(docs[::-1], num_threads=1) == want[::-1]
         assert kept <= enc.ordinary.cache_info()["id_buffer_bytes"] <= kept * 5 // 4
+
+
+def test_a_batch_guesses_its_ids_in_the_unit_of_its_texts(pair: Any) -> None:
+    # The room for a batch's ids is guessed from the last batch's ids a unit, for each unit
+    # apart (a UTF-8 byte, a code point of each str kind): CJK as bytes after CJK as str took
+    # three times the room its ids needed (ids a code point times bytes), kept idle after it.
+    base, ref = pair
+    enc = fresh(base)
+    docs = ["".join(WORDS[i % 2 * 6 + 5] for i in range(k % 7 + 20)) for k in range(200)]
+    want = [ref.encode_ordinary(d) for d in docs]
+    ids_bytes = 4 * sum(map(len, want))
+    encoded = [d.encode() for d in docs]
+    for texts in (encoded, docs, encoded):
+        assert encode_batch(enc.ordinary, texts, mode=LISTS, num_threads=1)[0] == want
+    assert enc.ordinary.cache_info()["id_buffer_bytes"] <= ids_bytes * 5 // 4

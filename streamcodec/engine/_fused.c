@@ -344,7 +344,7 @@ typedef struct {
     sc_ids *items;
     Py_ssize_t n, cap;
     size_t bytes;       /* their room, in bytes */
-    double per_unit;    /* the last batch's ids per code point (or byte); 0: none yet */
+    double per_unit[4]; /* the last batch's ids per unit of each kind (batch_unit); 0: none yet */
 } ids_pool;
 
 typedef struct {

@@ -729,6 +729,33 @@ static void batch_promote(FusedEncoder *self, word_cache *primary, batch_worker 
     }
 }
 
+/* A document's unit of length, the index of its ratio in ids_pool.per_unit: a byte of UTF-8 (an
+ * ASCII str's code points are those bytes), else a code point of a 1-, 2- or 4-byte str. A
+ * batch's ids are guessed from the last batch's ratio of each unit, never one unit's ratio
+ * times another's length: the ids of a code point of CJK are three times those of its UTF-8
+ * byte (a bytes batch after a str batch took three times the room its ids needed, or a third
+ * of it the other way round), and a str's kind tells its script roughly. Each length is known
+ * without reading the text (a str's UTF-8 length is not). */
+static int batch_unit(const batch_doc *d) {
+    return d->kind == 0 || d->ascii ? 0 : d->kind == 4 ? 3 : d->kind;
+}
+
+/* The ids that `units` (the texts' length in each unit) are guessed to make. */
+static double batch_guess(const ids_pool *pool, const size_t units[4]) {
+    double ids = 0;
+    for (int u = 0; u < 4; u++)
+        ids += (double)units[u] * (pool->per_unit[u] > 0 ? pool->per_unit[u] : 1.0 / 3);
+    return ids;
+}
+
+/* Each unit's ratio of ids learned from a batch that succeeded; those it had none of kept. */
+static void batch_learn(ids_pool *pool, const batch_shared *s, const size_t units[4]) {
+    int64_t ids[4] = {0, 0, 0, 0};
+    for (Py_ssize_t i = 0; i < s->n; i++) ids[batch_unit(&s->docs[i])] += s->lengths[i + 1];
+    for (int u = 0; u < 4; u++)
+        if (units[u]) pool->per_unit[u] = (double)ids[u] / (double)units[u];
+}
+
 /* A MemoryError naming what the batch could not allocate, and how large. */
 static void batch_nomem(const char *what, size_t bytes) {
     PyErr_Format(PyExc_MemoryError,
@@ -792,8 +819,8 @@ static PyObject *fused_encode_batch(FusedEncoder *self, PyObject *const *args, P
     }
     if (threads > MAX_THREADS) threads = MAX_THREADS;
     if (threads > n) threads = n ? (long)n : 1;
-    size_t units = 0; /* code points and bytes */
-    for (Py_ssize_t i = 0; i < n; i++) units += (size_t)docs[i].len;
+    size_t units[4] = {0, 0, 0, 0}; /* the texts' length in each unit (batch_unit) */
+    for (Py_ssize_t i = 0; i < n; i++) units[batch_unit(&docs[i])] += (size_t)docs[i].len;
     if ((size_t)threads > bytes / INLINE_BYTES) /* a thread for each INLINE_BYTES, at least one */
         threads = bytes < INLINE_BYTES ? 1 : (long)(bytes / INLINE_BYTES);
     s.docs = docs;
@@ -810,12 +837,12 @@ static PyObject *fused_encode_batch(FusedEncoder *self, PyObject *const *args, P
     atomic_init(&s.job_next, 0);
     atomic_init(&s.cancel, 0);
     atomic_init(&s.first_bad, n);
-    /* A thread's share of the ids expected (by the last batch's ids a code point or byte; 3 a
-     * id before the first), an eighth more: seldom grown (the threads share the documents by
-     * time, not by ids; a buffer grown is faulted in again past its room). */
-    double per_unit = self->id_buffers.per_unit > 0 ? self->id_buffers.per_unit : 1.0 / 3;
-    reserve = (size_t)((double)units * per_unit * 1.125 / (double)threads) + 64;
-    size_t whole = (size_t)((double)units * per_unit * 1.0625) + 64; /* the array's */
+    /* A thread's share of the ids expected (batch_guess: by the last batch's ids a unit; 3
+     * units an id before the first), an eighth more: seldom grown (the threads share the
+     * documents by time, not by ids; a buffer grown is faulted in again past its room). */
+    double guess = batch_guess(&self->id_buffers, units);
+    reserve = (size_t)(guess * 1.125 / (double)threads) + 64;
+    size_t whole = (size_t)(guess * 1.0625) + 64; /* the array's */
     if (!(primary = take_cache(self))) goto done;
     if (!(w = PyMem_Calloc((size_t)threads, sizeof *w))) {
         batch_nomem("the batch threads' state", (size_t)threads * sizeof *w);
@@ -868,11 +895,7 @@ static PyObject *fused_encode_batch(FusedEncoder *self, PyObject *const *args, P
     else
         failed = batch_phase_one(&s, primary, w, (int)threads);
     for (int t = 0; t < threads; t++) failed |= w[t].status != SC_OK;
-    if (!failed && units) { /* for the next batch's reserve */
-        int64_t total = 0;
-        for (Py_ssize_t i = 1; i <= n; i++) total += s.lengths[i];
-        self->id_buffers.per_unit = (double)total / (double)units;
-    }
+    if (!failed) batch_learn(&self->id_buffers, &s, units); /* for the next batch's guess */
     if (failed) {
         batch_error(&s, w, threads);
     } else if (mode == BATCH_COUNTS) {
