@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 import streamcodec
-from streamcodec.corpus.shards import sha256_file
+from streamcodec.corpus.manifest import shard_problem
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
 
@@ -80,8 +80,7 @@ def _whole_shards_only(out: Path) -> int:
         return 0
     manifest = json.loads((out / "manifest.json").read_text())
     for entry in manifest["shards"]:
-        for record in entry["files"]:
-            assert sha256_file(str(out / record["name"])) == record["sha256"]
+        assert shard_problem(str(out), entry, verify=True) is None
     return len(manifest["shards"])
 
 

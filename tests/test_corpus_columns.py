@@ -471,29 +471,6 @@ def test_a_stop_while_a_shard_is_put_in_place_leaves_none_of_its_files(
     assert listed and present == listed
 
 
-def test_a_stop_while_the_ids_are_read_back_leaves_none_of_the_shards_files(
-    tmp_path: Path, lines_file: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The ids' file of a format with a header is hashed on a thread after its last write: a
-    signal while it is waited for (the files put in place) leaves none of them behind."""
-    from streamcodec.corpus import shards
-
-    monkeypatch.setattr(tasks_module, "BATCH_SIZE", 5000)
-    result = shards._FileDigest.result
-    calls = []
-
-    def stopped_at_the_second(self: Any) -> Any:
-        calls.append(self)
-        if len(calls) == 2:
-            self.wait()
-            raise KeyboardInterrupt
-        return result(self)
-
-    monkeypatch.setattr(shards._FileDigest, "result", stopped_at_the_second)
-    listed, present = _stopped_run(lines_file, tmp_path / "out")
-    assert len(listed) == 2 and present == listed
-
-
 def test_a_stop_just_after_the_manifest_lists_a_shard_keeps_its_files(
     tmp_path: Path, lines_file: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -174,7 +174,7 @@ def test_a_manifest_of_another_shape_or_a_repeated_shard_is_refused(
     good = _run(inputs, out)
     (out / "manifest.json").write_text("[1, 2]")
     assert main(["check-corpus", str(out)]) == 1
-    assert "manifest.json: not a manifest of streamcodec-corpus/2" in capsys.readouterr().err
+    assert "manifest.json: not a manifest of streamcodec-corpus/3" in capsys.readouterr().err
     twice = {**good, "shards": [*good["shards"], good["shards"][0]]}
     (out / "manifest.json").write_text(json.dumps(twice))
     with pytest.raises(ValueError, match=r"shards\[\d+\] lists shard 0 again"):
@@ -391,3 +391,58 @@ def test_an_input_rewritten_at_the_same_size_and_time_is_found_by_its_hash(
         _run([path], tmp_path / "out", verify=True)
     with pytest.raises(CorpusCheckError, match=found):
         check_corpus(tmp_path / "out", inputs=True)
+
+
+def _as_format_2(out: Path) -> None:
+    """The manifest in ``out`` rewritten as the previous format wrote it (streamcodec-corpus/2:
+    each file's SHA-256 the whole file's, no header digests)."""
+    from streamcodec.corpus.shards import sha256_file
+
+    manifest = json.loads((out / "manifest.json").read_text())
+    manifest["format"] = "streamcodec-corpus/2"
+    for entry in manifest["shards"]:
+        entry["files"] = [
+            {"name": r["name"], "bytes": r["bytes"], "sha256": sha256_file(str(out / r["name"]))}
+            for r in entry["files"]
+        ]
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
+
+
+@pytest.mark.parametrize("name", ["streamcodec", "llmc", "nanogpt"])
+def test_a_manifest_of_the_previous_format_still_checks_and_resumes(
+    tmp_path: Path, inputs: list[Path], name: str
+) -> None:
+    """A corpus made before its ids' header was hashed apart (streamcodec-corpus/2) checks,
+    reads back verified, finds a changed byte, and resumes (inputs added, a shard damaged)
+    byte-identical to a run of today, saved in today's format with the old shards' records."""
+    options: dict[str, Any] = {"encoding": "r50k_base", "format": name}
+    _run(inputs, tmp_path / "clean", **options)
+    out = tmp_path / "out"
+    _run(inputs[:2], out, **options)
+    _as_format_2(out)
+    old = json.loads((out / "manifest.json").read_text())
+    manifest = load_manifest(str(out))
+    assert manifest is not None and manifest["format"] == "streamcodec-corpus/3"
+    assert {(r["header_bytes"], r["header_sha256"]) for e in manifest["shards"]
+            for r in e["files"]} == {(0, None)}  # fmt: skip
+    check_corpus(out, text=5, inputs=True)
+    assert len(list(read_documents(out, verify=True))) == 900 + 700
+    first = out / old["shards"][0]["files"][0]["name"]
+    kept = first.read_bytes()
+    first.write_bytes(kept[:-3] + bytes([kept[-3] ^ 0x40]) + kept[-2:])
+    with pytest.raises(CorpusCheckError, match=f"{first.name}: its SHA-256 is not the manifest's"):
+        check_corpus(out)
+    first.write_bytes(kept)
+    (out / old["shards"][1]["files"][0]["name"]).unlink()
+    resumed = _run(inputs, out, **options, verify=True)
+    assert resumed["complete"] and resumed["format"] == "streamcodec-corpus/3"
+    assert corpus_files(out) == corpus_files(tmp_path / "clean")
+    saved = json.loads((out / "manifest.json").read_text())["shards"]
+    clean = json.loads((tmp_path / "clean" / "manifest.json").read_text())["shards"]
+    upgraded = [[{**r, "header_bytes": 0, "header_sha256": None} for r in e["files"]]
+                for e in old["shards"]]  # fmt: skip
+    made = {1, len(old["shards"]) - 1, *range(len(old["shards"]), len(clean))}  # not full: again
+    for i, entry in enumerate(saved):  # the kept shards listed as before, the others as today
+        assert entry["files"] == (clean[i]["files"] if i in made else upgraded[i])
+    assert any(r["header_bytes"] for e in saved for r in e["files"]) == (name != "nanogpt")
+    check_corpus(out, text=5)

@@ -3,11 +3,14 @@
 The manifest is rewritten whole (atomically) after every shard, so it never lists a shard that
 is not on disk whole. It holds the *job* (encoding name and hash, the reading options, the inputs
 with their sizes and times, the plan of every shard's sources) and, for each finished shard, its
-files (each with its size and SHA-256), token and document counts and the streamcodec version.
+files (each with its size and SHA-256s), token and document counts and the streamcodec version.
 A rerun compares the job it would do with the manifest's: the same job resumes (the finished
 shards whose files are on disk at their sizes are kept, the others made again), inputs added
 after the old ones are planned after them, and another job is refused with what changed. A
-manifest is read as untrusted: one of another shape is refused naming the field.
+manifest is read as untrusted: one of another shape is refused naming the field. A manifest of
+the previous format (``streamcodec-corpus/2``, whose files have no header digests: each
+``sha256`` the whole file's) is read as this one with ``header_bytes`` 0, so its corpus still
+checks and resumes (and is saved in this format by the run that resumes it).
 
     >>> job = {"encoding": {"name": "cl100k_base"}, "inputs": [], "plan": [], "options": {}}
     >>> changed(job, {**job, "encoding": {"name": "o200k_base"}})
@@ -28,7 +31,7 @@ from typing import Any
 
 from streamcodec.atomicfile import atomic_output
 from streamcodec.corpus.files import regular_file
-from streamcodec.corpus.shards import sha256_file
+from streamcodec.corpus.shards import file_digests
 from streamcodec.encoding import Encoding
 from streamcodec.registry import get_encoding
 
@@ -45,7 +48,10 @@ __all__ = [
 ]
 
 MANIFEST = "manifest.json"
-FORMAT = "streamcodec-corpus/2"  # 2: any shard format, each file listed with its size
+# 2: any shard format, each file listed with its size; 3: an ids' file's header hashed apart
+# (``header_bytes``, ``header_sha256``), so the ids are hashed as written (corpus/shards.py)
+FORMAT = "streamcodec-corpus/3"
+FORMAT_2 = "streamcodec-corpus/2"
 JOB_KEYS = ("encoding", "options", "inputs", "plan")
 
 
@@ -128,15 +134,26 @@ def load_manifest(out_dir: str) -> dict[str, Any] | None:
         return None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ValueError(f"{path}: not a manifest ({exc}); pass --restart to start over") from None
-    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+    if not isinstance(manifest, dict) or manifest.get("format") not in _SHAPES:
         raise ValueError(f"{path}: not a manifest of {FORMAT}; pass --restart to start over")
-    problem = _shape_problem(manifest, _SHAPE, "") or _shards_problem(manifest)
+    problem = _shape_problem(manifest, _SHAPES[manifest["format"]], "")
+    if problem is None and manifest["format"] == FORMAT_2:
+        _from_format_2(manifest)
+    problem = problem or _shards_problem(manifest)
     if problem is not None:
         raise ValueError(f"{path}: {problem}; pass --restart to start over")
     return manifest
 
 
-#: The manifest's shape: a type, a dict of keys, or a one-item list (each item's shape).
+def _from_format_2(manifest: dict[str, Any]) -> None:
+    """A manifest of :data:`FORMAT_2` (its shape checked) as one of :data:`FORMAT`: each file
+    hashed whole, so with no header."""
+    for entry in manifest["shards"]:
+        for record in entry["files"]:
+            record.update(header_bytes=0, header_sha256=None)
+    manifest["format"] = FORMAT
+
+
 class _Count(int):
     """A whole number of at least 0 (a shape, never built)."""
 
@@ -145,21 +162,30 @@ class _Digest(str):
     """A SHA-256 in hex, or null (a shape, never built)."""
 
 
-_FILE = {"name": str, "bytes": _Count, "sha256": str}
+_FILE_2 = {"name": str, "bytes": _Count, "sha256": str}
+_FILE = {**_FILE_2, "header_bytes": _Count, "header_sha256": _Digest}  # null: no header
 _SOURCE = {"input": _Count, "path": str, "unit": str, "start": _Count, "end": int}
 _ENCODING = {"name": str, "sha256": str, "n_vocab": _Count}
-_SHAPE: dict[str, Any] = {
-    "format": str,
-    "encoding": _ENCODING,
-    "options": dict,
-    "inputs": [{"path": str, "kind": str, "size": int, "mtime_ns": int}],  # size -1: stdin
-    "plan": [[_SOURCE]],
-    "shards": [{"index": _Count, "files": [_FILE], "sources": [_SOURCE],
-                "read_sha256": [_Digest], "tokens": _Count, "documents": _Count,
-                "encoding": _ENCODING, "streamcodec_version": str}],
-    "layout": {"format": str, "dtype": str, "bos": [_Count], "eos": [_Count], "keep": [str]},
-    "complete": bool,
-}  # fmt: skip
+
+
+def _shape(file: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "format": str,
+        "encoding": _ENCODING,
+        "options": dict,
+        "inputs": [{"path": str, "kind": str, "size": int, "mtime_ns": int}],  # size -1: stdin
+        "plan": [[_SOURCE]],
+        "shards": [{"index": _Count, "files": [file], "sources": [_SOURCE],
+                    "read_sha256": [_Digest], "tokens": _Count, "documents": _Count,
+                    "encoding": _ENCODING, "streamcodec_version": str}],
+        "layout": {"format": str, "dtype": str, "bos": [_Count], "eos": [_Count],
+                   "keep": [str]},
+        "complete": bool,
+    }  # fmt: skip
+
+
+#: Each format's shape: the manifest's, of a type, a dict of keys, or a one-item list.
+_SHAPES = {FORMAT: _shape(_FILE), FORMAT_2: _shape(_FILE_2)}
 _NAMES = {bool: "true or false", int: "a whole number", _Count: "a whole number of at least 0",
           str: "text", dict: "an object", _Digest: "a SHA-256 or null"}  # fmt: skip
 
@@ -210,10 +236,16 @@ def _shards_problem(manifest: dict[str, Any]) -> str | None:
         if len(entry["read_sha256"]) != len(entry["sources"]):
             return f"shards[{i}] has {len(entry['read_sha256'])} read_sha256 for its sources"
         seen.add(entry["index"])
-        for record in entry["files"]:
+        for j, record in enumerate(entry["files"]):
             name = record["name"]
             if os.path.basename(name) != name or name.startswith(".") or not name:
                 return f"shards[{i}] names the file {name!r}, not a file of this folder"
+            if (record["header_sha256"] is None) != (record["header_bytes"] == 0):
+                return (
+                    f"the field shards[{i}].files[{j}].header_sha256 is "
+                    f"{json.dumps(record['header_sha256'])[:40]}, for a header of "
+                    f"{record['header_bytes']} bytes (null for 0, else a SHA-256)"
+                )
     return None
 
 
@@ -262,9 +294,15 @@ def shard_problem(out_dir: str, entry: dict[str, Any], *, verify: bool = False) 
             return f"{path}: the file is missing"
         if size != record["bytes"]:
             return f"{path}: {size:,} bytes, not the manifest's {record['bytes']:,}"
-        if verify and sha256_file(path) != record["sha256"]:
+        if verify and _digests_problem(path, record):
             return f"{path}: its SHA-256 is not the manifest's: it changed"
     return None
+
+
+def _digests_problem(path: str, record: dict[str, Any]) -> bool:
+    """Whether the file at ``path`` has other digests than its manifest ``record``'s."""
+    digests = file_digests(path, record["header_bytes"])
+    return any(record[key] != value for key, value in digests.items())
 
 
 def need_numpy(what: str) -> None:

@@ -10,11 +10,14 @@ the side files (offsets, an index, the kept fields) once the ids are all in. So 
 grow with the shard's tokens, only with its documents (one end each). Each file is replaced
 whole or not at all (:mod:`streamcodec.atomicfile`), so an interrupted shard leaves nothing.
 
-The manifest lists each file's SHA-256 (``sha256``, once the ``with`` block ends). It is fed
-the bytes as they are written, not read back at the end (serial work that held up the run's
-last step): the side files' whole, the ids' file as it grows; for a format with a header,
-known only last, the ids' file is read back on a thread of its own while the side files are
-written and the files synced, so that reading overlaps the writing (``sha256`` waits for it).
+The manifest lists each file's SHA-256s (``sha256``, once the ``with`` block ends), fed the
+bytes as they are written, never read back (the last shard's read-back was the run's serial
+tail, 27-38 ms of a 45 MB run): the side files' whole, the ids' file as it grows. A format's
+header (the ``.npy`` one, llm.c's) holds the ids' count, known only last, and SHA-256 is chained
+from a file's first byte: so such an ids' file is listed with two digests, of its
+``header_bytes`` (``header_sha256``, hashed when written, last) and of the bytes after them
+(``sha256``, hashed as they come). A file with no header has ``header_bytes`` 0: its
+``sha256`` is the whole file's, as ``sha256sum`` gives it.
 
     >>> import os, tempfile
     >>> from streamcodec.corpus.writers import shard_format
@@ -31,7 +34,6 @@ import array
 import contextlib
 import dataclasses
 import errno
-import functools
 import hashlib
 import itertools
 import json
@@ -42,7 +44,6 @@ from types import TracebackType
 from typing import Any, BinaryIO, ClassVar, TypeAlias
 
 from streamcodec.atomicfile import atomic_output, start_writeback
-from streamcodec.corpus.overlap import OnThread
 
 __all__ = [
     "FIELDS",
@@ -51,6 +52,7 @@ __all__ = [
     "TokenShard",
     "as_bytes",
     "close_whole",
+    "file_digests",
     "file_records",
     "kept_fields",
     "sha256_file",
@@ -109,9 +111,10 @@ class TokenShard:
         self._stack = contextlib.ExitStack()
         self._out: BinaryIO | None = None
         self._open = False  # a document is in hand (its bos written)
-        self._digest = hashlib.sha256()  # of the ids as written (with no header)
-        self._digests: list[Any] = []  # of each file, once written: a hash, or a thread's
-        self.sha256: list[str] | None = None  # of each file, once the ``with`` block ended
+        self._digest = hashlib.sha256()  # of the ids as written (after any header)
+        # each file's SHA-256s as its manifest record lists them, once the ``with`` block ended
+        self.sha256: list[dict[str, Any]] | None = None
+        self._digests: list[dict[str, Any]] = []
         self._unsynced = 0  # bytes of ids written since their writeback last started
 
     def __enter__(self) -> TokenShard:
@@ -155,11 +158,11 @@ class TokenShard:
         data: Any
         if memoryview(ids).format == self._typecode and sys.byteorder == "little":
             parts, sizes = self._parts(ids, offsets)
-            # A format with a header hashes its ids' file last, read back: the parts go to the
-            # file as they are, no copy of the ids into one buffer (a run's largest memory
-            # traffic beside the reading, which slows the encoding on the other core). Else they
-            # are joined, to be hashed in one call, not one a part.
-            data = parts if self.header_size and hasattr(os, "writev") else b"".join(parts)
+            # The parts go to the file and the hash as they are, no copy of the ids into one
+            # buffer (a run's largest memory traffic beside the reading, which slows the
+            # encoding on the other core): 20,000 parts of 51 MB hashed one by one cost what
+            # the bytes cost, joined first 2x that
+            data = parts if hasattr(os, "writev") else b"".join(parts)
         else:
             try:
                 data, sizes = self._converted(ids, offsets)
@@ -238,11 +241,13 @@ class TokenShard:
             self.fields.append(dict.fromkeys(self.layout.keep) if fields is None else fields)
 
     def _write(self, data: Any) -> None:
-        """Write ids of the shard's type: an ``array.array`` (native order), or a numpy array or
-        bytes already little-endian, or a list of such bytes' parts (:meth:`add_flat`; only for
-        a format with a header, whose ids are not hashed as written)."""
+        """Write ids of the shard's type, and hash them: an ``array.array`` (native order), or a
+        numpy array or bytes already little-endian, or a list of such bytes' parts
+        (:meth:`add_flat`). hashlib releases the GIL for a buffer over 2 kB."""
         assert self._out is not None
         if isinstance(data, list):
+            for part in data:  # before the write, which may cut a part
+                self._digest.update(part)
             self._out.flush()  # what the file object holds first
             nbytes = _write_parts(self._out.fileno(), data)
         else:
@@ -251,8 +256,7 @@ class TokenShard:
                 data.byteswap()
             view = memoryview(data).cast("B")
             self._out.write(view)
-            if not self.header_size:
-                self._digest.update(view)  # hashlib releases the GIL for a large buffer
+            self._digest.update(view)
             nbytes = view.nbytes
         self.tokens += nbytes // self._width
         self._unsynced += nbytes
@@ -272,35 +276,36 @@ class TokenShard:
     def __exit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        try:
-            close_whole(self._stack, kind, exc, tb, self._finish)
-        except BaseException:
-            for digest in self._digests:  # a reading thread outlives no shard
-                if isinstance(digest, _FileDigest):
-                    digest.wait()
-            raise
+        close_whole(self._stack, kind, exc, tb, self._finish)
         if kind is None:
-            self.sha256 = [
-                (d.result() if isinstance(d, _FileDigest) else d).hexdigest() for d in self._digests
-            ]
+            self.sha256 = self._digests
 
     def _finish(self) -> None:
         assert self._out is not None
+        header = b""
         if self.header_size:
-            self._out.seek(0)
-            self._out.write(self.header())
-            self._out.seek(0, os.SEEK_END)
+            header = self.header()
             self._out.flush()
-            self._digests.append(_FileDigest(self._out.fileno()))
-        else:
-            self._digests.append(self._digest)
+            if os.pwrite(self._out.fileno(), header, 0) != len(header):  # over the placeholder
+                raise OSError(errno.EIO, "the header was written short", self.paths[0])
+        self._digests.append(_digests(header, self._digest))
         kept = [kept_fields(self.fields)] if self.layout.keep else []
         for path, data in zip(
             self.paths[1:], itertools.chain(self.index_files(), kept), strict=True
         ):
             with atomic_output(path) as f:
                 f.write(data)
-            self._digests.append(hashlib.sha256(data))
+            self._digests.append(_digests(b"", hashlib.sha256(data)))
+
+
+def _digests(header: bytes, rest: Any) -> dict[str, Any]:
+    """A file's digests as its manifest record lists them: its ``header`` (none: b"") and the
+    SHA-256 ``rest`` of the bytes after it."""
+    return {
+        "sha256": rest.hexdigest(),
+        "header_bytes": len(header),
+        "header_sha256": hashlib.sha256(header).hexdigest() if header else None,
+    }
 
 
 def _write_parts(fd: int, parts: list[bytes | memoryview]) -> int:
@@ -322,22 +327,19 @@ def _write_parts(fd: int, parts: list[bytes | memoryview]) -> int:
     return total
 
 
-class _FileDigest(OnThread):
-    """The SHA-256 of a file open for writing (all of it written), read on a thread of its own
-    through a duplicate of its descriptor, so the file may be closed and renamed meanwhile."""
-
-    def __init__(self, fd: int) -> None:
-        super().__init__(functools.partial(_read_digest, os.dup(fd)))
-
-
-def _read_digest(fd: int) -> Any:
-    """The SHA-256 of the file open as ``fd``, read from its start; ``fd`` closed after."""
+def _read_digests(fd: int, header_bytes: int = 0) -> tuple[Any, Any]:
+    """The SHA-256s of the file open as ``fd``, read from its start: of its first
+    ``header_bytes`` and of the rest; ``fd`` closed after."""
     try:
-        digest, offset = hashlib.sha256(), 0
+        head, rest = hashlib.sha256(), hashlib.sha256()
+        offset = 0
+        if header_bytes:
+            head.update(os.pread(fd, header_bytes, 0))
+            offset = header_bytes
         while block := os.pread(fd, 1 << 20, offset):  # GIL released: read, hash
-            digest.update(block)
+            rest.update(block)
             offset += len(block)
-        return digest
+        return head, rest
     finally:
         os.close(fd)
 
@@ -404,14 +406,26 @@ def kept_fields(fields: list[Fields]) -> bytes:
 
 def sha256_file(path: str) -> str:
     """The SHA-256 of the file at ``path``, read in blocks."""
-    return str(_read_digest(os.open(path, os.O_RDONLY)).hexdigest())
+    return str(_read_digests(os.open(path, os.O_RDONLY))[1].hexdigest())
 
 
-def file_records(paths: Sequence[str], sha256: Sequence[str] | None) -> list[dict[str, Any]]:
-    """Each file of a shard as the manifest lists it: its name, size and SHA-256 (``sha256``:
-    the shard's, hashed as written; None: each file read back for it)."""
-    digests = sha256 if sha256 is not None else [sha256_file(p) for p in paths]
+def file_digests(path: str, header_bytes: int) -> dict[str, Any]:
+    """The digests of the file at ``path`` as a manifest record lists them, read back (its
+    first ``header_bytes`` a header: hashed apart)."""
+    head, rest = _read_digests(os.open(path, os.O_RDONLY), header_bytes)
+    digests = _digests(b"", rest)
+    if header_bytes:
+        digests.update(header_bytes=header_bytes, header_sha256=head.hexdigest())
+    return digests
+
+
+def file_records(
+    paths: Sequence[str], digests: Sequence[dict[str, Any]] | None
+) -> list[dict[str, Any]]:
+    """Each file of a shard as the manifest lists it: its name, size and SHA-256s (``digests``:
+    the shard's, hashed as written; None: each file read back for them, whole)."""
+    got = digests if digests is not None else [file_digests(p, 0) for p in paths]
     return [
-        {"name": os.path.basename(p), "bytes": os.path.getsize(p), "sha256": digest}
-        for p, digest in zip(paths, digests, strict=True)
+        {"name": os.path.basename(p), "bytes": os.path.getsize(p), **digest}
+        for p, digest in zip(paths, got, strict=True)
     ]
