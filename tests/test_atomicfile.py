@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from streamcodec.atomicfile import atomic_output
+from tests.children import reaped
 from tests.stops import run_stopped
 
 
@@ -71,7 +72,7 @@ def test_temporaries_of_dead_writers_are_removed_by_the_next(tmp_path: Path) -> 
     import sys
 
     target = tmp_path / "out.ids"
-    writer = subprocess.Popen(
+    popen = subprocess.Popen(
         [sys.executable, "-c", (
             "import sys, time\n"
             "from streamcodec.atomicfile import atomic_output\n"
@@ -80,9 +81,10 @@ def test_temporaries_of_dead_writers_are_removed_by_the_next(tmp_path: Path) -> 
         ), str(target)],
         stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": os.getcwd()},
     )  # fmt: skip
-    assert writer.stdout is not None and writer.stdout.readline() == "ready\n"
-    writer.send_signal(signal.SIGKILL)
-    writer.wait()
+    with reaped(popen) as writer:
+        assert writer.stdout is not None and writer.stdout.readline() == "ready\n"
+        writer.send_signal(signal.SIGKILL)
+        writer.wait()
     host = socket.gethostname()
     (left,) = os.listdir(tmp_path)
     assert left.startswith(f".out.ids.{writer.pid}@{host}.") and left.endswith(".tmp")

@@ -26,6 +26,7 @@ import streamcodec
 from streamcodec import Encoding
 from streamcodec.engine.batch import FlatTexts
 from streamcodec.text.unicode import InvalidUTF8Error
+from tests.children import reaped
 from tests.conftest import tiktoken_twin
 
 pa = pytest.importorskip("pyarrow")
@@ -336,20 +337,14 @@ while True:
 def test_ctrl_c_ends_a_long_batch_within_a_second() -> None:
     env = {**os.environ, "STREAMCODEC_BACKEND": "native"}
     for _ in range(5):
-        child = subprocess.Popen(
-            [sys.executable, "-c", CTRL_C.format(root=str(ROOT))],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=env,
-        )
-        assert child.stdout is not None and child.stdout.readline() == b"ready\n"
-        time.sleep(random.uniform(0.05, 0.8))
-        child.send_signal(signal.SIGINT)
-        sent = time.monotonic()
-        try:
+        command = [sys.executable, "-c", CTRL_C.format(root=str(ROOT))]
+        popen = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        with reaped(popen) as child:  # its loop never ends but by Ctrl-C
+            assert child.stdout is not None and child.stdout.readline() == b"ready\n"
+            time.sleep(random.uniform(0.05, 0.8))
+            child.send_signal(signal.SIGINT)
+            sent = time.monotonic()
             child.wait(timeout=5)
-        finally:
-            child.kill()
-        assert time.monotonic() - sent < 1.0
-        _, err = child.communicate()
+            assert time.monotonic() - sent < 1.0
+            _, err = child.communicate()
         assert b"KeyboardInterrupt" in err

@@ -19,6 +19,7 @@ import pytest
 
 import streamcodec
 from fuzz.corpus import samples
+from tests.children import alive, reaped
 
 TEXT = "Hello, careless world!\n" * 40
 IDS = streamcodec.get_encoding("cl100k_base").encode(TEXT)
@@ -183,15 +184,6 @@ def _children(pid: int) -> list[int]:
     return found
 
 
-def _alive(pid: int) -> bool:
-    """Running: a zombie has ended (only its parent, maybe not init in a container, reaps it)."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-
-
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc to find the workers")
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
 @pytest.mark.parametrize("jobs", ["1", "2"])
@@ -201,25 +193,26 @@ def test_a_signal_leaves_the_folder_as_it_was(tmp_path: Path, signum: int, jobs:
     (tmp_path / "out.ids").write_bytes(b"old")
     before = {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.name != "big.txt"}
     # --jobs runs threads on the native path: worker processes are the pure-Python path's.
-    proc = subprocess.Popen(
+    popen = subprocess.Popen(
         [sys.executable, "-m", "streamcodec", "encode", str(big), "-o", str(tmp_path / "out.ids"),
          "--jobs", jobs],
         stderr=subprocess.PIPE, env={**os.environ, "STREAMCODEC_BACKEND": "python"},
     )  # fmt: skip
-    deadline = time.monotonic() + 60
-    while not list(tmp_path.glob(".out.ids.*.tmp")) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    time.sleep(0.5)  # well into the encoding
-    workers = _children(proc.pid)
-    assert len(workers) >= (2 if jobs == "2" else 0)
-    proc.send_signal(signum)
-    _, err = proc.communicate(timeout=60)
+    with reaped(popen) as proc:  # its workers die with it (PR_SET_PDEATHSIG, the test below)
+        deadline = time.monotonic() + 60
+        while not list(tmp_path.glob(".out.ids.*.tmp")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)  # well into the encoding
+        workers = _children(proc.pid)
+        assert len(workers) >= (2 if jobs == "2" else 0)
+        proc.send_signal(signum)
+        _, err = proc.communicate(timeout=60)
     assert proc.returncode == 128 + signum, err
     assert err.decode().count("\n") == 1 and "interrupted" in err.decode()
     after = {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.name != "big.txt"}
     assert after == before
     time.sleep(0.5)
-    assert not [pid for pid in workers if _alive(pid)]
+    assert not [pid for pid in workers if alive(pid)]
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="PR_SET_PDEATHSIG is Linux's")
@@ -239,10 +232,10 @@ def test_workers_die_with_a_killed_parent(tmp_path: Path) -> None:
     proc.kill()  # SIGKILL: the parent cannot end its pool
     proc.wait(timeout=60)
     deadline = time.monotonic() + 30
-    while [pid for pid in workers if _alive(pid)] and time.monotonic() < deadline:
+    while [pid for pid in workers if alive(pid)] and time.monotonic() < deadline:
         time.sleep(0.05)
     assert len(workers) >= 2
-    assert not [pid for pid in workers if _alive(pid)]
+    assert not [pid for pid in workers if alive(pid)]
 
 
 # ---------------------------------------------------------------------- inputs

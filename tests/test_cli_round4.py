@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from streamcodec.cli import build_parser, main
+from tests.children import reaped
 
 ROOT = Path(__file__).resolve().parents[1]
 FORMATS = ["ids", "jsonl", "u32", "npy"]  # u16: cl100k ids do not fit
@@ -123,12 +124,13 @@ def test_a_closed_pipe_ends_every_format_alike(book: Path, fmt: str) -> None:
     args = ["-e", "gpt2"] if fmt == "u16" else []
     command = [sys.executable, "-m", "streamcodec", "encode", str(book), "-f", fmt, *args]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-    assert process.stdout is not None and process.stderr is not None
-    assert len(process.stdout.read(10)) == 10
-    process.stdout.close()
-    assert process.wait(timeout=120) == 141
-    assert process.stderr.read() == b""
+    popen = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    with reaped(popen) as process:
+        assert process.stdout is not None and process.stderr is not None
+        assert len(process.stdout.read(10)) == 10
+        process.stdout.close()
+        assert process.wait(timeout=120) == 141
+        assert process.stderr.read() == b""
 
 
 # ---------------------------------------------------------------------- options

@@ -18,6 +18,7 @@ from streamcodec import cli
 from streamcodec.formats import write_tiktoken
 from streamcodec.stream import parallel
 from streamcodec.vocab import GPT2_PATTERN
+from tests.children import reaped
 
 TEXT = "Hello, streaming world!\nIt's 2024 <|endoftext|> done.\n\n  naïve café 😀\n"
 
@@ -170,32 +171,28 @@ def test_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str])
 def test_a_closed_pipe_stops_quietly(tmp_path: Path) -> None:
     big = tmp_path / "big.txt"
     big.write_text(samples()["prose"] * 5, encoding="utf-8")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamcodec", "encode", str(big)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    assert proc.stdout is not None and proc.stderr is not None
-    assert proc.stdout.read(100)
-    proc.stdout.close()
-    assert proc.wait(timeout=60) == 141
-    assert proc.stderr.read() == b""
+    command = [sys.executable, "-m", "streamcodec", "encode", str(big)]
+    popen = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    with reaped(popen) as proc:
+        assert proc.stdout is not None and proc.stderr is not None
+        assert proc.stdout.read(100)
+        proc.stdout.close()
+        assert proc.wait(timeout=60) == 141
+        assert proc.stderr.read() == b""
 
 
 def test_ctrl_c_leaves_no_output(tmp_path: Path) -> None:
     big = tmp_path / "big.txt"
     big.write_text(samples()["prose"] * 60, encoding="utf-8")  # ~18 MB: several seconds
     out = tmp_path / "ids.txt"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamcodec", "encode", str(big), "-o", str(out)],
-        stderr=subprocess.PIPE,
-    )
-    deadline = time.monotonic() + 60
-    while not list(tmp_path.glob(".ids.txt.*.tmp")) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    time.sleep(0.3)  # well into the encoding
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
+    command = [sys.executable, "-m", "streamcodec", "encode", str(big), "-o", str(out)]
+    with reaped(subprocess.Popen(command, stderr=subprocess.PIPE)) as proc:
+        deadline = time.monotonic() + 60
+        while not list(tmp_path.glob(".ids.txt.*.tmp")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.3)  # well into the encoding
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert b"interrupted" in err
     assert sorted(os.listdir(tmp_path)) == ["big.txt"]

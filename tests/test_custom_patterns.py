@@ -14,6 +14,7 @@ import pytest
 
 import streamcodec
 from streamcodec import Encoding
+from tests.children import reaped
 
 ROOT = Path(__file__).resolve().parents[1]
 RANKS = streamcodec.get_encoding("gpt2").mergeable_ranks
@@ -79,14 +80,12 @@ def test_ctrl_c_stops_a_match_the_probe_lets_through(tmp_path: Path) -> None:
     command = [sys.executable, "-m", "streamcodec", "encode", str(src), "--vocab", str(vocab),
                "--pattern", "(?:xy|x|y)+$"]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    process = subprocess.Popen(command, stderr=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
-    time.sleep(3)  # past the start and the probe, into the match
-    assert process.poll() is None, process.stderr.read() if process.stderr else ""
-    process.send_signal(signal.SIGINT)
-    try:
+    popen = subprocess.Popen(command, stderr=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+    with reaped(popen) as process:  # a match SIGINT did not stop is not left running for hours
+        time.sleep(3)  # past the start and the probe, into the match
+        assert process.poll() is None, process.stderr.read() if process.stderr else ""
+        process.send_signal(signal.SIGINT)
         _, err = process.communicate(timeout=60)
-    finally:  # a match SIGINT did not stop (the test fails) is not left running for hours
-        process.kill()
     assert process.returncode == 130
     assert err.decode().startswith("streamcodec: interrupted")
 

@@ -30,6 +30,7 @@ from fuzz.strategies import class_texts
 from streamcodec.pieces import LONG_PIECE
 from streamcodec.text import native
 from streamcodec.vocab import CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN
+from tests.children import reaped
 from tests.conftest import tiktoken_twin
 
 core_module = pytest.importorskip("streamcodec.pieces._core")
@@ -553,10 +554,11 @@ try:
 except KeyboardInterrupt:
     print("interrupted", flush=True)
 """
-    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
-    assert child.stdout is not None
-    assert child.stdout.readline().strip() == "ready"
-    time.sleep(0.05)
-    child.send_signal(signal.SIGINT)
-    out, _ = child.communicate(timeout=120)
+    popen = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    with reaped(popen) as child:
+        assert child.stdout is not None
+        assert child.stdout.readline().strip() == "ready"
+        time.sleep(0.05)
+        child.send_signal(signal.SIGINT)
+        out, _ = child.communicate(timeout=120)
     assert out.strip() == "interrupted"

@@ -47,6 +47,8 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from tests.children import reaped
+
 ROOT = Path(__file__).resolve().parents[1]
 # stdout buffered, as a user has it: PYTHONUNBUFFERED hid Python's own flush at exit
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"} | {"PYTHONPATH": str(ROOT)}
@@ -122,17 +124,18 @@ def closed_pipe(work: Path) -> Iterator[tuple[str, Check]]:
             def check(fmt: str = fmt, via: str = via, extra: list[str] = extra) -> str | None:
                 source = "-" if via == "stdin" else str(large)
                 command = [sys.executable, "-m", "streamcodec", "encode", source, "-f", fmt]
-                process = subprocess.Popen(
+                popen = subprocess.Popen(
                     [*command, *extra], stdin=subprocess.PIPE if via == "stdin" else None,
                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV,
                 )  # fmt: skip
-                assert process.stdout is not None and process.stderr is not None
-                if process.stdin is not None:
-                    process.stdin.write(large.read_bytes())
-                    process.stdin.close()
-                process.stdout.read(10)
-                process.stdout.close()
-                status, err = process.wait(timeout=300), process.stderr.read()
+                with reaped(popen) as process:
+                    assert process.stdout is not None and process.stderr is not None
+                    if process.stdin is not None:
+                        process.stdin.write(large.read_bytes())
+                        process.stdin.close()
+                    process.stdout.read(10)
+                    process.stdout.close()
+                    status, err = process.wait(timeout=300), process.stderr.read()
                 return None if (status, err) == (141, b"") else f"exit {status}, {err[-200:]!r}"
 
             yield f"-f {fmt} from {via} | head -c 10", check
@@ -388,16 +391,17 @@ def _timed(check: Check, bound: float) -> str | None:
 
 def _ctrl_c(args: list[str], backend: str) -> str | None:
     env = {**ENV, "STREAMCODEC_BACKEND": backend}
-    process = subprocess.Popen(
+    popen = subprocess.Popen(
         [sys.executable, "-m", "streamcodec", *args], stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE, env=env,
     )  # fmt: skip
-    time.sleep(4)
-    if process.poll() is not None:
-        return f"ended before the signal: exit {process.returncode}"
-    process.send_signal(signal.SIGINT)
-    sent = time.monotonic()
-    _, err = process.communicate(timeout=60)
+    with reaped(popen) as process:
+        time.sleep(4)
+        if process.poll() is not None:
+            return f"ended before the signal: exit {process.returncode}"
+        process.send_signal(signal.SIGINT)
+        sent = time.monotonic()
+        _, err = process.communicate(timeout=60)
     took = time.monotonic() - sent
     if process.returncode != 130 or not err.startswith(b"streamcodec: interrupted"):
         return f"exit {process.returncode}, {err[-200:]!r}"
