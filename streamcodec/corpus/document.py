@@ -130,13 +130,13 @@ def reading_input(inp: Input) -> Iterator[IO[bytes]]:
             layer.check_unchanged()
 
 
-def span(inp: Input, data: bytes) -> int:
+def span(inp: Input, data: bytes | bytearray) -> int:
     """The bytes on disk that ``data`` read from ``inp`` spans (0 when compressed)."""
     return 0 if inp.compression is not None else len(data)
 
 
 def decode(
-    data: bytes, inp: Input, offset: int, reading: Reading, *, where: str | None = None
+    data: bytes | bytearray, inp: Input, offset: int, reading: Reading, *, where: str | None = None
 ) -> str:
     """``data`` (at byte ``offset`` of ``inp``) as text, or the refusal naming where."""
     try:

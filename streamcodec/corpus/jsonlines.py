@@ -39,7 +39,7 @@ class Lines:
     its first line ``number`` (0: not counted, for a range that starts inside the file), and
     how many lines it holds (the last may lack its newline: the input's end)."""
 
-    data: bytes
+    data: bytes | bytearray  # never changed once made
     start: int
     number: int
     count: int
@@ -61,32 +61,32 @@ def line_blocks(
         if digest is not None:
             digest.update(rest)
         position += len(rest) - 1
-    # the start of a line read but not in a block yet, in parts (a long line: no copy a read)
-    held: list[bytes] = []
+    # each block read straight into a buffer of its own (no copy joins it), after what the
+    # last read held of a line it did not end (carried: a long line doubles the next read)
+    carried: bytes | bytearray = b""
     ended = False
     step = min(first, size) if first > 0 else size
     while not ended and (part.end < 0 or position < part.end):
-        chunk = f.read(step)
+        held = len(carried)
+        data = bytearray(held + max(step, held))
+        data[:held] = carried
+        with memoryview(data) as view:
+            got = f.readinto(view[held:])  # type: ignore[attr-defined]  # IO's stub lacks it
+        del data[held + got :]
         step = min(2 * step, size)
-        ended = not chunk
-        before = sum(map(len, held))
-        # what was held ends inside a line: a line ends in the chunk, or none does (a long
-        # line, read on; each chunk searched once)
-        cut = before + len(chunk) if ended else before + chunk.rfind(b"\n") + 1
-        if cut == before and not ended:
-            cut = 0
-        if part.end >= 0 and part.end - position <= before + len(chunk):
+        ended = not got
+        # a line ends in what was read (each byte searched once), or none does: read on
+        cut = len(data) if ended else data.rfind(b"\n", held) + 1
+        if part.end >= 0 and part.end - position <= len(data):
             # the range ends in what is held: to the end of the line holding its last byte
-            chunk, held, before = b"".join((*held, chunk)), [], 0  # once a range
-            last = chunk.find(b"\n", part.end - position - 1)
+            last = data.find(b"\n", part.end - position - 1)
             if last >= 0 or ended:
-                cut, ended = (last + 1 if last >= 0 else len(chunk)), True
+                cut, ended = (last + 1 if last >= 0 else len(data)), True
         if not cut:
-            held.append(chunk)
+            carried = data
             continue
-        view = memoryview(chunk)
-        data = b"".join((*held, view[: cut - before]))  # the block's one copy
-        held = [chunk[cut - before :]] if cut - before < len(chunk) else []
+        carried = bytes(data[cut:])
+        del data[cut:]
         if digest is not None:
             digest.update(data)
         count = newlines(data) + (not data.endswith(b"\n"))
@@ -96,7 +96,7 @@ def line_blocks(
 
 
 @functools.cache
-def _native_newlines() -> Callable[[bytes], int] | None:
+def _native_newlines() -> Callable[[bytes | bytearray], int] | None:
     try:
         from streamcodec.corpus import _jsonl  # type: ignore[attr-defined]
     except ImportError:
@@ -104,7 +104,7 @@ def _native_newlines() -> Callable[[bytes], int] | None:
     return _jsonl.newlines  # type: ignore[no-any-return]
 
 
-def newlines(data: bytes) -> int:
+def newlines(data: bytes | bytearray) -> int:
     """``data.count(b"\\n")``, by the native reader where it is built (memchr, the GIL released:
     bytes.count holds it, at a quarter of a millisecond a megabyte)."""
     native = _native_newlines()
