@@ -4,8 +4,10 @@ user's own ``MALLOC_*_THRESHOLD_`` in the environment is left as the user set it
 
 from __future__ import annotations
 
-import ctypes
+import _ctypes
+import platform
 import sys
+from typing import Any
 
 import pytest
 
@@ -22,9 +24,6 @@ class _Libc:
     def __init__(self) -> None:
         self.asked: list[tuple[int, int]] = []
 
-    def gnu_get_libc_version(self) -> bytes:
-        return b"2.39"
-
     def mallopt(self, option: int, value: int) -> int:
         self.asked.append((option, value))
         return 1
@@ -33,7 +32,7 @@ class _Libc:
 @pytest.fixture
 def libc(monkeypatch: pytest.MonkeyPatch) -> _Libc:
     fake = _Libc()
-    monkeypatch.setattr(ctypes, "CDLL", lambda name: fake)
+    monkeypatch.setattr(heap, "_glibc_mallopt", lambda: fake.mallopt)
     for name in ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_"):
         monkeypatch.delenv(name, raising=False)
     return fake
@@ -61,3 +60,19 @@ def test_a_users_mmap_threshold_leaves_everything_alone(
     monkeypatch.setenv("MALLOC_MMAP_THRESHOLD_", "131072")
     assert not heap.keep_heap_flat(threshold=heap.REUSED)
     assert libc.asked == []
+
+
+def test_glibcs_mallopt_is_found_and_another_libcs_is_not(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Found, not called (this process's allocator stays as it is); a C library without
+    # gnu_get_libc_version (musl, whose mallopt does nothing) gives none.
+    if platform.libc_ver()[0] == "glibc":
+        assert callable(heap._glibc_mallopt())
+    dlsym = _ctypes.dlsym
+
+    def musl(handle: Any, name: str) -> int:
+        if name == "gnu_get_libc_version":
+            raise OSError(f"undefined symbol: {name}")
+        return dlsym(handle, name)
+
+    monkeypatch.setattr(_ctypes, "dlsym", musl)
+    assert heap._glibc_mallopt() is None
