@@ -396,13 +396,17 @@ def test_an_input_rewritten_at_the_same_size_and_time_is_found_by_its_hash(
 def _as_format_2(out: Path) -> None:
     """The manifest in ``out`` rewritten as the previous format wrote it (streamcodec-corpus/2:
     each file's SHA-256 the whole file's, no header digests)."""
-    from streamcodec.corpus.shards import sha256_file
+    from streamcodec.corpus.shards import file_digests
 
     manifest = json.loads((out / "manifest.json").read_text())
     manifest["format"] = "streamcodec-corpus/2"
     for entry in manifest["shards"]:
         entry["files"] = [
-            {"name": r["name"], "bytes": r["bytes"], "sha256": sha256_file(str(out / r["name"]))}
+            {
+                "name": r["name"],
+                "bytes": r["bytes"],
+                "sha256": file_digests(str(out / r["name"]))["sha256"],
+            }
             for r in entry["files"]
         ]
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1))

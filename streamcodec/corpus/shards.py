@@ -55,7 +55,6 @@ __all__ = [
     "file_digests",
     "file_records",
     "kept_fields",
-    "sha256_file",
     "split_flat",
 ]
 
@@ -327,23 +326,6 @@ def _write_parts(fd: int, parts: list[bytes | memoryview]) -> int:
     return total
 
 
-def _read_digests(fd: int, header_bytes: int = 0) -> tuple[Any, Any]:
-    """The SHA-256s of the file open as ``fd``, read from its start: of its first
-    ``header_bytes`` and of the rest; ``fd`` closed after."""
-    try:
-        head, rest = hashlib.sha256(), hashlib.sha256()
-        offset = 0
-        if header_bytes:
-            head.update(os.pread(fd, header_bytes, 0))
-            offset = header_bytes
-        while block := os.pread(fd, 1 << 20, offset):  # GIL released: read, hash
-            rest.update(block)
-            offset += len(block)
-        return head, rest
-    finally:
-        os.close(fd)
-
-
 def _narrowed(ids: array.array[int], typecode: str) -> array.array[int] | None:
     """``ids`` as an array of ``typecode``, by numpy; None without numpy (or ids)."""
     try:
@@ -404,19 +386,18 @@ def kept_fields(fields: list[Fields]) -> bytes:
     return b"".join(json.dumps(f, ensure_ascii=False).encode("utf-8") + b"\n" for f in fields)
 
 
-def sha256_file(path: str) -> str:
-    """The SHA-256 of the file at ``path``, read in blocks."""
-    return str(_read_digests(os.open(path, os.O_RDONLY))[1].hexdigest())
-
-
-def file_digests(path: str, header_bytes: int) -> dict[str, Any]:
+def file_digests(path: str, header_bytes: int = 0) -> dict[str, Any]:
     """The digests of the file at ``path`` as a manifest record lists them, read back (its
-    first ``header_bytes`` a header: hashed apart)."""
-    head, rest = _read_digests(os.open(path, os.O_RDONLY), header_bytes)
-    digests = _digests(b"", rest)
-    if header_bytes:
-        digests.update(header_bytes=header_bytes, header_sha256=head.hexdigest())
-    return digests
+    first ``header_bytes`` a header, hashed apart)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        header, rest, offset = os.pread(fd, header_bytes, 0), hashlib.sha256(), header_bytes
+        while block := os.pread(fd, 1 << 20, offset):  # GIL released: read, hash
+            rest.update(block)
+            offset += len(block)
+    finally:
+        os.close(fd)
+    return _digests(header, rest)
 
 
 def file_records(
@@ -424,7 +405,7 @@ def file_records(
 ) -> list[dict[str, Any]]:
     """Each file of a shard as the manifest lists it: its name, size and SHA-256s (``digests``:
     the shard's, hashed as written; None: each file read back for them, whole)."""
-    got = digests if digests is not None else [file_digests(p, 0) for p in paths]
+    got = digests if digests is not None else [file_digests(p) for p in paths]
     return [
         {"name": os.path.basename(p), "bytes": os.path.getsize(p), **digest}
         for p, digest in zip(paths, got, strict=True)
