@@ -184,6 +184,14 @@ def test_a_manifest_of_another_shape_or_a_repeated_shard_is_refused(
     (out / "manifest.json").write_text(json.dumps(outside))
     with pytest.raises(ValueError, match=r"names the file '\.\./a\.jsonl', not a file of this"):
         check_corpus(out)
+    for header in (10**18, 2**63):  # a bound on what a check reads: named, no MemoryError
+        past = copy.deepcopy(good)
+        past["shards"][0]["files"][0]["header_bytes"] = header
+        (out / "manifest.json").write_text(json.dumps(past))
+        with pytest.raises(
+            ValueError, match=rf"shards\[0\]\.files\[0\]\.header_bytes is {header}, more"
+        ):
+            check_corpus(out)
 
 
 def test_defaults_spelled_out_and_a_failed_first_run_block_nothing(

@@ -135,7 +135,9 @@ def load_manifest(out_dir: str) -> dict[str, Any] | None:
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ValueError(f"{path}: not a manifest ({exc}); pass --restart to start over") from None
     if not isinstance(manifest, dict) or manifest.get("format") not in _SHAPES:
-        raise ValueError(f"{path}: not a manifest of {FORMAT}; pass --restart to start over")
+        raise ValueError(
+            f"{path}: not a manifest of {FORMAT} (or {FORMAT_2}); pass --restart to start over"
+        )
     problem = _shape_problem(manifest, _SHAPES[manifest["format"]], "")
     if problem is None and manifest["format"] == FORMAT_2:
         _from_format_2(manifest)
@@ -240,6 +242,11 @@ def _shards_problem(manifest: dict[str, Any]) -> str | None:
             name = record["name"]
             if os.path.basename(name) != name or name.startswith(".") or not name:
                 return f"shards[{i}] names the file {name!r}, not a file of this folder"
+            if record["header_bytes"] > record["bytes"]:  # never read: a bound on the read
+                return (
+                    f"the field shards[{i}].files[{j}].header_bytes is {record['header_bytes']}, "
+                    f"more than the file's {record['bytes']} bytes"
+                )
             if (record["header_sha256"] is None) != (record["header_bytes"] == 0):
                 return (
                     f"the field shards[{i}].files[{j}].header_sha256 is "
