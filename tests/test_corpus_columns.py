@@ -329,36 +329,6 @@ def test_shards_are_the_same_bytes_for_any_jobs_and_either_reader(
     assert [ENC.decode(ids.tolist()) for ids in read_documents(tmp_path / "arrow")] == texts
 
 
-@native
-def test_a_block_the_reader_thread_leaves_is_not_parsed_natively_again(
-    tmp_path: Path, lines_file: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Beside one job the reader thread parses each block; one the native reader leaves to the
-    Python reader (a NaN here) was parsed natively again by the worker, the work twice."""
-    with open(lines_file, "a") as f:
-        f.writelines('{"text": "odd", "x": NaN}\n' for _ in range(300))
-    monkeypatch.setattr(tasks_module, "BATCH_SIZE", 5000)
-    blocks, parses = [], []
-    line_blocks, json_column = tasks_module.line_blocks, tasks_module.json_column
-
-    def counted_blocks(*args: Any, **kwargs: Any) -> Iterator[Any]:
-        for block in line_blocks(*args, **kwargs):
-            blocks.append(block)
-            yield block
-
-    def counted_parses(*args: Any) -> Any:
-        parses.append(args[0])
-        return json_column(*args)
-
-    monkeypatch.setattr(tasks_module, "line_blocks", counted_blocks)
-    monkeypatch.setattr(tasks_module, "json_column", counted_parses)
-    tokenize([lines_file], tmp_path / "one", shard_bytes=40_000, jobs=1)
-    assert len(parses) == len(blocks) > 5
-    monkeypatch.setattr(tasks_module, "json_column", json_column)
-    tokenize([lines_file], tmp_path / "two", shard_bytes=40_000, jobs=2)  # the workers parse
-    assert folder_bytes(tmp_path / "one") == folder_bytes(tmp_path / "two")
-
-
 def _parquet(path: Path, values: list[Any], kind: Any, **extra: list[Any]) -> Path:
     import pyarrow.parquet
 

@@ -123,8 +123,9 @@ def add(commands: Any) -> None:
         "-j",
         "--jobs",
         type=positive_int,
-        help="cores that parse and encode, on this many threads (default: every core this "
-        "process may use); the reading, hashing and writing run beside them",
+        help="cores used (default: every core this process may use): 1 reads, encodes and "
+        "writes on one thread; more encode on this many threads, the reading, hashing and "
+        "writing beside them",
     )
     command.add_argument(
         "--dask", metavar="ADDRESS", help="make the shards on the Dask cluster of this scheduler"

@@ -1,19 +1,22 @@
 """The shards' pipeline: their tasks read, encoded by ``jobs`` workers and written in order.
 
-:func:`make_shards` makes shards one after another through one pipeline, so the next shard is read
-and encoded while the last is written; :func:`make_shard` is one shard alone, a plain function of a
-:class:`~streamcodec.corpus.tasks.Job` (what every shard shares: the inputs, the encoding, the
-options) and a :class:`~streamcodec.corpus.plan.ShardPlan`, so a thread, a process or a Dask worker
-runs it alike. The inputs are read in order as tasks (:mod:`streamcodec.corpus.tasks`: what a task
-is, and how a worker reads and encodes one); ``jobs`` threads (native path) or processes (pure
-path) each take a task and encode it. The results are written in the tasks' order, so the shards'
-bytes do not depend on ``jobs``; the reading (and the input's hash) and the writing (and the
-shards' hashes) run on threads of their own (:mod:`streamcodec.corpus.overlap`) beside the
-``jobs`` that encode, so the main thread, which would cap the run on many cores, only schedules.
-At most ``2 * jobs`` tasks are in flight and 8 more in the hands and queues of those threads
-(``2 * jobs + 8`` of about a megabyte each), so memory is bounded. A large plain-text file is
-streamed (``Encoding.iter_encode_chunks``). A task's error is raised where the shards are
-written, at its place, so the shards before it are listed first."""
+:func:`make_shards` makes shards one after another through one pipeline; :func:`make_shard` is one
+shard alone, a plain function of a :class:`~streamcodec.corpus.tasks.Job` (what every shard
+shares: the inputs, the encoding, the options) and a :class:`~streamcodec.corpus.plan.ShardPlan`,
+so a thread, a process or a Dask worker runs it alike. The inputs are read in order as tasks
+(:mod:`streamcodec.corpus.tasks`: what a task is, and how a worker reads and encodes one), encoded
+and written in the tasks' order, so the shards' bytes do not depend on ``jobs``.
+
+``jobs`` is the cores used (issue 28). One job runs the whole pipeline on the calling thread, one
+task after another. Several are ``jobs`` threads (native path) or processes (pure path) that each
+take a task and encode it, while the reading (and the input's hash) and the writing (and the
+shards' hashes) run on threads of their own (:mod:`streamcodec.corpus.overlap`), so the next
+shard is read and encoded while the last is written and the main thread, which would cap the
+run on many cores, only schedules. At most ``2 * jobs`` tasks are in flight and 8 more in the
+hands and queues of those threads (``2 * jobs + 8`` of about a megabyte each), so memory is
+bounded. A large plain-text file is streamed (``Encoding.iter_encode_chunks``). A task's error
+is raised where the shards are written, at its place, so the shards before it are listed
+first."""
 
 from __future__ import annotations
 
@@ -72,36 +75,33 @@ def make_shards(
     progress: Progress | None = None,
 ) -> None:
     """Write ``shards`` of ``job`` in order, through one pipeline of ``jobs`` workers;
-    ``finished(entry)`` with each one's manifest entry once it is whole. The input is read and
-    hashed on a reader thread and a hasher thread, and the shards written, hashed and listed on
-    a writer thread (:mod:`streamcodec.corpus.overlap`), beside the workers, whatever ``jobs``
-    (they are the cores that encode: with one, the input's I/O and hashing take the second
-    core, a third of a run's work), so this thread only schedules; not with an input that can
-    block (standard input, a pipe) or a document streamed (its own pipeline), nor beside worker
-    processes (the pure path): then all of it is this thread's, one job encoding here."""
+    ``finished(entry)`` with each one's manifest entry once it is whole. ``jobs`` is the cores
+    used: one job reads, hashes, encodes and writes here, in turn; several encode on worker
+    threads (processes on the pure path) while the input is read and hashed on a reader thread
+    and a hasher thread and the shards written, hashed and listed on a writer thread
+    (:mod:`streamcodec.corpus.overlap`), so this thread only schedules; not with an input that
+    can block (standard input, a pipe) or a document streamed (its own pipeline), nor beside
+    worker processes (forked: a thread's lock held): then the reading and writing are this
+    thread's."""
     digests: list[list[Any]] = [[] for _ in shards]
     work = functools.partial(_numbered, functools.partial(
         encode_task, job.encoding, job.special_as_text, job.reading))  # fmt: skip
     native = job.encoding.backend == "native"
     write = functools.partial(_write_results, job, shards, digests, finished, jobs, progress)
-    # threads beside the workers: not where they are processes (forked: a thread's lock held)
-    overlapped = native and _overlaps(job)
+    overlapped = native and jobs > 1 and _overlaps(job)
     with contextlib.ExitStack() as stack:
         sha256: Callable[[], Any] = hashlib.sha256
         if overlapped:  # the input's hash off the reader too, ended after it
             sha256 = stack.enter_context(HashBehind(depth=2)).sha256
-        # the reader parses JSON beside one job (a tenth of its work), not beside several
         tasks: Generator[tuple[int, Task], None, None] = _numbered_tasks(
-            job, shards, digests, sha256, overlapped and jobs == 1
+            job, shards, digests, sha256
         )
         stack.callback(tasks.close)  # the input in hand closed, after the reader and workers
         if overlapped:
             tasks = read_ahead(tasks, depth=1)
             stack.callback(tasks.close)  # the reader ended, after the workers
         results: Iterator[tuple[int, Result]] = map(work, tasks)
-        # one job too on the pool, where the ends are: it runs each batch itself (the main
-        # thread would start a native thread for each, to watch for signals), and this schedules
-        if jobs > 1 or overlapped:
+        if jobs > 1:
             pool = ordered_map(work, tasks, jobs=jobs, processes=not native)
             stack.callback(pool.close)  # the workers ended
             results = pool
@@ -185,13 +185,12 @@ def _finish_shard(
 
 
 def _numbered_tasks(
-    job: Job, shards: Sequence[ShardPlan], digests: list[list[Any]], sha256: Callable[[], Any],
-    read_json: bool,
-) -> Generator[tuple[int, Task], None, None]:  # fmt: skip
+    job: Job, shards: Sequence[ShardPlan], digests: list[list[Any]], sha256: Callable[[], Any]
+) -> Generator[tuple[int, Task], None, None]:
     n = 0
     try:
         for n, shard in enumerate(shards):
-            for task in shard_tasks(job, shard, digests[n], sha256, read_json):
+            for task in shard_tasks(job, shard, digests[n], sha256):
                 yield n, task
     except Exception as exc:  # the reading's error, at its place: the last task
         yield n, Failed(exc)

@@ -1,9 +1,9 @@
 """A shard's tasks: its inputs read in order as tasks of about a megabyte, and each task read into
 documents and encoded by a worker (:mod:`streamcodec.corpus.job` runs them through its pipeline).
 
-A task is whole lines of a JSON Lines input (their bytes only; beside one job, also parsed by the
-reader thread, :class:`Block`), a batch of Parquet rows (decoded by pyarrow), plain-text documents,
-a document too large to hold (streamed by the writer), or a shard's end. A worker reads a block by
+A task is whole lines of a JSON Lines input (their bytes only, :class:`Block`), a batch of Parquet
+rows (decoded by pyarrow), plain-text documents, a document too large to hold (streamed by the
+writer), or a shard's end. A worker reads a block by
 the native reader into one run of UTF-8 (:mod:`streamcodec.corpus.columns`, the GIL released)
 that the batch pass encodes in place, or by the Python reader where the native one differs, and
 Parquet rows from their Arrow strings likewise: each document's ids those of ``encode_ordinary``
@@ -74,14 +74,10 @@ class Streamed:
 
 @dataclasses.dataclass(frozen=True)
 class Block:
-    """Whole lines of a JSON Lines input, read but not parsed; beside one job, parsed by the
-    reader thread (``parsed``): ``column`` the native reader's run, or None where it leaves the
-    block to the Python reader (the worker does not try it again)."""
+    """Whole lines of a JSON Lines input, read but not parsed (the worker parses them)."""
 
     input: Input
     lines: Lines
-    column: FlatTexts | None = None
-    parsed: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -123,12 +119,10 @@ def is_streamed(inp: Input, reading: Reading) -> bool:
 
 
 def shard_tasks(
-    job: Job, shard: ShardPlan, digests: list[Any], sha256: Callable[[], Any], read_json: bool
+    job: Job, shard: ShardPlan, digests: list[Any], sha256: Callable[[], Any]
 ) -> Iterator[Task]:
     """The tasks of ``shard`` in order, then its end; ``digests`` gets a SHA-256 (a new
-    ``sha256()``) of what each range's documents were read from (None for a streamed one).
-    With ``read_json``, JSON Lines blocks are parsed here too (:func:`_json_column`)."""
-    specials = frozenset() if job.special_as_text else frozenset(job.encoding.special_tokens)
+    ``sha256()``) of what each range's documents were read from (None for a streamed one)."""
     for part in shard.ranges:
         inp = job.inputs[part.input]
         if is_streamed(inp, job.reading):
@@ -140,9 +134,7 @@ def shard_tasks(
         if inp.kind == "jsonl":
             with reading_input(inp) as f:
                 blocks = line_blocks(f, part, digest=digest, size=BATCH_SIZE, first=FIRST_TASK)
-                for lines in blocks:
-                    column = _json_column(lines, job.reading, specials) if read_json else None
-                    yield Block(inp, lines, column, parsed=read_json)
+                yield from (Block(inp, lines) for lines in blocks)
         elif inp.kind == "parquet":
             yield from parquet_batches(inp, part, job.reading, digest, size=BATCH_SIZE)
         else:
@@ -174,7 +166,7 @@ def encode_task(enc: Encoding, as_text: bool, reading: Reading, task: Task) -> R
     specials = frozenset() if as_text else frozenset(enc.special_tokens)
     if isinstance(task, Block):
         inp, lines = task.input, task.lines
-        column = task.column if task.parsed else _json_column(lines, reading, specials)
+        column = _json_column(lines, reading, specials)
         if column is not None:
             return Encoded(*encode_flat_uint32(enc, column), None, span(inp, lines.data))
         return _encode_documents(enc, as_text, list(json_documents(inp, lines, reading)))
