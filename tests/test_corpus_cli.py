@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 import streamcodec
 from streamcodec.corpus.manifest import shard_problem
@@ -120,12 +121,13 @@ def test_kill_9_at_random_moments_then_the_same_command_gives_the_same_bytes(
     assert mid_job >= 5  # the kills did land inside the work, between shards
 
 
-def test_ctrl_c_leaves_whole_shards_and_no_temporary_file(tmp_path: Path) -> None:
+@pytest.mark.parametrize("jobs", [1, 2])  # one job: every stage on the main thread, in turn
+def test_ctrl_c_leaves_whole_shards_and_no_temporary_file(tmp_path: Path, jobs: int) -> None:
     inputs = [str(p) for p in sorted(STDLIB.glob("*.py"))]  # about 2 s of work
     out = tmp_path / "out"
     process = subprocess.Popen(
         [sys.executable, "-m", "streamcodec", "tokenize-corpus", *inputs, "-o", str(out),
-         "--shard-size", "24K", "--special-as-text", "-j", "2"],
+         "--shard-size", "24K", "--special-as-text", "-j", str(jobs)],
         stderr=subprocess.PIPE,
     )  # fmt: skip
     # Interrupt once a shard is finished (the manifest lists it): a fixed delay was too short on
