@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from streamcodec.engine.ordinary import OrdinaryEncoder
-from streamcodec.pieces.packed import PackedRanks
+from streamcodec.pieces.ranks import PlainRanks, Ranks
 from streamcodec.vocab import ModelRules
 
 __all__ = ["NORMALIZERS", "ModelEncoder", "model_encoder"]
@@ -47,7 +47,7 @@ class ModelEncoder(OrdinaryEncoder):
     def __init__(
         self,
         pattern: str,
-        ranks: Mapping[bytes, int],
+        ranks: dict[bytes, int],
         *,
         added_tokens: Mapping[str, int] | None = None,
         normalizer: str | None = None,
@@ -62,7 +62,8 @@ class ModelEncoder(OrdinaryEncoder):
         stand_ins = {bytes([b]): top + i for i, b in enumerate(missing)}
         self._stand_ins = frozenset(stand_ins.values())
         self._missing = frozenset(missing)
-        super().__init__(pattern, dict(ranks) | stand_ins if stand_ins else ranks, **options)
+        # Its ids plain already (a vocabulary's, and the stand-ins): not checked again.
+        super().__init__(pattern, PlainRanks(ranks | stand_ins if stand_ins else ranks), **options)
         self._added = _added_finder(tuple(self.added_tokens))
         self._spanning = [token for token in self.added_tokens if len(token) > 1]
         # The fused pass cuts the text between the rules' steps; hidden from callers that take
@@ -160,17 +161,15 @@ def _missing_byte(text: str, missing: frozenset[int], errors: str) -> ValueError
     )
 
 
-def model_encoder(
-    rules: ModelRules, pattern: str, ranks: Mapping[bytes, int] | PackedRanks, **options: Any
-) -> OrdinaryEncoder:
+def model_encoder(rules: ModelRules, pattern: str, ranks: Ranks, **options: Any) -> OrdinaryEncoder:
     """The engine for ordinary text under ``rules``: a :class:`ModelEncoder` where one applies
     (packed ranks are made a dict for it)."""
-    if isinstance(ranks, PackedRanks):
-        if not (rules.added_tokens or rules.normalizer or not ranks.every_byte):
-            return OrdinaryEncoder(pattern, ranks, **options)
-        ranks = ranks.ranks()
-    if rules.added_tokens or rules.normalizer or any(bytes([b]) not in ranks for b in range(256)):
+    if rules.added_tokens or rules.normalizer or not ranks.every_byte:
         return ModelEncoder(
-            pattern, ranks, added_tokens=rules.added_tokens, normalizer=rules.normalizer, **options
+            pattern,
+            ranks.ranks(),
+            added_tokens=rules.added_tokens,
+            normalizer=rules.normalizer,
+            **options,
         )
     return OrdinaryEncoder(pattern, ranks, **options)

@@ -47,8 +47,8 @@ from typing import Any
 from streamcodec.arguments import whole_number
 from streamcodec.engine.backend import Backend, compiled_module, resolve_backend
 from streamcodec.engine.cache import ENTRY_BYTES, IdCache, Ids
-from streamcodec.pieces import LONG_PIECE, ByteMode, PieceEncoder
-from streamcodec.pieces.packed import PackedRanks
+from streamcodec.pieces import ByteMode, PieceEncoder
+from streamcodec.pieces.ranks import Ranks, as_ranks
 from streamcodec.text.pretokenize import Pretokenizer
 from streamcodec.text.unicode import has_surrogates
 from streamcodec.vocab import BYTE_MODE_PATTERN
@@ -70,7 +70,7 @@ class OrdinaryEncoder:
     def __init__(
         self,
         pattern: str,
-        ranks: Mapping[bytes, int] | PackedRanks,
+        ranks: dict[bytes, int] | Ranks,
         *,
         cache_bytes: int = DEFAULT_CACHE_BYTES,
         backend: str | None = None,
@@ -80,11 +80,10 @@ class OrdinaryEncoder:
         chosen = resolve_backend(backend)
         self.pretokenizer = Pretokenizer(pattern, native=chosen == "native")
         byte_mode = pattern == BYTE_MODE_PATTERN
-        self._core = _compiled_core(ranks) if chosen == "native" and not byte_mode else None
-        # Packed ranks stay packed while only the core reads them (the Python path reads a dict).
-        self._given = (
-            ranks.ranks() if self._core is None and isinstance(ranks, PackedRanks) else ranks
-        )
+        self._given = given = as_ranks(ranks)
+        self._core = _compiled_core(given) if chosen == "native" and not byte_mode else None
+        if self._core is None:  # the Python path reads a dict: packed ranks make theirs now
+            given.ranks()
         # No pre-tokenization: the text is one piece, merged between the cuts no token crosses.
         self.byte_mode = ByteMode(self._ranks) if byte_mode else None
         self._cache = IdCache(cache_bytes=cache_bytes)
@@ -100,8 +99,7 @@ class OrdinaryEncoder:
     @property
     def _ranks(self) -> Mapping[bytes, int]:
         """The ranks as a mapping (packed ones made a dict the first time)."""
-        given = self._given
-        return given.ranks() if isinstance(given, PackedRanks) else given
+        return self._given.ranks()
 
     @functools.cached_property
     def encode_piece(self) -> PieceEncoder:
@@ -113,8 +111,7 @@ class OrdinaryEncoder:
     def longest_token(self) -> int:
         """The bytes of the longest token: ``n`` bytes of text give at least ``n / longest_token``
         ids, which settles a count limit without encoding (``Encoding.count_tokens``)."""
-        given = self._given
-        return given.longest if isinstance(given, PackedRanks) else max(map(len, given), default=1)
+        return self._given.longest
 
     def encode(
         self,
@@ -280,15 +277,12 @@ def cache_size_as_bytes(cache_size: object, *, cache_bytes: int) -> int:
     return converted
 
 
-def _compiled_core(ranks: Mapping[bytes, int] | PackedRanks) -> Any:
+def _compiled_core(ranks: Ranks) -> Any:
     """The compiled core's tables for ``ranks`` (``streamcodec.pieces._core.Core``; packed ranks
     read as they are, no dict made), or None when it cannot take the vocabulary (a rank outside
     0..2**32-2, a single byte that is no token: the Python path handles those; damaged packed
     ranks: the dict's error says so)."""
-    core = compiled_module("pieces._core").Core
     try:
-        if isinstance(ranks, PackedRanks):
-            return core.packed(ranks.lengths, ranks.blob, ranks.runs, long_piece=LONG_PIECE)
-        return core(ranks, long_piece=LONG_PIECE) if isinstance(ranks, dict) else None
+        return ranks.compiled(compiled_module("pieces._core").Core)
     except (ValueError, TypeError):
         return None

@@ -16,14 +16,19 @@ from __future__ import annotations
 
 import itertools
 import threading
+from collections.abc import Iterable
+from typing import Any
+
+from streamcodec.pieces.piece import LONG_PIECE
 
 __all__ = ["PackedRanks"]
 
 
 class PackedRanks:
-    """Token k is the next ``lengths[k]`` bytes of ``blob``, with the next rank of ``runs``
-    (``(first, count)`` pairs from a file, ascending, each number 32 bits: a ``ValueError``
-    naming ``source`` where they overlap or one is negative or larger); ``native`` says
+    """:class:`~streamcodec.pieces.ranks.Ranks` where token k is the next ``lengths[k]`` bytes
+    of ``blob``, with the next rank of ``runs`` (``(first, count)`` pairs from a file,
+    ascending, each number 32 bits: a ``ValueError`` naming ``source`` where they overlap or
+    one is negative or larger); ``native`` says
     whether the compiled core may make the dict (the backend's choice). The sizes are checked
     where the arrays are read: by ``Core.packed`` and by :meth:`ranks`."""
 
@@ -67,9 +72,15 @@ class PackedRanks:
         alike (both readers refuse that)."""
         return self.lengths.count(1) == 256
 
-    def holds_rank(self, rank: int) -> bool:
-        """Whether some token has ``rank``."""
-        return any(first <= rank < first + count for first, count in self.runs)
+    def reused(self, ids: Iterable[int]) -> int:
+        """How many of ``ids`` a token has as its rank (no two tokens share one: the runs do
+        not overlap)."""
+        return sum(any(a <= i < a + count for a, count in self.runs) for i in ids)
+
+    def compiled(self, core: Any) -> Any:
+        """``core``'s tables (``streamcodec.pieces._core.Core``) read from the arrays, no dict
+        made; None where the core cannot take them."""
+        return core.packed(self.lengths, self.blob, self.runs, long_piece=LONG_PIECE)
 
     def ranks(self) -> dict[bytes, int]:
         """Token bytes -> rank, made once (by the compiled core where ``native`` and it is

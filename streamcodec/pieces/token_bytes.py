@@ -23,9 +23,9 @@ import operator
 from collections.abc import Mapping, Sequence
 from typing import TypeVar
 
-from streamcodec.pieces.packed import PackedRanks
+from streamcodec.pieces.ranks import Ranks, as_ranks, plain_ids
 
-__all__ = ["TokenBytes", "plain_ids"]
+__all__ = ["TokenBytes", "plain_ids"]  # plain_ids: pieces/ranks.py's
 
 _Key = TypeVar("_Key")
 
@@ -34,26 +34,17 @@ class TokenBytes:
     """The bytes of each id of ``ranks`` and ``special_tokens`` (special tokens that share an
     id, as o200k_harmony's do, decode to the first listed)."""
 
-    def __init__(
-        self, ranks: dict[bytes, int] | PackedRanks, special_tokens: Mapping[str, int]
-    ) -> None:
+    def __init__(self, ranks: dict[bytes, int] | Ranks, special_tokens: Mapping[str, int]) -> None:
         special_ids: dict[int, bytes] = {}
         for text, i in special_tokens.items():
             special_ids.setdefault(i, text.encode("utf-8"))
         self._special_ids = special_ids
-        #: The ranks as given, their ids plain ``int`` (packed ranks stay packed).
-        self.vocabulary: dict[bytes, int] | PackedRanks = ranks
-        if isinstance(ranks, PackedRanks):  # the tables made when first asked for (below)
-            top, twice = ranks.max_rank, sum(map(ranks.holds_rank, special_ids))
-        else:
-            self.vocabulary = self.ranks = ranks = plain_ids(ranks)
-            self.by_id = self._table()
-            top, twice = (
-                max(ranks.values(), default=0),
-                len(ranks) + len(special_ids) - len(self.by_id),
-            )
+        #: The ranks as given (packed ranks stay packed), their ids plain ``int``; the tables
+        #: below are made when first asked for.
+        self.vocabulary = as_ranks(ranks)
         #: The largest id (0 for none).
-        self.max_id: int = max(top, *special_ids, 0)
+        self.max_id: int = max(self.vocabulary.max_rank, *special_ids, 0)
+        twice = self.vocabulary.reused(special_ids)
         if twice:
             raise ValueError(
                 f"{twice} token ids are used twice (duplicate ranks, or a special token id equal "
@@ -63,15 +54,11 @@ class TokenBytes:
     @functools.cached_property
     def ranks(self) -> dict[bytes, int]:
         """Token bytes -> rank, with plain ``int`` ranks (packed ranks': made the first time)."""
-        assert isinstance(self.vocabulary, PackedRanks)  # a dict given is here from the start
         return self.vocabulary.ranks()
 
     @functools.cached_property
     def by_id(self) -> dict[int, bytes]:
-        """Each id's bytes (packed ranks': made the first time)."""
-        return self._table()
-
-    def _table(self) -> dict[int, bytes]:
+        """Each id's bytes, made the first time."""
         by_id = {rank: token for token, rank in self.ranks.items()}
         by_id.update(self._special_ids)
         return by_id
@@ -129,17 +116,3 @@ def _as_list(tokens: Sequence[int]) -> list[int]:
         return tokens
     tolist = getattr(tokens, "tolist", None)
     return tolist() if callable(tolist) else list(tokens)
-
-
-def plain_ids(ids: dict[_Key, int]) -> dict[_Key, int]:
-    """``ids`` with every value a plain ``int``: the same dict when it already is, else a copy.
-
-    Ids come out of the vocabulary's own values, and tiktoken always returns ``int``, so an
-    ``int`` subclass (a ``bool``, an ``IntEnum``) given as a rank must not reach the caller.
-
-    >>> plain_ids({b"a": True})
-    {b'a': 1}
-    """
-    if set(map(type, ids.values())) <= {int}:  # one pass in C: 2 ms for 200k ids, not 40
-        return ids
-    return {key: int(value) for key, value in ids.items()}
