@@ -96,9 +96,10 @@ TEKKEN = next(k.pattern for k in KNOWN_PATTERNS if k.name == "tekken")
 def test_every_four_letters_of_the_case_classes(pattern: str) -> None:
     """o200k's case alternatives (U*W+|U+W*, Lm/Lo/marks in both U and W) decide where a word
     ends from several letters back: every four of a letter of each class, ASCII and not, a
-    space and a full stop (K(cased_word) takes a capital then a lower-case letter at once; a
-    capital before a letter in both classes must go the long way: "A\u0301Bc" is one piece)."""
-    letters = "aZ\u01c5\u02b0\u4e2d\u0436\u0416\u0301\u0903 ."
+    space, a full stop and a contraction (K(cased_word) takes a capital then a lower-case letter
+    at once, and a run of letters and marks in both classes (Lm, Lo, M; "\u00aa" in a 1-byte
+    str) unless a capital follows it: "A\u0301Bc" and "\u4e2dBc" are one piece)."""
+    letters = "aZ\u01c5\u02b0\u4e2d\u00aa\u0436\u0416\u0301\u0903 .'s"
     scanner, compiled = _scanner(pattern), regex.compile(pattern)
     words = [a + b + c + d for a in letters for b in letters for c in letters for d in letters]
     differing = [w for w in words if scanner.pieces(w, 0, len(w)) != compiled.findall(w)]

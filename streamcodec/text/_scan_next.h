@@ -133,7 +133,9 @@ static inline Py_ssize_t K(punctuation)(const CH *s, Py_ssize_t j, Py_ssize_t n,
  * digit barrier starts at a letter or a space in these shapes; a space before a letter is the
  * prefix P = [^\r\n\p{L}\p{N}], tried first; U*W+ at a letter only in W takes no capital, and
  * at a letter only in U before one only in W takes that one capital, then the run of W (K(run),
- * as K(o200k_lower) runs it); then the contraction suffix, as K(case_letters) takes it. */
+ * as K(o200k_lower) runs it); at a letter or mark in both U and W, the run of those (U* takes
+ * it; W+ then takes the run of W after it, or its last one if none follows), unless a capital
+ * ends it; then the contraction suffix, as K(case_letters) takes it. */
 static inline __attribute__((always_inline)) Py_ssize_t
 K(cased_word)(const CH *s, Py_ssize_t i, Py_ssize_t n, const sc_pattern *p) {
     if (p->letters != SC_LETTERS_CASES) return -1;
@@ -149,6 +151,12 @@ K(cased_word)(const CH *s, Py_ssize_t i, Py_ssize_t n, const sc_pattern *p) {
         j += 1;
     } else if (sc_case(c) == UC_UPPER && j + 1 < n && sc_case(s[j + 1]) == UC_LOWER) {
         j += 2;
+    } else if (sc_case(c) & (UC_OTHER_LETTER | UC_MARK)) {
+        /* In both U and W (Lm, Lo, M: CJK, kana, Arabic, Devanagari...): U* takes their run,
+         * then W+ the run of W from its end, or gives back its last one; a capital would
+         * lengthen U*, so that piece is left to the alternatives. */
+        j = K(run)(s, j + 1, n, UC_OTHER_LETTER | UC_MARK);
+        if (j < n && (uc_class(s[j]) & UC_UPPER)) return -1;
     } else {
         return -1;
     }
