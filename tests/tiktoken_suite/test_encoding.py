@@ -151,6 +151,10 @@ def test_basic_roundtrip(make_enc):
 @hypothesis.settings(deadline=None, max_examples=MAX_EXAMPLES)
 def test_hyp_roundtrip(make_enc: Callable[[], tiktoken.Encoding], text):
     enc = make_enc()
+    # streamcodec's change (see __init__.py): Hypothesis also draws the string constants of the
+    # modules it finds local, streamcodec's own, special tokens among them, which encode refuses
+    # (as tiktoken does): a run drew "<|endofprompt|>".
+    hypothesis.assume(not any(special in text for special in enc.special_tokens_set))
 
     assert text == enc.decode(enc.encode(text))
 
