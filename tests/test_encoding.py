@@ -190,3 +190,18 @@ def test_an_allowed_special_inside_a_longer_unallowed_one_equals_tiktoken() -> N
     assert ours.encode(text, allowed_special={"b|>"}, disallowed_special=()) == expected
     stream = ours.stream_encoder(allowed_special={"b|>"}, disallowed_special=())
     assert [i for char in text for i in stream.feed(char)] + stream.close() == expected
+
+
+def test_ranks_given_as_a_mapping_that_is_not_a_dict_encode_as_the_dicts() -> None:
+    # A regression: a read-only view of the ranks (MappingProxyType) ended Encoding() in an
+    # AttributeError ('max_rank') once the ranks were read through one interface (pieces/ranks.py).
+    import types
+
+    base = streamcodec.get_encoding("gpt2")
+    view = types.MappingProxyType(dict(base.mergeable_ranks))
+    text = "Hello, mapped world! 你好 \u00e9t\u00e9"
+    for backend in {"python", streamcodec.backend()}:  # native where it is built
+        enc = Encoding("gpt2-view", pat_str=base._pat_str, mergeable_ranks=view,  # type: ignore[arg-type]
+                       special_tokens={"<|endoftext|>": 50256}, backend=backend)  # fmt: skip
+        assert enc.encode_ordinary(text) == base.encode_ordinary(text)
+        assert enc.decode(enc.encode_ordinary(text)) == text

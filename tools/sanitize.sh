@@ -55,7 +55,7 @@ export PYTHONPATH="$work" STREAMCODEC_BACKEND=native
 # Half the budget on the core's own targets, half on whole encodings through it; each target
 # its own part (fuzz.campaign.work). Under the sanitizers a few hundred examples of the cheap
 # targets (jsonl, backends, real_tiktoken: 15-35 ms each) take the default budget's part, about
-# 10 s; FUZZ_SECONDS=10 gives them tens, and batch (about 0.4 s an example) ten or so.
+# 10 s; FUZZ_SECONDS=10 gives them tens, and batch (0.8-3.1 s an example) a few.
 "$python" -m fuzz.campaign --seconds "$((seconds / 2))" --workers 1 --batch 10 --no-save \
     --targets native_core,real_native_core,scanner,patterns
 "$python" -m fuzz.campaign --seconds "$((seconds / 2))" --workers 1 --batch 10 --no-save \

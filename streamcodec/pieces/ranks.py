@@ -14,7 +14,7 @@ so none of them branches on which it holds.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, Protocol, TypeVar
 
 from streamcodec.pieces.piece import LONG_PIECE
@@ -85,10 +85,13 @@ class PlainRanks:
         return core(self._ranks, long_piece=LONG_PIECE)
 
 
-def as_ranks(ranks: dict[bytes, int] | Ranks) -> Ranks:
-    """``ranks`` as :class:`Ranks`: a dict in :class:`PlainRanks`, its ids made plain ``int``
-    (:func:`plain_ids`); packed ranks, or ranks made already, as they are."""
-    return PlainRanks(plain_ids(ranks)) if isinstance(ranks, dict) else ranks
+def as_ranks(ranks: Mapping[bytes, int] | Ranks) -> Ranks:
+    """``ranks`` as :class:`Ranks`: a mapping in :class:`PlainRanks` (one that is not a dict,
+    a ``MappingProxyType`` say, copied into one), its ids made plain ``int`` (:func:`plain_ids`);
+    packed ranks, or ranks made already, as they are."""
+    if isinstance(ranks, Mapping):
+        return PlainRanks(plain_ids(ranks if isinstance(ranks, dict) else dict(ranks)))
+    return ranks
 
 
 def plain_ids(ids: dict[_Key, int]) -> dict[_Key, int]:
