@@ -145,15 +145,17 @@ class BatchMethods:
 
 
 def encode_flat_uint32(
-    enc: Batchable, texts: Texts, *, errors: str = "strict"
+    enc: Batchable, texts: Texts, *, errors: str = "strict", watch: bool | None = None
 ) -> tuple[memoryview | array.array[int], array.array[int]]:
     """:meth:`~BatchMethods.encode_ordinary_batch_to_numpy`'s ids and offsets with no numpy: the
     batch (str, bytes, a pyarrow string array or :class:`FlatTexts`, read in place; ``errors``
     as there) encoded on the calling thread with the GIL released once, for callers that run
     several batches at once (the corpus tool). The ids: uint32, an ``array.array`` on the pure
     path (picklable, for its worker processes), else a memoryview of the engine's array (not
-    copied); the offsets: an ``array.array`` of int64."""
+    copied); the offsets: an ``array.array`` of int64. ``watch`` as in
+    :func:`~streamcodec.engine.batch.encode_batch` (False: signals are the caller's to check
+    between batches)."""
     ids, offsets = encode_batch(
-        enc.ordinary, texts, mode=IDS, num_threads=1, errors=errors, numpy=False
+        enc.ordinary, texts, mode=IDS, num_threads=1, errors=errors, numpy=False, watch=watch
     )
     return (ids if isinstance(ids, array.array) else memoryview(ids)), offsets

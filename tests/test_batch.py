@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 
 import streamcodec
 from streamcodec import Encoding
+from streamcodec.batch import encode_flat_uint32
 from streamcodec.engine.batch import FlatTexts
 from streamcodec.text.unicode import InvalidUTF8Error
 from tests.children import reaped
@@ -98,6 +99,10 @@ def test_flat_texts_equal_tiktoken_per_document(real_pair: Any, docs: list[str])
         assert split(ids, offsets) == [ref.encode_ordinary(t) for t in texts]
     with pytest.raises(InvalidUTF8Error, match=r"texts\[1\].*byte offset 1"):
         enc.count_tokens_batch(FlatTexts(np.array([0, 1, 3], np.int64).tobytes(), b"aa\xff"))
+    # unwatched (the corpus tool's tasks: signals checked between them), on the calling thread
+    for watch in (False, None):
+        ids, offsets = encode_flat_uint32(enc, flat(valid), watch=watch)
+        assert split(np.frombuffer(ids, np.uint32), np.frombuffer(offsets, np.int64)) == want
 
 
 def test_empty_batches_and_empty_texts(real_encoding: Encoding) -> None:

@@ -95,13 +95,17 @@ def encode_batch(
     num_threads: int | None = None,
     errors: str = "strict",
     numpy: bool = True,
+    watch: bool | None = None,
 ) -> tuple[Any, Any]:
     """Encode every document of ``texts`` (see the module docstring): ``(result, lengths)``
     where ``lengths[i + 1]`` holds document i's id count, or, for ``IDS``, the offsets (ids of
     document i at ``offsets[i]:offsets[i + 1]``). ``result``: for ``IDS`` a buffer of uint32
     ids, for ``LISTS`` a list of lists of ids, for ``COUNTS`` None. ``lengths`` is a numpy
     int64 array unless ``mode`` is ``LISTS`` or ``numpy`` is false (an ``array.array("q")``
-    then: numpy is not needed)."""
+    then: numpy is not needed). ``watch``: whether the calling thread checks for signals while
+    the batch runs (None: if it is the main thread, the one Python gives signals to); a caller
+    of short batches that checks between them passes False, and a one-thread batch then runs on
+    the calling thread, no thread started and joined for it."""
     threads = default_threads() if num_threads is None else num_threads
     if not isinstance(threads, int) or threads < 1:
         raise ValueError(f"num_threads={num_threads!r}: it is None (every core) or at least 1")
@@ -130,7 +134,8 @@ def encode_batch(
 
     try:
         # only the main thread handles signals: another one runs a one-thread batch itself
-        watch = threading.current_thread() is threading.main_thread()
+        if watch is None:
+            watch = threading.current_thread() is threading.main_thread()
         result = fused.encode_batch(texts, arrow, threads, errors, mode, lengths, watch)
     except _fused.InvalidDocument as exc:
         index, offset, reason = exc.args
