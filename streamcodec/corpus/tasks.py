@@ -53,8 +53,10 @@ FIRST_TASK = 64 << 10
 # A task's batch runs on the thread that read it, signals checked between tasks: watching them
 # while it ran took a thread started and joined a task, and the text encoded on the core that
 # did not read it (13-18 ms of CPU a 45 MB run with one job). A larger task (a long line, a
-# large row) is watched as it runs, so that Ctrl-C stops it within a second.
-WATCHED = 16 << 20
+# large row) is watched as it runs, so that Ctrl-C stops it within a second: 2 MB of the
+# slowest text (cold multilingual o200k, 2.3 MB/s) takes under one (15 MB of random words
+# took 2.1 s, and Ctrl-C waited for them).
+WATCHED = 2 << 20
 
 
 @dataclasses.dataclass(frozen=True)
