@@ -637,12 +637,14 @@ def test_the_engines_uint32s_narrowed_never_wrap(tmp_path: Path, name: str) -> N
 
 @pytest.mark.parametrize("name", list(FORMATS))
 @pytest.mark.parametrize("n_vocab", [50257, 100277])
-def test_ids_of_the_shards_type_written_in_parts_are_the_documents_files(
-    tmp_path: Path, name: str, n_vocab: int, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("native", [True, False])
+def test_ids_of_the_shards_type_joined_are_the_documents_files(
+    tmp_path: Path, name: str, n_vocab: int, native: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``add_flat`` of ids already of the shard's type writes a header format's documents as
-    parts (``writev``, no joined copy), going on after short writes: the files
-    ``add_documents`` writes."""
+    """``add_flat`` of ids already of the shard's type joins each document with its boundaries
+    into one buffer a task (by the native ``join_documents``, or its parts joined where it is
+    not built; the buffer kept, grown when a task needs more): the files ``add_documents``
+    writes."""
     from streamcodec.corpus import shards
     from streamcodec.corpus.shards import Layout
     from streamcodec.corpus.writers import dtype_for, shard_format
@@ -651,19 +653,14 @@ def test_ids_of_the_shards_type_written_in_parts_are_the_documents_files(
         dtype = dtype_for(name, n_vocab)
     except ValueError:
         pytest.skip(f"{name} holds no {n_vocab:,} ids")
+    if native and shards._native_join() is None:
+        pytest.skip("the corpus tool's native helpers are not built")
+    if not native:
+        monkeypatch.setattr(shards, "_native_join", lambda: None)
     docs = [[1, 2, 3], [], [50000, 7], list(range(100, 140))]
     flat = array.array(shards.TYPECODES[dtype], [i for doc in docs for i in doc])
     offsets = array.array("q", [0, *itertools.accumulate(map(len, docs))])
     layout = Layout(name, dtype, (50256,), (50256,), (), "cl100k_base")
-    writev, calls = os.writev, []
-
-    def short_writev(fd: int, parts: list[Any]) -> int:  # at most 5 bytes a call
-        calls.append(fd)
-        assert len(calls) < 1000, "the writes make no progress"  # a failure, not a hang
-        return writev(fd, [bytes(b"".join(parts)[:5])])
-
-    monkeypatch.setattr(shards, "_IOV_MAX", 3)
-    monkeypatch.setattr(os, "writev", short_writev)
     written = []
     for flat_run in (True, False):
         folder = tmp_path / str(flat_run)
@@ -671,11 +668,29 @@ def test_ids_of_the_shards_type_written_in_parts_are_the_documents_files(
         with shard_format(name)(str(folder), 0, layout) as shard:
             if flat_run:
                 shard.add_flat(memoryview(flat), offsets)
-                shard.add_flat(flat, offsets)
+                shard.add_flat(flat[3:], array.array("q", [0, 0, 2, 42]))  # the buffer reused
+                shard.add_flat(flat, offsets)  # and grown
             else:
-                shard.add_documents(docs + docs)
+                shard.add_documents(docs + docs[1:] + docs)
         written.append({p.name: p.read_bytes() for p in folder.iterdir()})
     assert written[0] == written[1]
+
+
+def test_the_native_join_refuses_offsets_outside_its_ids() -> None:
+    """``join_documents`` reads only inside the ids and writes only inside its buffer."""
+    from streamcodec.corpus import shards
+
+    join = shards._native_join()
+    if join is None:
+        pytest.skip("the corpus tool's native helpers are not built")
+    ids, out = array.array("I", [1, 2, 3]), bytearray(64)
+    assert join(ids, array.array("q", [0, 1, 3]), 4, b"", b"\xff" * 4, out) == 20
+    assert bytes(out[:20]) == array.array("I", [1, 0xFFFFFFFF, 2, 3, 0xFFFFFFFF]).tobytes()
+    for bad in ([0, 4], [2, 1], [-1, 2]):
+        with pytest.raises(ValueError, match="outside the ids"):
+            join(ids, array.array("q", bad), 4, b"", b"", out)
+    with pytest.raises(ValueError, match="do not fit"):
+        join(ids, array.array("q", [0, 3]), 4, b"", b"", bytearray(11))
 
 
 @pytest.mark.parametrize("name", list(FORMATS))

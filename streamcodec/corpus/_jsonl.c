@@ -2,6 +2,7 @@
  *
  *     text_column(data, field, rows, specials) -> (offsets, text) | None
  *     newlines(data) -> int   (the lines a block holds, for the reader that cuts the blocks)
+ *     join_documents(ids, offsets, width, bos, eos, out) -> int   (for the shards' writer)
  *
  * `data`: whole lines of JSON Lines (bytes); `field`: the text field's name (UTF-8 bytes);
  * `rows`: the lines it holds (an upper bound on the documents); `specials`: a tuple of bytes
@@ -434,8 +435,68 @@ static PyObject *newlines(PyObject *module, PyObject *arg) {
     return PyLong_FromSsize_t(count);
 }
 
+/* join_documents(ids, offsets, width, bos, eos, out) -> int: a task's documents as the shard
+ * holds them, into `out` (writable, from its start): each document's ids, ids[offsets[i] *
+ * width:offsets[i + 1] * width] (`ids`: bytes of ids `width` bytes wide; `offsets`: native
+ * int64s), between the bytes `bos` and `eos`; the bytes written. The reference is the writer's
+ * parts (corpus/shards.py, TokenShard._parts: the same bytes, in pieces): one buffer a task is
+ * hashed and written by one call each, not one a piece (three a document), the GIL released
+ * for the copy. */
+static PyObject *join_documents(PyObject *module, PyObject *args) {
+    (void)module;
+    Py_buffer ids, offsets, bos, eos, out;
+    Py_ssize_t width;
+    if (!PyArg_ParseTuple(args, "y*y*ny*y*w*:join_documents", &ids, &offsets, &width, &bos, &eos,
+                          &out))
+        return NULL;
+    PyObject *result = NULL;
+    const int64_t *bounds = offsets.buf;
+    Py_ssize_t n = offsets.len / (Py_ssize_t)sizeof(int64_t) - 1, total = 0;
+    if (width < 1 || offsets.len % (Py_ssize_t)sizeof(int64_t) || n < 0) {
+        PyErr_SetString(PyExc_ValueError, "join_documents: width >= 1, offsets int64s (1 or more)");
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) { /* each run inside ids, in order: no read out of it */
+        if (bounds[i] < 0 || bounds[i] > bounds[i + 1] || bounds[i + 1] > ids.len / width) {
+            PyErr_Format(PyExc_ValueError, "join_documents: offsets[%zd:%zd] outside the ids", i,
+                         i + 2);
+            goto done;
+        }
+        total += (Py_ssize_t)(bounds[i + 1] - bounds[i]) * width + bos.len + eos.len;
+    }
+    if (total > out.len) {
+        PyErr_Format(PyExc_ValueError, "join_documents: %zd bytes do not fit in %zd", total,
+                     out.len);
+        goto done;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    char *o = out.buf;
+    const char *from = ids.buf;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        size_t size = (size_t)(bounds[i + 1] - bounds[i]) * (size_t)width;
+        memcpy(o, bos.buf, (size_t)bos.len);
+        o += bos.len;
+        memcpy(o, from + bounds[i] * width, size);
+        o += size;
+        memcpy(o, eos.buf, (size_t)eos.len);
+        o += eos.len;
+    }
+    Py_END_ALLOW_THREADS
+    result = PyLong_FromSsize_t(total);
+done:
+    PyBuffer_Release(&ids);
+    PyBuffer_Release(&offsets);
+    PyBuffer_Release(&bos);
+    PyBuffer_Release(&eos);
+    PyBuffer_Release(&out);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"newlines", newlines, METH_O, "newlines(data) -> int: data.count(b'\\n'), off the GIL."},
+    {"join_documents", join_documents, METH_VARARGS,
+     "join_documents(ids, offsets, width, bos, eos, out) -> int: each document's ids between bos "
+     "and eos, into out (the bytes written)."},
     {"text_column", text_column, METH_VARARGS,
      "text_column(data, field, rows, specials) -> (offsets, text) | None: the field of each JSON "
      "line of data as one run of UTF-8 (None: the block is the Python reader's)."},
