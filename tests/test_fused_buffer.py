@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import gc
+from typing import Any
 
 import pytest
 
@@ -83,3 +84,43 @@ def test_a_short_text_after_a_long_one() -> None:
     encoding.encode_to_numpy(_long("prose"))
     for text in (samples()["code"], "", "a"):
         assert _array(text) == _expected(text)
+
+
+def _made(encoding: streamcodec.Encoding, text: str) -> Any:
+    numpy = pytest.importorskip("numpy")
+    ids = encoding.ordinary._fused.encode_array(text, 0, len(text), "strict")
+    return numpy.frombuffer(ids, numpy.uint32)
+
+
+def _idle(encoding: streamcodec.Encoding) -> int:
+    return int(encoding.ordinary.cache_info()["id_buffer_bytes"])
+
+
+def test_a_freed_arrays_buffer_is_the_next_arrays() -> None:
+    """A large array's buffer goes back to its encoder when the array is freed (``id_buffer_bytes``)
+    and the next large array takes it (the same memory, its ids its own); one alive keeps its
+    own; a small array's stays the heap's. An array that outlives its encoder keeps its ids."""
+    base = _encoding()
+    encoding = streamcodec.Encoding(
+        "fresh", pat_str=base.pat_str, mergeable_ranks=base.mergeable_ranks, special_tokens={}
+    )
+    prose, code = _long("prose"), _long("code")
+    first = _made(encoding, prose)
+    address = first.ctypes.data
+    del first
+    gc.collect()
+    assert _idle(encoding) >= 4 * len(_expected(prose))
+    second = _made(encoding, prose)
+    assert second.ctypes.data == address and _idle(encoding) == 0
+    third = _made(encoding, code)  # the second alive: a buffer of its own
+    assert third.ctypes.data != address
+    assert second.tolist() == _expected(prose) and third.tolist() == _expected(code)
+    del second, third
+    small = samples()["prose"][:20_000]  # some 4,500 ids: not pooled
+    kept = _idle(encoding)
+    assert _made(encoding, small).tolist() == _expected(small)
+    assert _idle(encoding) == kept
+    last = _made(encoding, code)
+    del encoding
+    gc.collect()
+    assert last.tolist() == _expected(code)

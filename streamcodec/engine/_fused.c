@@ -255,7 +255,8 @@ typedef struct {
     PyObject_HEAD uint32_t *ids;
     Py_ssize_t len;
     size_t cap;     /* ids the buffer has room for */
-    PyObject *home; /* a batch's array: the encoder whose id buffers take it back; else NULL */
+    PyObject *home; /* the encoder whose idle id buffers take it back (a batch's array, or a
+                     * large one of encode_array: array_made); else NULL */
 } IdArray;
 
 static void batch_array_return(IdArray *array);
@@ -362,6 +363,9 @@ typedef struct {
 
 static word_cache *take_cache(FusedEncoder *self);
 static void give_back(FusedEncoder *self, word_cache *c);
+static int array_unit(PyObject *text); /* a single call's array's pooled buffer: _fused_batch.h */
+static int array_take(FusedEncoder *self, int unit, size_t units, sc_ids *out);
+static void array_made(FusedEncoder *self, IdArray *array, int unit, size_t units);
 
 static const sc_api *core_api(void) {
     const sc_api *api = PyCapsule_Import("streamcodec.pieces._core._C_API", 0);
@@ -540,6 +544,9 @@ static PyObject *fused_encode_array(FusedEncoder *self, PyObject *const *args, P
     Py_ssize_t start, end;
     fused_pass p;
     if (parse(self, args, nargs, 4, "encode_array", &text, &start, &end, &p) < 0) return NULL;
+    int unit = array_unit(text);
+    size_t units = (size_t)(end - start);
+    if (array_take(self, unit, units, &p.out) != SC_OK) return PyErr_NoMemory();
     IdArray *array = NULL;
     if (run(self, text, start, end, &p) == SC_OK &&
         (array = PyObject_New(IdArray, &IdArrayType))) {
@@ -552,7 +559,7 @@ static PyObject *fused_encode_array(FusedEncoder *self, PyObject *const *args, P
         array->ids = p.out.ids; /* the array owns the buffer now */
         array->len = (Py_ssize_t)p.out.len;
         array->cap = p.out.cap;
-        array->home = NULL;
+        array_made(self, array, unit, units);
         p.out.ids = NULL;
     }
     self->api->ids_free(&p.out);

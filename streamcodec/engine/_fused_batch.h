@@ -525,6 +525,39 @@ static void batch_array_return(IdArray *array) {
     Py_DECREF(array->home);
 }
 
+/* A single call's array (encode_array) takes its buffer from the same pool, and gives it back
+ * when freed, from ARRAY_POOLED ids on: grown by doubling afresh at each call, the buffer of a
+ * warm call of 4 MB of code (937 K ids) was copied by realloc at each of its 14 doublings (a
+ * memmove of 4 MB in all) and its pages faulted in until glibc's mmap threshold rose past it. A
+ * smaller array stays the heap's (malloc reuses its memory at once; the pool is searched
+ * whole at each take, so it holds few buffers). The room asked for is the ids guessed from the
+ * last array's ids a unit (batch_unit's units; a third of a unit before any): a text like the
+ * last takes the buffer it gave back, which has an eighth more room than those ids. */
+#define ARRAY_POOLED ((size_t)1 << 16)
+
+/* batch_unit of a str (a code point of it, or a byte of UTF-8 where all are ASCII). */
+static int array_unit(PyObject *text) {
+    int kind = PyUnicode_KIND(text);
+    return PyUnicode_IS_ASCII(text) ? 0 : kind == PyUnicode_4BYTE_KIND ? 3 : kind;
+}
+
+/* Into *out (empty): an idle array's buffer with room for the ids `units` of `unit` are guessed
+ * to make, when there is one and the guess reaches ARRAY_POOLED; else nothing (the pass grows
+ * its own). The GIL held. */
+static int array_take(FusedEncoder *self, int unit, size_t units, sc_ids *out) {
+    double per = self->id_arrays.per_unit[unit];
+    size_t guess = (size_t)((double)units * (per > 0 ? per : 1.0 / 3));
+    if (!self->id_arrays.n || guess < ARRAY_POOLED) return SC_OK;
+    return batch_ids_take(&self->id_arrays, out, guess);
+}
+
+/* A single call's array made: its ids a unit learned, its buffer the pool's when freed if it
+ * is large enough (array_take). The GIL held. */
+static void array_made(FusedEncoder *self, IdArray *array, int unit, size_t units) {
+    if (units) self->id_arrays.per_unit[unit] = (double)array->len / (double)units;
+    array->home = array->cap >= ARRAY_POOLED ? Py_NewRef((PyObject *)self) : NULL;
+}
+
 typedef void (*batch_body)(batch_worker *);
 
 #ifndef _WIN32

@@ -183,8 +183,8 @@ class OrdinaryEncoder:
         ``bytes``, ``caches`` made (one per call running at once: a batch's threads share one),
         ``private_bytes`` and ``private_caches`` (a batch's threads' own, idle, each within
         half the bound), ``id_buffer_bytes`` (a batch's threads' id buffers and the buffers of
-        its freed id arrays, idle, kept for the next batch: at most four times the bound
-        together) and ``bytes_each`` (the bound); the
+        freed id arrays, a batch's or a large one of :meth:`encode_uint32`, idle, kept for the
+        next: at most four times the bound together) and ``bytes_each`` (the bound); the
         pure path's one cache: ``bytes``
         (charged, see :mod:`streamcodec.engine.cache`), ``entries`` and ``bytes_each``; empty on
         the compiled-pieces path, which caches nothing."""
