@@ -32,10 +32,11 @@ from streamcodec.text.specials import (
     DisallowedSpecial,
     allowed_special_matches,
     refuse_disallowed,
+    special_pair,
     special_policy,
     special_token_regex,
 )
-from streamcodec.text.unicode import encode_replacing_surrogates
+from streamcodec.text.unicode import encode_replacing_surrogates, replace_lone_surrogates
 
 if TYPE_CHECKING:
     import numpy as np
@@ -95,6 +96,30 @@ class Compatible(Protocol):
         """The mergeable tokens' bytes, sorted."""
 
 
+def _uint32_refusing(
+    ordinary: OrdinaryEncoder, text: str, disallowed: frozenset[str]
+) -> memoryview:
+    """The ids of ``text`` as uint32s (``encode_uint32``), after :func:`refuse_disallowed` of
+    ``disallowed``, as tiktoken checks before it encodes. Where those tokens share their first
+    two characters (:func:`special_pair`), the pass looks for them as it encodes, and the check
+    goes on from where they first occur: the text is read once, not twice. A lone surrogate
+    (``UnicodeEncodeError``): the whole check first, then the text with it replaced, as
+    ``encode_replacing_surrogates`` does."""
+    pair = special_pair(disallowed)
+    if pair is None:
+        refuse_disallowed(text, disallowed)
+        return encode_replacing_surrogates(
+            lambda whole, start, end: ordinary.encode_uint32(whole, start=start, end=end), text
+        )
+    try:
+        view, clean = ordinary.encode_uint32_clean(text, pair)
+    except UnicodeEncodeError:
+        refuse_disallowed(text, disallowed)
+        return ordinary.encode_uint32(replace_lone_surrogates(text))
+    refuse_disallowed(text, disallowed, start=clean)
+    return view
+
+
 class TiktokenMethods:
     """``encode_to_numpy``, ``decode_with_offsets``, ``encode_with_unstable``, ``_encode_bytes``,
     ``_encode_single_piece`` and ``_encode_only_native_bpe``, as tiktoken's."""
@@ -118,11 +143,7 @@ class TiktokenMethods:
                 text, allowed_special=allowed_special, disallowed_special=disallowed_special
             )
             return numpy.array(ids, dtype=numpy.uint32)
-        refuse_disallowed(text, disallowed)
-        view = encode_replacing_surrogates(
-            lambda whole, start, end: self.ordinary.encode_uint32(whole, start=start, end=end), text
-        )
-        return numpy.frombuffer(view, dtype=numpy.uint32)
+        return numpy.frombuffer(_uint32_refusing(self.ordinary, text, disallowed), numpy.uint32)
 
     def decode_with_offsets(self: Compatible, tokens: Sequence[int]) -> tuple[str, list[int]]:
         """Decode to text and the character offset at which each token starts.

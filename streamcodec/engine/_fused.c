@@ -5,6 +5,7 @@
  *                                   (cache_bytes: engine.ordinary.DEFAULT_CACHE_BYTES, its home)
  *     .encode(text, start, end, errors) -> list[int]
  *     .encode_array(text, start, end, errors) -> IdArray   (uint32 through the buffer protocol)
+ *     .encode_array(text, start, end, errors, pair) -> (IdArray, clean)   (_fused_pair.h)
  *     .count(text, start, end, errors, limit) -> int        (stops once past limit; -1: none)
  *     .cache_info() -> dict
  *     .encode_batch(texts, arrow, threads, errors, mode, lengths, watch)   (_fused_batch.h)
@@ -67,6 +68,11 @@ typedef struct {
     uint8_t *buf;             /* a piece's UTF-8 */
     size_t buf_cap;
     Py_ssize_t refused_start, refused_end;
+    /* encode_array's look for a pair of code units (_fused_pair.h): while `probing`, text
+     * before `probed` looked through; `clean`, the answer; `budget`, candidates left */
+    Py_UCS4 pair[2];
+    int probing;
+    Py_ssize_t pair_start, probed, clean, budget;
     /* The common blocks' loop: their lines asked for ahead or not (fused_choose, _fused_hits.h) */
     int ahead, left;   /* the loop; common blocks left in this epoch */
     unsigned turn;     /* epochs so far */
@@ -246,6 +252,7 @@ static inline int fused_piece(fused_pass *p, const uint8_t *b, size_t len, int p
 
 #define KIND_HEADER "engine/_fused_kind.h"
 #include "../_each_kind.h"
+#include "_fused_pair.h"
 
 /* ------------------------------------------------------------------ the ids as an array */
 
@@ -500,14 +507,12 @@ static int run(FusedEncoder *self, PyObject *text, Py_ssize_t start, Py_ssize_t 
     for (Py_ssize_t at = start; at < end && status == SC_OK;) {
         Py_ssize_t stop = end - at > BLOCK ? at + BLOCK : end;
         PyThreadState *save = nogil ? PyEval_SaveThread() : NULL;
-        switch (kind) {
-        case PyUnicode_1BYTE_KIND: status = fused_1(data, &at, stop, end, p); break;
-        case PyUnicode_2BYTE_KIND: status = fused_2(data, &at, stop, end, p); break;
-        default: status = fused_4(data, &at, stop, end, p);
-        }
+        status = pair_parts(data, kind, &at, stop, end, p);
         if (save) PyEval_RestoreThread(save);
         if (status == SC_OK && at < end && PyErr_CheckSignals() < 0) status = FUSED_SIGNAL;
     }
+    /* the pass's last piece may have ended past the last part looked through */
+    if (status == SC_OK && p->probing) pair_look(data, kind, p->probed, end, p);
     give_back(self, p->cache);
     free(p->buf);
     if (status == SC_OK || status == FUSED_LIMIT) return SC_OK;
@@ -539,11 +544,31 @@ static PyObject *fused_encode(FusedEncoder *self, PyObject *const *args, Py_ssiz
     return list;
 }
 
+/* The pair of encode_array's fifth argument (a str of two ASCII characters, not NUL) set to be
+ * looked for in text[start:end] (_fused_pair.h). */
+static int pair_parse(PyObject *pair, Py_ssize_t start, Py_ssize_t end, fused_pass *p) {
+    if (!PyUnicode_Check(pair) || PyUnicode_GET_LENGTH(pair) != 2 || !PyUnicode_IS_ASCII(pair) ||
+        !PyUnicode_READ_CHAR(pair, 0) || !PyUnicode_READ_CHAR(pair, 1)) {
+        PyErr_SetString(PyExc_ValueError, "encode_array: the pair must be two ASCII characters, not NUL");
+        return -1;
+    }
+    p->pair[0] = PyUnicode_READ_CHAR(pair, 0);
+    p->pair[1] = PyUnicode_READ_CHAR(pair, 1);
+    p->probing = 1;
+    p->pair_start = p->probed = start;
+    p->clean = end;
+    p->budget = PAIR_BUDGET + (end - start) / 4096;
+    return 0;
+}
+
 static PyObject *fused_encode_array(FusedEncoder *self, PyObject *const *args, Py_ssize_t nargs) {
     PyObject *text;
     Py_ssize_t start, end;
     fused_pass p;
-    if (parse(self, args, nargs, 4, "encode_array", &text, &start, &end, &p) < 0) return NULL;
+    int paired = nargs == 5;
+    if (parse(self, args, nargs, paired ? 5 : 4, "encode_array", &text, &start, &end, &p) < 0 ||
+        (paired && pair_parse(args[4], start, end, &p) < 0))
+        return NULL;
     int unit = array_unit(text);
     size_t units = (size_t)(end - start);
     if (array_take(self, unit, units, &p.out) != SC_OK) return PyErr_NoMemory();
@@ -563,7 +588,8 @@ static PyObject *fused_encode_array(FusedEncoder *self, PyObject *const *args, P
         p.out.ids = NULL;
     }
     self->api->ids_free(&p.out);
-    return (PyObject *)array;
+    if (!paired || !array) return (PyObject *)array;
+    return Py_BuildValue("(Nn)", (PyObject *)array, p.clean);
 }
 
 static PyObject *fused_count(FusedEncoder *self, PyObject *const *args, Py_ssize_t nargs) {
@@ -599,7 +625,9 @@ static PyMethodDef fused_methods[] = {
     {"encode", (PyCFunction)(void (*)(void))fused_encode, METH_FASTCALL,
      "encode(text, start, end, errors): the ids of text[start:end] as a list."},
     {"encode_array", (PyCFunction)(void (*)(void))fused_encode_array, METH_FASTCALL,
-     "encode_array(text, start, end, errors): the ids as an IdArray (uint32, no copy)."},
+     "encode_array(text, start, end, errors[, pair]): the ids as an IdArray (uint32, no copy); "
+     "with a pair (two ASCII characters), (ids, clean): the pair starts nowhere in "
+     "text[start:end] before clean (_fused_pair.h)."},
     {"count", (PyCFunction)(void (*)(void))fused_count, METH_FASTCALL,
      "count(text, start, end, errors, limit): how many ids; stops once past limit (-1: none)."},
     {"cache_info", (PyCFunction)fused_cache_info, METH_NOARGS,

@@ -158,6 +158,16 @@ class OrdinaryEncoder:
             return memoryview(self._fused.encode_array(text, start, end, errors))
         return memoryview(array.array("I", self.encode(text, errors, start=start, end=end)))
 
+    def encode_uint32_clean(self, text: str, pair: str) -> tuple[memoryview, int]:
+        """:meth:`encode_uint32` of the whole of ``text``, and a place before which ``pair`` (two
+        ASCII characters, not NUL) starts nowhere in it: the fused pass looks for it as it
+        encodes, each part of the text just before the part is encoded
+        (``engine/_fused_pair.h``); 0 where no pass looks."""
+        if self._fused is None:
+            return self.encode_uint32(text), 0
+        ids, clean = self._fused.encode_array(text, 0, len(text), "strict", pair)
+        return memoryview(ids), clean
+
     def count(
         self,
         text: str,
