@@ -10,15 +10,13 @@ lone surrogates. Skipped unless the compiled code is built.
 
 from __future__ import annotations
 
-import functools
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import streamcodec
 from streamcodec.text.specials import DisallowedSpecialTokenError, special_pair
 from tests.conftest import tiktoken_twin
+from tests.test_fused_buffer import _encoding
 
 pytest.importorskip("streamcodec.engine._fused")
 PART = 65536  # PAIR_PART: code units looked through at a time
@@ -26,14 +24,6 @@ PAIR = "<|"
 # '|' and '<' themselves, code units whose low or high byte is '|' (0x7C) or '<' (0x3C), and a
 # 4-byte one: every kind of str, and memchr's candidates that are no pair.
 LETTERS = "<|>a \u017c\u7c7c\u013c\u3c3c\U0001f600\U0001f67c"
-
-
-@functools.cache
-def _encoding() -> streamcodec.Encoding:
-    encoding = streamcodec.get_encoding("cl100k_base")
-    if encoding.ordinary._fused is None:
-        pytest.skip("the fused pass is not built")
-    return encoding
 
 
 def _look(text: str, start: int = 0, end: int | None = None) -> tuple[list[int], int]:
