@@ -44,6 +44,7 @@ export PYTHONPATH="$work" STREAMCODEC_BACKEND=native
 # others' native cases.
 "$python" -m pytest -q -s -p no:cacheprovider tests/test_scan.py tests/test_scan_block.py \
     tests/test_fused.py tests/test_fused_buffer.py tests/test_fused_ahead.py tests/test_long_store.py \
+    tests/test_fused_parts.py \
     tests/test_batch.py tests/test_batch_utf8.py \
     tests/test_batch_cache.py \
     tests/test_long_merge.py \

@@ -5,7 +5,7 @@
  *                                   (cache_bytes: engine.ordinary.DEFAULT_CACHE_BYTES, its home)
  *     .encode(text, start, end, errors) -> list[int]
  *     .encode_array(text, start, end, errors) -> IdArray   (uint32 through the buffer protocol)
- *     .encode_array(text, start, end, errors, pair) -> (IdArray, clean)   (_fused_pair.h)
+ *     .encode_array(text, start, end, errors, pair) -> (IdArray, clean)   (_fused_parts.h)
  *     .count(text, start, end, errors, limit) -> int        (stops once past limit; -1: none)
  *     .cache_info() -> dict
  *     .encode_batch(texts, arrow, threads, errors, mode, lengths, watch)   (_fused_batch.h)
@@ -68,11 +68,12 @@ typedef struct {
     uint8_t *buf;             /* a piece's UTF-8 */
     size_t buf_cap;
     Py_ssize_t refused_start, refused_end;
-    /* encode_array's look for a pair of code units (_fused_pair.h): while `probing`, text
-     * before `probed` looked through; `clean`, the answer; `budget`, candidates left */
+    Py_ssize_t read; /* the text before it read ahead of the pass (_fused_parts.h) */
+    /* encode_array's look for a pair of code units there (_fused_parts.h), while `probing`:
+     * `clean`, the answer; `budget`, candidates left */
     Py_UCS4 pair[2];
     int probing;
-    Py_ssize_t pair_start, probed, clean, budget;
+    Py_ssize_t pair_start, clean, budget;
     /* The common blocks' loop: their lines asked for ahead or not (fused_choose, _fused_hits.h) */
     int ahead, left;   /* the loop; common blocks left in this epoch */
     unsigned turn;     /* epochs so far */
@@ -252,7 +253,7 @@ static inline int fused_piece(fused_pass *p, const uint8_t *b, size_t len, int p
 
 #define KIND_HEADER "engine/_fused_kind.h"
 #include "../_each_kind.h"
-#include "_fused_pair.h"
+#include "_fused_parts.h"
 
 /* ------------------------------------------------------------------ the ids as an array */
 
@@ -504,15 +505,16 @@ static int run(FusedEncoder *self, PyObject *text, Py_ssize_t start, Py_ssize_t 
     const void *data = PyUnicode_DATA(text);
     if (!(p->cache = take_cache(self))) return -1;
     int nogil = end - start >= NOGIL_LENGTH;
+    p->read = start;
     for (Py_ssize_t at = start; at < end && status == SC_OK;) {
         Py_ssize_t stop = end - at > BLOCK ? at + BLOCK : end;
         PyThreadState *save = nogil ? PyEval_SaveThread() : NULL;
-        status = pair_parts(data, kind, &at, stop, end, p);
+        status = fused_parts(data, kind, &at, stop, end, p);
         if (save) PyEval_RestoreThread(save);
         if (status == SC_OK && at < end && PyErr_CheckSignals() < 0) status = FUSED_SIGNAL;
     }
     /* the pass's last piece may have ended past the last part looked through */
-    if (status == SC_OK && p->probing) pair_look(data, kind, p->probed, end, p);
+    if (status == SC_OK && p->probing) pair_look(data, kind, p->read, end, p);
     give_back(self, p->cache);
     free(p->buf);
     if (status == SC_OK || status == FUSED_LIMIT) return SC_OK;
@@ -545,7 +547,7 @@ static PyObject *fused_encode(FusedEncoder *self, PyObject *const *args, Py_ssiz
 }
 
 /* The pair of encode_array's fifth argument (a str of two ASCII characters, not NUL) set to be
- * looked for in text[start:end] (_fused_pair.h). */
+ * looked for in text[start:end] (_fused_parts.h). */
 static int pair_parse(PyObject *pair, Py_ssize_t start, Py_ssize_t end, fused_pass *p) {
     if (!PyUnicode_Check(pair) || PyUnicode_GET_LENGTH(pair) != 2 || !PyUnicode_IS_ASCII(pair) ||
         !PyUnicode_READ_CHAR(pair, 0) || !PyUnicode_READ_CHAR(pair, 1)) {
@@ -555,7 +557,7 @@ static int pair_parse(PyObject *pair, Py_ssize_t start, Py_ssize_t end, fused_pa
     p->pair[0] = PyUnicode_READ_CHAR(pair, 0);
     p->pair[1] = PyUnicode_READ_CHAR(pair, 1);
     p->probing = 1;
-    p->pair_start = p->probed = start;
+    p->pair_start = start;
     p->clean = end;
     p->budget = PAIR_BUDGET + (end - start) / 4096;
     return 0;
@@ -627,7 +629,7 @@ static PyMethodDef fused_methods[] = {
     {"encode_array", (PyCFunction)(void (*)(void))fused_encode_array, METH_FASTCALL,
      "encode_array(text, start, end, errors[, pair]): the ids as an IdArray (uint32, no copy); "
      "with a pair (two ASCII characters), (ids, clean): the pair starts nowhere in "
-     "text[start:end] before clean (_fused_pair.h)."},
+     "text[start:end] before clean (_fused_parts.h)."},
     {"count", (PyCFunction)(void (*)(void))fused_count, METH_FASTCALL,
      "count(text, start, end, errors, limit): how many ids; stops once past limit (-1: none)."},
     {"cache_info", (PyCFunction)fused_cache_info, METH_NOARGS,

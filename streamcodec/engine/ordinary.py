@@ -162,7 +162,7 @@ class OrdinaryEncoder:
         """:meth:`encode_uint32` of the whole of ``text``, and a place before which ``pair`` (two
         ASCII characters, not NUL) starts nowhere in it: the fused pass looks for it as it
         encodes, each part of the text just before the part is encoded
-        (``engine/_fused_pair.h``); 0 where no pass looks."""
+        (``engine/_fused_parts.h``); 0 where no pass looks."""
         if self._fused is None:
             return self.encode_uint32(text), 0
         ids, clean = self._fused.encode_array(text, 0, len(text), "strict", pair)

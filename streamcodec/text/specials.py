@@ -140,7 +140,7 @@ def _probe(tokens: frozenset[str]) -> tuple[str, int, tuple[str, ...]] | None:
 @functools.lru_cache(maxsize=128)
 def special_pair(tokens: frozenset[str]) -> str | None:
     """The two characters every one of ``tokens`` starts with, where both are ASCII (not NUL):
-    the engine can look for them as it encodes (``engine/_fused_pair.h``); else None.
+    the engine can look for them as it encodes (``engine/_fused_parts.h``); else None.
 
     >>> special_pair(frozenset({"<|endoftext|>", "<|endofprompt|>"}))
     '<|'

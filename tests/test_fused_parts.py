@@ -1,14 +1,18 @@
-"""The disallowed special tokens' check fused into ``encode_array`` (``engine/_fused_pair.h``):
-the pass looks for the tokens' first two characters a part at a time as it encodes, and
-``encode_to_numpy`` checks from where they first occur. The place it gives (``clean``) must have
-no pair start before it in ``text[start:end]``, be that start where the look did not give up,
-leave the ids as they are, and ``encode_to_numpy`` must refuse and accept what tiktoken does:
-texts of each str kind, pairs across the parts' boundaries and after a piece longer than a
-part, a byte of a wider code unit that looks like the pair's, a look that spends its budget,
-lone surrogates. Skipped unless the compiled code is built.
+"""The pass a part at a time (``engine/_fused_parts.h``): a 2-byte str's parts read before they
+are encoded, and the disallowed special tokens' check fused into ``encode_array``, which looks
+for the tokens' first two characters as it reads each part (``encode_to_numpy`` checks from
+where they first occur). Each output of a 2-byte str must equal tiktoken's whatever piece
+straddles the parts' ends. The place the look gives (``clean``) must have no pair start before
+it in ``text[start:end]``, be that start where the look did not give up, leave the ids as they
+are, and ``encode_to_numpy`` must refuse and accept what tiktoken does: texts of each str kind,
+pairs across the parts' boundaries and after a piece longer than a part, a byte of a wider code
+unit that looks like the pair's, a look that spends its budget, lone surrogates. Skipped unless
+the compiled code is built.
 """
 
 from __future__ import annotations
+
+import random
 
 import pytest
 from hypothesis import given, settings
@@ -19,7 +23,7 @@ from tests.conftest import tiktoken_twin
 from tests.test_fused_buffer import _encoding
 
 pytest.importorskip("streamcodec.engine._fused")
-PART = 65536  # PAIR_PART: code units looked through at a time
+PART = 65536  # FUSED_PART: code units read (and looked through) at a time
 PAIR = "<|"
 # '|' and '<' themselves, code units whose low or high byte is '|' (0x7C) or '<' (0x3C), and a
 # 4-byte one: every kind of str, and memchr's candidates that are no pair.
@@ -112,3 +116,23 @@ def test_a_lone_surrogate_with_a_disallowed_token_is_refused_first() -> None:
         encoding.encode_to_numpy("a\ud800 <|endoftext|>" + "b" * 5000)
     text = "a\ud800 b <|x" * 1000
     assert encoding.encode_to_numpy(text).tolist() == encoding.encode(text)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_each_output_of_a_2_byte_str_across_the_parts(seed: int) -> None:
+    """Words, numbers, runs of spaces and line ends, some longer than a part, across the parts'
+    ends: list, array and count as tiktoken's."""
+    chosen = random.Random(seed)
+    fragments = [" the", "\u017c", "word", " ", "  ", "\r\n", "12345", "'s", "\u00e9t\u00e9", "..."]
+    parts = []
+    while sum(map(len, parts)) < 4 * PART:
+        if chosen.random() < 0.01:
+            parts.append(chosen.choice([" ", "a", "\n"]) * chosen.randrange(PART // 2, 2 * PART))
+        else:
+            parts.append(chosen.choice(fragments))
+    text = "".join(parts) + "\u017c"
+    encoding = _encoding()
+    expected = tiktoken_twin(encoding).encode_ordinary(text)
+    assert encoding.encode_ordinary(text) == expected
+    assert _look(text)[0] == expected
+    assert encoding.ordinary.count(text) == len(expected)
