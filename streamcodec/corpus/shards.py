@@ -284,6 +284,8 @@ class TokenShard:
             self._out.flush()
             if os.pwrite(self._out.fileno(), header, 0) != len(header):  # over the placeholder
                 raise OSError(errno.EIO, "the header was written short", self.paths[0])
+        self._out.flush()
+        start_writeback(self._out.fileno())  # the ids' last on their way while the rest is made
         self._digests.append(_digests(header, self._digest))
         kept = [kept_fields(self.fields)] if self.layout.keep else []
         for path, data in zip(
