@@ -29,7 +29,8 @@ __all__: list[str] = []
 @target("backends", case(surrogates=True, max_pieces=6))
 def _check_backends(case: Case) -> Tally:
     """Encoding on the native and the Python backend == reference == tiktoken: ordinary text,
-    special tokens, lone surrogates, encode_bytes of invalid UTF-8."""
+    special tokens (``encode`` and ``encode_to_numpy`` refusing them), lone surrogates,
+    encode_bytes of invalid UTF-8."""
     fast, slow = case.vocab.encoding, case.vocab.python_encoding
     theirs = case.vocab.tiktoken
     checked = prefixes(case.texts)
@@ -50,13 +51,20 @@ def _check_backends(case: Case) -> Tally:
         expect_equal(
             case, "text", text, everything, outcome(slow.encode, text, allowed_special="all")
         )
-        expect_equal(case, "text", text, outcome(fast.encode, text), outcome(theirs.encode, text))
+        refused = outcome(theirs.encode, text)
+        expect_equal(case, "text", text, outcome(fast.encode, text), refused)
+        # the disallowed-special check fused into the pass (engine/_fused_parts.h)
+        expect_equal(case, "text", text, outcome(_numpy_list, fast, text), refused)
     for data in [t.encode("utf-8", "surrogatepass") for t in case.texts] + list(case.pieces):
         data += b"\\xff\\xc3"  # invalid UTF-8 at the end whatever came before
         ids = fast.encode_bytes(data)
         expect_equal(case, "bytes", data, ids, slow.encode_bytes(data))
         expect_equal(case, "bytes", data, fast.decode_bytes(ids), data)
     return Tally(2 * len(checked) + 2 * len(case.texts) + len(case.pieces))
+
+
+def _numpy_list(encoding: Any, text: str) -> list[int]:
+    return encoding.encode_to_numpy(text).tolist()  # type: ignore[no-any-return]
 
 
 @target("real_backends", case(real=True, surrogates=True, max_repeat=400, max_pieces=4))
