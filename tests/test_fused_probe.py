@@ -10,6 +10,7 @@ Skipped unless the compiled code is built.
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import pytest
 
@@ -25,7 +26,8 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def test_every_piece_met_before_hits_whatever_follows_it() -> None:
+@pytest.mark.parametrize("ahead", ["off", "on"])  # each loop counts its hits its own way
+def test_every_piece_met_before_hits_whatever_follows_it(ahead: str) -> None:
     ranks = streamcodec.get_encoding("cl100k_base").mergeable_ranks
     # Tokens " x...": one piece each, of 2 to 15 bytes (the key's every length but 1), and
     # pieces of two or more tokens of 2 to 15 bytes (stored on their first miss).
@@ -41,6 +43,14 @@ def test_every_piece_met_before_hits_whatever_follows_it() -> None:
     scanner = native.native_scanner(CL100K_PATTERN)
     assert scanner is not None
     fused = fused_module.FusedEncoder(core, scanner.number, cache_bytes=32 << 20)
+    was = fused_module.ahead(ahead)
+    try:
+        _turns(fused, core, pieces, rng)
+    finally:
+        fused_module.ahead(was)
+
+
+def _turns(fused: Any, core: Any, pieces: list[str], rng: random.Random) -> None:
     for turn in range(4):  # each turn, each piece between others: other bytes after it
         rng.shuffle(pieces)
         text = "".join(pieces)

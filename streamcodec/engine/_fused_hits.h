@@ -91,7 +91,9 @@ fused_block(fused_pass *p, const uint8_t *s, Py_ssize_t *at, uint64_t ends, cons
     const Py_ssize_t base = *at;
     Py_ssize_t i = base;
     size_t j = 0, pieces = keyed ? keys->pieces : 0;
-    uint64_t count = 0, hits = 0;
+    /* keyed: the pieces that missed are counted, not the hits (j less them): one add a miss,
+     * not one a hit, which the loop kept in memory */
+    uint64_t count = 0, hits = 0, missed = 0;
     uint32_t *to = NULL;
     int status = SC_OK;
 #ifdef SC_SIMD_BLOCKS
@@ -127,7 +129,7 @@ fused_block(fused_pass *p, const uint8_t *s, Py_ssize_t *at, uint64_t ends, cons
             (fixed && (++line)->k0 == k0 && line->k1 == k1)) {
             uint32_t first = line->ids[0];
             size_t n = first >> 24;
-            hits++;
+            if (!keyed) hits++;
             if (counting) {
                 count += n;
             } else {
@@ -152,6 +154,7 @@ fused_block(fused_pass *p, const uint8_t *s, Py_ssize_t *at, uint64_t ends, cons
             b = s + base + (keys->line[j - 1] & FUSED_LINE_BITS);
             len = (size_t)(k1 >> 56);
         }
+        if (keyed) missed++;
     slow:
         if (counting) {
             p->count += count;
@@ -169,7 +172,7 @@ fused_block(fused_pass *p, const uint8_t *s, Py_ssize_t *at, uint64_t ends, cons
             to = p->out.ids + p->out.len;
         }
     }
-    f->hits += hits;
+    f->hits += keyed ? j - missed : hits;
     if (counting) {
         p->count += count;
         if (status == SC_OK && p->count > p->limit) status = FUSED_LIMIT;
