@@ -152,7 +152,7 @@ def test_a_json_lines_run_imports_only_what_it_uses(tmp_path: Path) -> None:
     """The command's start (issue 28): the other commands' modules are not imported (each is
     imported only when it runs), nor pyarrow (the native reader reads JSON Lines), nor the
     readers of model files and word BPE (a shipped encoding needs none: they were 10-20% of
-    the start)."""
+    the start), nor ``random``."""
     path = tmp_path / "in.jsonl"
     path.write_text('{"text": "hello world"}\n')
     command = ["tokenize-corpus", "-q", str(path), "-o", str(tmp_path / "out")]
@@ -167,5 +167,6 @@ def test_a_json_lines_run_imports_only_what_it_uses(tmp_path: Path) -> None:
     formats = ["streamcodec.formats.huggingface", "streamcodec.formats.gpt2"]
     formats += ["streamcodec.formats.minbpe", "streamcodec.wordbpe"]
     unwanted = {f"streamcodec.cli.{name}" for name in others} | {"pyarrow", "streamcodec.audit"}
+    unwanted.add("random")  # check-corpus --text's sample (0.9 ms)
     unwanted |= set(formats)
     assert not unwanted & set(modules)
