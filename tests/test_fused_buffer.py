@@ -124,3 +124,20 @@ def test_a_freed_arrays_buffer_is_the_next_arrays() -> None:
     del encoding
     gc.collect()
     assert last.tolist() == _expected(code)
+
+
+def test_an_array_larger_than_the_cache_bound_is_not_kept() -> None:
+    """A buffer of more than ``cache_bytes`` is freed with its array: an encoder keeps no more
+    than its word cache's bound again for single arrays."""
+    base = _encoding()
+    encoding = streamcodec.Encoding(
+        "small",
+        pat_str=base.pat_str,
+        mergeable_ranks=base.mergeable_ranks,
+        special_tokens={},
+        cache_bytes=4 << 20,  # 1 M ids: not the dense text's 1.2 M (the pools' bound: 4 M)
+    )
+    dense = _long("dense")
+    for _ in range(2):
+        assert _made(encoding, dense).tolist() == _expected(dense)
+        assert _idle(encoding) == 0

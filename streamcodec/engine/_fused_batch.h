@@ -532,7 +532,9 @@ static void batch_array_return(IdArray *array) {
  * smaller array stays the heap's (malloc reuses its memory at once; the pool is searched
  * whole at each take, so it holds few buffers). The room asked for is the ids guessed from the
  * last array's ids a unit (batch_unit's units; a third of a unit before any): a text like the
- * last takes the buffer it gave back, which has an eighth more room than those ids. */
+ * last takes the buffer it gave back, which has an eighth more room than those ids. A buffer of
+ * more than `cache_bytes` is freed, not kept: an encoder that made one huge array holds no more
+ * than its word cache's bound again for it (a batch's, within the pools' bound, are kept). */
 #define ARRAY_POOLED ((size_t)1 << 16)
 
 /* batch_unit of a str (a code point of it, or a byte of UTF-8 where all are ASCII). */
@@ -552,10 +554,11 @@ static int array_take(FusedEncoder *self, int unit, size_t units, sc_ids *out) {
 }
 
 /* A single call's array made: its ids a unit learned, its buffer the pool's when freed if it
- * is large enough (array_take). The GIL held. */
+ * is large enough and not too large (array_take). The GIL held. */
 static void array_made(FusedEncoder *self, IdArray *array, int unit, size_t units) {
     if (units) self->id_arrays.per_unit[unit] = (double)array->len / (double)units;
-    array->home = array->cap >= ARRAY_POOLED ? Py_NewRef((PyObject *)self) : NULL;
+    int kept = array->cap >= ARRAY_POOLED && array->cap * sizeof(uint32_t) <= self->cache_bytes;
+    array->home = kept ? Py_NewRef((PyObject *)self) : NULL;
 }
 
 typedef void (*batch_body)(batch_worker *);
