@@ -98,22 +98,21 @@ def _idle(encoding: streamcodec.Encoding) -> int:
 
 def test_a_freed_arrays_buffer_is_the_next_arrays() -> None:
     """A large array's buffer goes back to its encoder when the array is freed (``id_buffer_bytes``)
-    and the next large array takes it (the same memory, its ids its own); one alive keeps its
-    own; a small array's stays the heap's. An array that outlives its encoder keeps its ids."""
+    and the next large array takes it (its ids its own); one alive keeps its own; a small array's
+    stays the heap's. An array that outlives its encoder keeps its ids."""
     base = _encoding()
     encoding = streamcodec.Encoding(
         "fresh", pat_str=base.pat_str, mergeable_ranks=base.mergeable_ranks, special_tokens={}
     )
     prose, code = _long("prose"), _long("code")
     first = _made(encoding, prose)
-    address = first.ctypes.data
     del first
     gc.collect()
     assert _idle(encoding) >= 4 * len(_expected(prose))
     second = _made(encoding, prose)
-    assert second.ctypes.data == address and _idle(encoding) == 0
+    assert _idle(encoding) == 0  # taken (its address is the allocator's: realloc may move it)
     third = _made(encoding, code)  # the second alive: a buffer of its own
-    assert third.ctypes.data != address
+    assert third.ctypes.data != second.ctypes.data
     assert second.tolist() == _expected(prose) and third.tolist() == _expected(code)
     del second, third
     small = samples()["prose"][:20_000]  # some 4,500 ids: not pooled
