@@ -36,7 +36,7 @@ from streamcodec.text.specials import (
     special_policy,
     special_token_regex,
 )
-from streamcodec.text.unicode import encode_replacing_surrogates, replace_lone_surrogates
+from streamcodec.text.unicode import encode_replacing_surrogates
 
 if TYPE_CHECKING:
     import numpy as np
@@ -106,18 +106,18 @@ def _uint32_refusing(
     (``UnicodeEncodeError``): the whole check first, then the text with it replaced, as
     ``encode_replacing_surrogates`` does."""
     pair = special_pair(disallowed)
-    if pair is None:
-        refuse_disallowed(text, disallowed)
-        return encode_replacing_surrogates(
-            lambda whole, start, end: ordinary.encode_uint32(whole, start=start, end=end), text
-        )
-    try:
-        view, clean = ordinary.encode_uint32_clean(text, pair)
-    except UnicodeEncodeError:
-        refuse_disallowed(text, disallowed)
-        return ordinary.encode_uint32(replace_lone_surrogates(text))
-    refuse_disallowed(text, disallowed, start=clean)
-    return view
+    if pair is not None:
+        try:
+            view, clean = ordinary.encode_uint32_clean(text, pair)
+        except UnicodeEncodeError:
+            pass  # the whole check first, then the replaced text: the path below
+        else:
+            refuse_disallowed(text, disallowed, start=clean)
+            return view
+    refuse_disallowed(text, disallowed)
+    return encode_replacing_surrogates(
+        lambda whole, start, end: ordinary.encode_uint32(whole, start=start, end=end), text
+    )
 
 
 class TiktokenMethods:
