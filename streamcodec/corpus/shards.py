@@ -191,8 +191,9 @@ class TokenShard:
             return b"".join(
                 p for s, e in runs for p in (bos, view[s * width : e * width], eos)
             ), sizes
-        if len(self._buffer) < sum(sizes) * width:
-            self._buffer = bytearray(sum(sizes) * width)
+        need = sum(sizes) * width
+        if len(self._buffer) < need:
+            self._buffer = bytearray(need)
         written = join(view, offsets, width, bos, eos, self._buffer)
         return memoryview(self._buffer)[:written], sizes
 
