@@ -72,6 +72,23 @@ IN_PROCESS = "sc tokenize() jobs=N"  # the same run called in a process already 
 START = "sc tokenize-corpus start"  # the command on a one-line input: its start, timed alone
 LARGE = "sc tokenize-corpus --jobs N (documents x4)"  # the command on the documents 4 times over
 REPEAT = 4  # how many times LARGE's input holds the documents
+KNOWN = (*IDS, *COUNTS, *JOINED, CORPUS, IN_PROCESS, START, LARGE)  # what --only may name
+
+
+def chosen(only: str | None) -> list[str]:
+    """The contenders ``--only`` names (comma-separated), or every installed one; an unknown
+    name is refused, naming the known ones (a misspelt one ran the thread pool's path and only
+    printed "(differs)")."""
+    if not only:
+        return installed(IDS + COUNTS)
+    names = only.split(",")
+    unknown = [name for name in names if name not in KNOWN]
+    if unknown:
+        raise SystemExit(
+            f"--only: unknown contender(s) {', '.join(map(repr, unknown))}; known: "
+            + ", ".join(map(repr, KNOWN))
+        )
+    return names
 
 
 def documents(count: int, seed: int = 28) -> list[str]:
@@ -340,7 +357,7 @@ def main() -> None:
     cores = default_threads()
     counts = [int(n) for n in args.threads.split(",")] if args.threads else [
         n for n in (1, 2, 4, 8, 16, 32, 64, 128) if n < cores] + [cores]  # fmt: skip
-    names = args.only.split(",") if args.only else installed(IDS + COUNTS)
+    names = chosen(args.only)
     with tempfile.TemporaryDirectory(prefix="streamcodec-scaling-") as name:
         folder = Path(name)
         kept = Path(args.corpus) if args.corpus else None

@@ -2,8 +2,9 @@
 of str, bytes (valid, invalid under each errors mode) and a pyarrow array on 4 threads, every
 output compared with the per-text encoder; one-thread batches on Python threads beside a
 many-thread one, on a fresh encoder; many-thread batches on several Python threads at once, on
-one encoder (its pooled caches and id buffers taken and given back concurrently); and a batch
-stopped by a signal mid-way."""
+one encoder (its pooled caches and id buffers taken and given back concurrently); single calls,
+one-thread and many-thread batches at once, sharing one word cache; and a batch stopped by a
+signal mid-way."""
 
 from __future__ import annotations
 
@@ -88,6 +89,40 @@ for worker in workers:
 for worker in workers:
     worker.join()
 assert many == [True] * 12, many
+# Concurrent calls share the encoder's one word cache (engine/_fused_lease.h): single calls
+# off the GIL (texts of 4,096 code points and more), one-thread batches and a many-thread batch
+# on Python threads at once, on a fresh encoder: the first to meet a call holding the cache
+# reads none (apart), the next ones read it beside private caches, the last out teaches it.
+shared = streamcodec.Encoding(
+    enc.name, pat_str=enc.pat_str, mergeable_ranks=enc.mergeable_ranks, special_tokens={}
+)
+joined = ["".join(docs[k : k + 40]) for k in range(0, 400, 40)]
+joined_want = [enc.encode_ordinary(text) for text in joined]
+calls: list[bool] = []
+
+
+def concurrent_calls(kind: int) -> None:
+    for _ in range(3):
+        if kind == 0:
+            calls.append([shared.encode_to_numpy(t).tolist() for t in joined] == joined_want)
+        elif kind == 1:
+            calls.append([shared.count_tokens(t) for t in joined] == list(map(len, joined_want)))
+        elif kind == 2:
+            got, at = shared.encode_ordinary_batch_to_numpy(joined, num_threads=1)
+            calls.append(
+                [got[at[i] : at[i + 1]].tolist() for i in range(len(at) - 1)] == joined_want
+            )
+        else:
+            calls.append(shared.encode_ordinary_batch(joined, num_threads=3) == joined_want)
+
+
+workers = [threading.Thread(target=concurrent_calls, args=(k % 4,)) for k in range(6)]
+for worker in workers:
+    worker.start()
+for worker in workers:
+    worker.join()
+assert calls == [True] * 18, calls
+assert shared.ordinary.cache_info()["caches"] == 1
 # A signal while the workers run: they stop, and the batch raises.
 big = docs * 40
 threading.Timer(0.05, signal.raise_signal, (signal.SIGINT,)).start()

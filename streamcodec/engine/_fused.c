@@ -33,8 +33,8 @@
  * The text is taken in blocks of BLOCK code points, ending on a piece end: between two blocks
  * the GIL is taken back and signals are checked, so Ctrl-C stops a long encode within a block.
  * A str is immutable and the caller's reference keeps it alive, so the buffer read without the
- * GIL cannot change. Word caches come from a pool on the encoder, one per running call, taken
- * and given back with the GIL held: threads sharing an encoder never share a cache.
+ * GIL cannot change. The encoder has one word cache, leased to each call with the GIL held:
+ * written by a call alone, read by calls at once, each beside a private cache (_fused_lease.h).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -337,15 +337,17 @@ static void pool_free(cache_pool *pool) {
     PyMem_Free(pool->items);
 }
 
-/* The hits, misses, merges and bytes of a pool's idle caches, added to *sums. */
+/* The hits, misses, merges and bytes of a cache, added to *sums. */
+static void cache_sums(const word_cache *c, uint64_t sums[4]) {
+    sums[0] += c->hits + c->first.hits + c->longs.hits;
+    sums[1] += c->misses + c->first.misses;
+    sums[2] += c->merges;
+    sums[3] += wc_bytes(c);
+}
+
+/* ... of a pool's idle caches. */
 static void pool_sums(const cache_pool *pool, uint64_t sums[4]) {
-    for (Py_ssize_t i = 0; i < pool->n; i++) {
-        const word_cache *c = pool->items[i];
-        sums[0] += c->hits + c->first.hits + c->longs.hits;
-        sums[1] += c->misses + c->first.misses;
-        sums[2] += c->merges;
-        sums[3] += wc_bytes(c);
-    }
+    for (Py_ssize_t i = 0; i < pool->n; i++) cache_sums(pool->items[i], sums);
 }
 
 /* A batch's threads' id buffers not in use, kept for the next batch (_fused_batch.h). */
@@ -363,14 +365,15 @@ typedef struct {
     void *const *id_objects;
     int pattern;
     size_t cache_bytes;
-    cache_pool caches;  /* word caches not in use: a call takes one (a batch: its primary) */
-    cache_pool helpers; /* a batch's threads' private caches not in use (_shared_cache.h) */
+    word_cache *primary; /* the word cache, leased to the calls (_fused_lease.h) */
+    int held, sharing, solo; /* its lease: held by a call; calls read it; lone calls in a row */
+    Py_ssize_t readers;      /* calls that read it */
+    uint64_t arrivals;       /* calls so far */
+    cache_pool helpers; /* private caches not in use (_shared_cache.h), kept learning */
     ids_pool id_buffers; /* a batch's threads' id buffers not in use */
     ids_pool id_arrays;  /* and buffers for its ids array (_fused_batch.h) */
 } FusedEncoder;
 
-static word_cache *take_cache(FusedEncoder *self);
-static void give_back(FusedEncoder *self, word_cache *c);
 static int array_unit(PyObject *text); /* a single call's array's pooled buffer: _fused_batch.h */
 static int array_take(FusedEncoder *self, int unit, size_t units, sc_ids *out);
 static void array_made(FusedEncoder *self, IdArray *array, int unit, size_t units);
@@ -418,16 +421,21 @@ static int fused_init(FusedEncoder *self, PyObject *args, PyObject *kwds) {
     self->pattern = pattern;
     self->cache_bytes = (size_t)cache_bytes;
     self->core = Py_NewRef(core);
-    /* The first cache now: filling its first level with the vocabulary is the encoder's build,
-     * not its first call's. */
-    word_cache *first = take_cache(self);
-    if (!first) return -1;
-    give_back(self, first);
+    /* The cache now: filling its first level with the vocabulary is the encoder's build, not
+     * its first call's. */
+    word_cache *c = PyMem_Malloc(sizeof *c);
+    if (!c || wc_init(c, self->cache_bytes, self->api->table_of(vocab)) < 0) {
+        PyMem_Free(c);
+        PyErr_NoMemory();
+        return -1;
+    }
+    self->primary = c;
     return 0;
 }
 
 static void fused_dealloc(FusedEncoder *self) {
-    pool_free(&self->caches);
+    if (self->primary) wc_free(self->primary);
+    PyMem_Free(self->primary);
     pool_free(&self->helpers);
     ids_pool *pools[2] = {&self->id_buffers, &self->id_arrays};
     for (int k = 0; k < 2; k++) {
@@ -438,20 +446,7 @@ static void fused_dealloc(FusedEncoder *self) {
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-/* A word cache for one call (the GIL held): a pooled one, or a new one. */
-static word_cache *take_cache(FusedEncoder *self) {
-    if (self->caches.n) return self->caches.items[--self->caches.n];
-    word_cache *c = PyMem_Malloc(sizeof *c);
-    if (!c || wc_init(c, self->cache_bytes, self->api->table_of(self->vocab)) < 0) {
-        PyMem_Free(c);
-        PyErr_NoMemory();
-        return NULL;
-    }
-    self->caches.made++;
-    return c;
-}
-
-static void give_back(FusedEncoder *self, word_cache *c) { pool_put(&self->caches, c); }
+#include "_fused_lease.h"
 
 /* Parse (text, start, end, errors[, limit]) with start and end as regex's pos and endpos. */
 static int parse(FusedEncoder *self, PyObject *const *args, Py_ssize_t nargs, Py_ssize_t expected,
@@ -503,8 +498,11 @@ static int run(FusedEncoder *self, PyObject *text, Py_ssize_t start, Py_ssize_t 
                fused_pass *p) {
     int kind = PyUnicode_KIND(text), status = SC_OK;
     const void *data = PyUnicode_DATA(text);
-    if (!(p->cache = take_cache(self))) return -1;
     int nogil = end - start >= NOGIL_LENGTH;
+    cache_lease lease;
+    if (lease_take(self, &lease, 0, !nogil) < 0) return -1;
+    p->cache = lease.cache;
+    p->shared = lease.shared;
     p->read = start;
     for (Py_ssize_t at = start; at < end && status == SC_OK;) {
         Py_ssize_t stop = end - at > BLOCK ? at + BLOCK : end;
@@ -515,7 +513,7 @@ static int run(FusedEncoder *self, PyObject *text, Py_ssize_t start, Py_ssize_t 
     }
     /* the pass's last piece may have ended past the last part looked through */
     if (status == SC_OK && p->probing) pair_look(data, kind, p->read, end, p);
-    give_back(self, p->cache);
+    lease_give(self, &lease, !nogil);
     free(p->buf);
     if (status == SC_OK || status == FUSED_LIMIT) return SC_OK;
     if (status == FUSED_SIGNAL) return -1; /* the signal handler's exception is set */
@@ -610,15 +608,17 @@ static PyObject *fused_count(FusedEncoder *self, PyObject *const *args, Py_ssize
 
 static PyObject *fused_cache_info(FusedEncoder *self, PyObject *unused) {
     uint64_t sums[4] = {0, 0, 0, 0}, helpers[4] = {0, 0, 0, 0};
-    pool_sums(&self->caches, sums);
-    pool_sums(&self->helpers, helpers); /* promoted: their counters are the caches' now */
-    return Py_BuildValue("{s:K,s:K,s:K,s:K,s:n,s:K,s:n,s:n,s:K}", "hits",
+    if (!self->held) cache_sums(self->primary, sums); /* held: written without the GIL */
+    pool_sums(&self->helpers, helpers); /* counted once: what was promoted left them */
+    for (int k = 0; k < 3; k++) sums[k] += helpers[k];
+    return Py_BuildValue("{s:K,s:K,s:K,s:K,s:n,s:K,s:n,s:n,s:K,s:i}", "hits",
                          (unsigned long long)sums[0], "misses", (unsigned long long)sums[1],
                          "merges", (unsigned long long)sums[2], "bytes",
-                         (unsigned long long)sums[3], "caches", self->caches.made,
+                         (unsigned long long)sums[3], "caches", (Py_ssize_t)1,
                          "private_bytes", (unsigned long long)helpers[3], "private_caches",
                          self->helpers.made, "bytes_each", (Py_ssize_t)self->cache_bytes,
-                         "id_buffer_bytes", (unsigned long long)(self->id_buffers.bytes + self->id_arrays.bytes));
+                         "id_buffer_bytes", (unsigned long long)(self->id_buffers.bytes + self->id_arrays.bytes),
+                         "sharing", self->sharing);
 }
 
 #include "_fused_batch.h"
@@ -633,8 +633,9 @@ static PyMethodDef fused_methods[] = {
     {"count", (PyCFunction)(void (*)(void))fused_count, METH_FASTCALL,
      "count(text, start, end, errors, limit): how many ids; stops once past limit (-1: none)."},
     {"cache_info", (PyCFunction)fused_cache_info, METH_NOARGS,
-     "cache_info(): hits, misses (both levels), merges and bytes of the idle word caches; "
-     "caches made; the batches' private caches' bytes and number; their idle id buffers' bytes."},
+     "cache_info(): hits, misses (both levels) and merges of the word cache and the idle private "
+     "ones, its bytes; caches made (one); the idle private caches' bytes and number; the idle id "
+     "buffers' bytes; sharing: whether calls read it rather than hold it (_fused_lease.h)."},
     {"encode_batch", (PyCFunction)(void (*)(void))fused_encode_batch, METH_FASTCALL,
      "encode_batch(texts, arrow, threads, errors, mode, lengths, watch): many texts on native "
      "threads (_fused_batch.h)."},

@@ -1,6 +1,6 @@
 /* The batch pass: many documents to ids on native threads, the GIL released once for the batch.
- * Included by _fused.c (it uses fused_pass, fused_1/2/4, take_cache, give_back and the word
- * cache's sharing, _shared_cache.h, from there).
+ * Included by _fused.c (it uses fused_pass, fused_1/2/4 and the word cache's lease and sharing,
+ * _fused_lease.h and _shared_cache.h, from there).
  *
  *     FusedEncoder.encode_batch(texts, arrow, threads, errors, mode, lengths, watch)
  *
@@ -16,12 +16,13 @@
  *   2. The GIL released once: `threads` pthreads take runs of documents, worker 0 from the
  *      front and the others from the back (batch_claim), each with its own id buffer (kept for
  *      the next batch: batch_ids_take; worker 0's, with room for the whole array, becomes the
- *      array when ids are asked for: its documents' ids are the first). One word cache,
- *      the primary (from the encoder's pool), is read by all of them and written by none; each has a private one (from a second pool, or
- *      made by the thread), asked after the primary and learning its misses; at the end, the
- *      threads joined, what they learned is offered to the primary (_shared_cache.h); a fresh
- *      primary also after the batch's first part (batch_phase_one). One thread uses the primary
- *      itself, as encode does. A UTF-8 document that is all ASCII is read in place; any other
+ *      array when ids are asked for: its documents' ids are the first). The encoder's word
+ *      cache, the primary, is read by all of them and written by none (leased: _fused_lease.h);
+ *      each has a private one (from the encoder's pool of them, or made by the thread), asked
+ *      after the primary and learning its misses, pooled at the end still learning: what they
+ *      learned is offered to the primary when no call reads it (_shared_cache.h); a fresh
+ *      primary is taught after the batch's first part too (batch_phase_one). One thread leases
+ *      the cache as encode does. A UTF-8 document that is all ASCII is read in place; any other
  *      is decoded (_utf8.h, the one reader) into the thread's buffer, at the narrowest kind.
  *      Invalid UTF-8 stops the batch at the first such document (errors="strict"), or is read
  *      as bytes.decode(errors=...)
@@ -55,9 +56,6 @@
  * than the work of a few short documents. */
 #define INLINE_BYTES ((size_t)1 << 16)
 #define MAX_THREADS 1024
-/* A thread's private cache beside the primary: at most the encoder's cache_bytes / PRIVATE_SHARE
- * (16 MB of the default 32; its sets grow as it learns, so a warm batch's stay small). */
-#define PRIVATE_SHARE 2
 
 enum { BATCH_COUNTS = 0, BATCH_IDS = 1, BATCH_LISTS = 2 };
 enum { BATCH_CANCELLED = 4, BATCH_INVALID = 5, BATCH_WIDER = 6 };
@@ -711,15 +709,14 @@ static PyObject *batch_lists(FusedEncoder *self, batch_shared *s, batch_worker *
 }
 
 /* What each thread's private cache learned offered to the primary and forgotten
- * (_shared_cache.h), the threads joined (the GIL held: released here). */
+ * (_shared_cache.h), the threads joined, the batch the primary's one reader: the GIL held, so
+ * that no call attaches to it meanwhile (_fused_lease.h). */
 static void batch_teach(word_cache *primary, batch_worker *w, int threads) {
-    Py_BEGIN_ALLOW_THREADS
     for (int t = 0; t < threads; t++) {
         if (!w[t].helper || w[t].blank) continue;
         wc_promote(primary, &w[t].cache);
         wc_forget(&w[t].cache);
     }
-    Py_END_ALLOW_THREADS
 }
 
 /* Phase one on the threads. A fresh primary (it never merged a piece: a new encoder's first
@@ -729,14 +726,17 @@ static void batch_teach(word_cache *primary, batch_worker *w, int threads) {
  * documents alone was the first batch's cost: 16 threads merged 3.6x the pieces one did
  * (cl100k_base, 45 MB); a first part makes that part's learning the only one repeated. */
 #define FIRST_PART 16 /* 1/16 of the documents */
-static int batch_phase_one(batch_shared *s, word_cache *primary, batch_worker *w, int threads) {
-    if (threads > 1 && primary->merges == 0 && s->n / FIRST_PART > (Py_ssize_t)threads * s->run)
+static int batch_phase_one(FusedEncoder *self, batch_shared *s, const cache_lease *lease,
+                           batch_worker *w, int threads) {
+    word_cache *primary = self->primary;
+    if (threads > 1 && lease->shared && self->readers == 1 && primary->merges == 0 &&
+        s->n / FIRST_PART > (Py_ssize_t)threads * s->run)
         s->floor = s->n - s->n / FIRST_PART; /* the back workers' (the front one waits) */
     int failed = batch_run_threads(s, w, threads, batch_encode_runs);
     /* The rest after an invalid document in the last part too (not after a signal or no memory:
      * they set cancel): one before it is the first, which the error names. */
     if (!failed && s->floor != 0 && !atomic_load(&s->cancel)) {
-        batch_teach(primary, w, threads);
+        if (self->readers == 1) batch_teach(primary, w, threads); /* else a call came to read it */
         s->floor = 0;
         failed = batch_run_threads(s, w, threads, batch_encode_runs);
     }
@@ -745,14 +745,13 @@ static int batch_phase_one(batch_shared *s, word_cache *primary, batch_worker *w
 }
 
 /* The batch's end for the caches (the GIL held), failed or not (every entry is right): one
- * thread's header written back to the primary; or what the private caches learned taught to
- * it (batch_teach), and they are pooled. */
-static void batch_promote(FusedEncoder *self, word_cache *primary, batch_worker *w, int threads) {
+ * thread's header written back to the cache it leased; or the threads' private caches pooled,
+ * still learning (the last call out teaches the primary: lease_give). */
+static void batch_promote(FusedEncoder *self, cache_lease *lease, batch_worker *w, int threads) {
     if (threads == 1) {
-        *primary = w[0].cache;
+        *lease->cache = w[0].cache;
         return;
     }
-    batch_teach(primary, w, threads);
     for (int t = 0; t < threads; t++) {
         if (!w[t].helper) continue;
         if (w[t].blank) { /* never made: the batch failed before its thread */
@@ -843,7 +842,8 @@ static PyObject *fused_encode_batch(FusedEncoder *self, PyObject *const *args, P
     PyObject *keep = NULL, *result = NULL;
     batch_doc *docs = NULL;
     batch_worker *w = NULL;
-    word_cache *primary = NULL;
+    cache_lease lease;
+    int leased = 0;
     size_t bytes, reserve = 0; /* reserve: the ids a thread's buffer has room for at first */
     batch_shared s;
     memset(&s, 0, sizeof s);
@@ -879,7 +879,8 @@ static PyObject *fused_encode_batch(FusedEncoder *self, PyObject *const *args, P
     double guess = batch_guess(&self->id_buffers, units);
     reserve = (size_t)(guess * 1.125 / (double)threads) + 64;
     size_t whole = (size_t)(guess * 1.0625) + 64; /* the array's */
-    if (!(primary = take_cache(self))) goto done;
+    if (lease_take(self, &lease, threads > 1, bytes < INLINE_BYTES) < 0) goto done;
+    leased = 1;
     if (!(w = PyMem_Calloc((size_t)threads, sizeof *w))) {
         batch_nomem("the batch threads' state", (size_t)threads * sizeof *w);
         goto done;
@@ -894,15 +895,14 @@ static PyObject *fused_encode_batch(FusedEncoder *self, PyObject *const *args, P
         p->counting = mode == BATCH_COUNTS;
         p->limit = UINT64_MAX;
         p->cache = &w[t].cache;
+        p->shared = lease.shared;
         if (threads == 1) {
-            w[t].cache = *primary;
+            w[t].cache = *lease.cache;
         } else if (self->helpers.n) {
-            p->shared = primary;
             w[t].helper = self->helpers.items[--self->helpers.n];
+            lease_point(w[t].helper, lease.shared);
             w[t].cache = *w[t].helper;
-            wc_attach(&w[t].cache, primary);
         } else if ((w[t].helper = PyMem_Calloc(1, sizeof *w[t].helper))) {
-            p->shared = primary;
             w[t].blank = 1;
             self->helpers.made++;
         } else {
@@ -929,7 +929,7 @@ static PyObject *fused_encode_batch(FusedEncoder *self, PyObject *const *args, P
     if (bytes < INLINE_BYTES) /* too little to be worth a thread: here, the GIL held */
         batch_encode_runs(&w[0]);
     else
-        failed = batch_phase_one(&s, primary, w, (int)threads);
+        failed = batch_phase_one(self, &s, &lease, w, (int)threads);
     for (int t = 0; t < threads; t++) failed |= w[t].status != SC_OK;
     if (!failed) batch_learn(&self->id_buffers, &s, units); /* for the next batch's guess */
     if (failed) {
@@ -977,8 +977,8 @@ static PyObject *fused_encode_batch(FusedEncoder *self, PyObject *const *args, P
     pthread_cond_destroy(&s.done);
 #endif
 done:
-    if (primary && w) batch_promote(self, primary, w, (int)threads);
-    if (primary) give_back(self, primary);
+    if (leased && w) batch_promote(self, &lease, w, (int)threads);
+    if (leased) lease_give(self, &lease, bytes < INLINE_BYTES);
     for (int t = 0; w && t < threads; t++) {
         if (mode == BATCH_IDS && w[t].front) /* none left if the array took them */
             batch_ids_give_back(self, &self->id_arrays, &w[t].p.out, w[t].p.out.cap);

@@ -1,10 +1,10 @@
-/* One word cache for a batch's threads: the primary, read by all and written by none while they
- * run, and a private cache for each thread, whose misses it learns.
+/* One word cache for a batch's threads and for calls at once: the primary, read by all and
+ * written by none while they run, and a private cache for each thread, whose misses it learns.
  *
  * N threads, each with a word cache of its own, held N copies of the same common words (each
  * learned N times: N times the misses in a fresh process) and N first levels of the vocabulary
  * (3-6 MB each) in one shared L3: two threads on two cores scaled 1.68x, four small caches 2.0x
- * (docs/performance.md, all cores). Here a batch's threads share the encoder's pooled cache:
+ * (docs/performance.md, all cores). Here they share the encoder's one cache:
  *
  *   - a private cache's `first` is a header of the primary's first level marked fixed (its lines
  *     shared, its counters the thread's): a hit there does not swap ways, a miss is not offered
@@ -14,17 +14,18 @@
  *     first level (`near`, empty at first, asked after the primary's: the tokens and short
  *     pieces this thread met that the primary's first level lacks), sets and a long store, all
  *     bounded by the `bytes` given (wc_init_private); the places it stores into are logged;
- *   - at the batch's end, on one thread, the threads joined: each private cache's learned
- *     entries (those its log names, or all of them) are offered to the primary (wc_promote: a
- *     free way of its first level, else the sets' and the long store's doorkeepers' rule; a
- *     piece it holds already is skipped), then forgotten (wc_forget: the logged places
- *     cleared, grown sets made small again, the long store freed), and the private cache goes
- *     to its own pool for the next batch. A fresh primary is taught so after the first part
- *     of its first batch too (_fused_batch.h).
+ *   - when no call reads the primary (the last call out, _fused_lease.h; the threads of a
+ *     batch joined), on one thread: each idle private cache's learned entries (those its log
+ *     names, or all of them: it keeps learning over calls until then) are offered to the
+ *     primary (wc_promote: a free way of its first level, else the sets' and the long store's
+ *     doorkeepers' rule; a piece it holds already is skipped), then forgotten (wc_forget: the
+ *     logged places cleared, grown sets made small again, the long store freed); the private
+ *     caches stay in their pool for the next calls. A fresh primary is taught so after the first part of its
+ *     first batch too, where that batch is its only reader (_fused_batch.h).
  * Why it is exact: every entry, wherever it lies, maps a piece's bytes in full to that piece's
  * ids, a function of the bytes alone; which thread learned it, or in which batch, changes no
- * answer. Why it is race-free: the primary is written only with the threads joined (before:
- * pthread_create; after: pthread_join), and each private cache by its one thread.
+ * answer. Why it is race-free: _fused_lease.h (the primary written by its one holder, or with
+ * the GIL held and no call reading it; each private cache by one thread at a time).
  *
  * Included by _word_cache.h's user after it (_fused.c).
  */
@@ -33,9 +34,10 @@
 
 #include "_word_cache.h"
 
-/* Point a private cache's first level at the primary `shared`'s (fixed; counters from 0). */
+/* Point a private cache's first level at the primary `shared`'s (fixed; counters from 0), or
+ * at none (NULL: a call that reads no primary, _fused_lease.h). */
 static void wc_attach(word_cache *c, const word_cache *shared) {
-    c->first = shared->first;
+    c->first = shared ? shared->first : (first_level){.lines = NULL};
     c->first.fixed = 1;
     c->first.hits = c->first.misses = 0;
 }
@@ -56,7 +58,7 @@ static int wc_init_private(word_cache *c, size_t bytes, const word_cache *shared
     memset(c, 0, sizeof *c);
     wc_attach(c, shared);
     if (!(c->log = malloc(WC_LOG * sizeof *c->log))) return -1;
-    if ((shared->first.lines && wc_first_init(&c->near, bytes / NEAR_SHARE, t, 0) < 0) ||
+    if ((shared && shared->first.lines && wc_first_init(&c->near, bytes / NEAR_SHARE, t, 0) < 0) ||
         wc_init_rest(c, bytes, fl_bytes(&c->near)) < 0) {
         wc_free(c);
         return -1;

@@ -26,13 +26,13 @@
  * cache of the full size would cost a page fault for each page its first words touch, more than
  * encoding a short text takes.
  *
- * One cache is written by one thread at a time (the fused pass takes one from its Encoding's pool
- * with the GIL held, and gives it back): no lock on the hot path. A batch on several threads
- * takes one, the primary, which its threads read and none writes while they run; each thread
+ * One cache is written by one thread at a time (its Encoding's one cache is leased to a call
+ * with the GIL held, _fused_lease.h): no lock on the hot path. A call alone writes it; calls at
+ * once and a batch's threads read it (the primary), and none writes it while they run; each
  * has a private cache (wc_init_private) that reads the primary's first level through a fixed
  * header of its own, has a small first level of its own ("near": the tokens and short pieces
  * the primary's missed, asked after it), sets and a store; what the private caches learned is
- * offered to the primary at the batch's end, on one thread (wc_promote, _shared_cache.h). Why
+ * offered to the primary when no call reads it, on one thread (wc_promote, _shared_cache.h). Why
  * that is exact and race-free:
  * docs/performance.md, "The word cache", Threads.
  *

@@ -190,14 +190,14 @@ class OrdinaryEncoder:
     def cache_info(self) -> dict[str, int]:
         """The caches, in bytes. The fused pass's word caches (idle ones): ``hits``,
         ``misses`` (of the first level and of the sets), ``merges`` (pieces no level held),
-        ``bytes``, ``caches`` made (one per call running at once: a batch's threads share one),
-        ``private_bytes`` and ``private_caches`` (a batch's threads' own, idle, each within
-        half the bound), ``id_buffer_bytes`` (a batch's threads' id buffers and the buffers of
-        freed id arrays, a batch's or a large one of :meth:`encode_uint32`, idle, kept for the
-        next: at most four times the bound together) and ``bytes_each`` (the bound); the
-        pure path's one cache: ``bytes``
-        (charged, see :mod:`streamcodec.engine.cache`), ``entries`` and ``bytes_each``; empty on
-        the compiled-pieces path, which caches nothing."""
+        ``bytes``, ``caches`` made (one: calls at once and a batch's threads share it),
+        ``private_bytes`` and ``private_caches`` (their own beside it, idle, each within half
+        the bound), ``sharing`` (1 while calls at once read it), ``id_buffer_bytes`` (a batch's
+        threads' id buffers and the buffers of freed id arrays, a batch's or a large one of
+        :meth:`encode_uint32`, idle, kept for the next: at most four times the bound together)
+        and ``bytes_each`` (the bound); the pure path's one cache: ``bytes`` (charged, see
+        :mod:`streamcodec.engine.cache`), ``entries`` and ``bytes_each``; empty on the
+        compiled-pieces path, which caches nothing."""
         if self._fused is not None:
             return dict(self._fused.cache_info())
         return self._cache.info() if self._core is None else {}
