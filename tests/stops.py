@@ -3,8 +3,10 @@ the tests of "nothing left behind" stop the code at each line (and call) of its 
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 
@@ -34,3 +36,17 @@ def run_stopped(run: Callable[[], object], watched: tuple[str, ...], stop_at: in
     finally:
         sys.settrace(before)
     return seen
+
+
+@contextlib.contextmanager
+def heap_set_aside() -> Iterator[None]:
+    """The objects made so far kept out of the collector's walks (``gc.freeze``) for the block:
+    a test that collects after each of its hundreds of stops then walks only what its runs made,
+    not every module and table the suite's earlier tests loaded (in the whole suite each full
+    collection took ~0.4 s: 72 s of a test's 73)."""
+    gc.collect()
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()

@@ -9,10 +9,13 @@ import shutil
 import threading
 from pathlib import Path
 
-from streamcodec.corpus import read_documents, tokenize
+import pytest
+
+from streamcodec.corpus import overlap, read_documents, tokenize
 from streamcodec.corpus.manifest import load_manifest, shard_problem
 from streamcodec.registry import get_encoding
-from tests.stops import run_stopped
+from streamcodec.stream import workers
+from tests.stops import heap_set_aside, run_stopped
 
 WATCHED = ("corpus/tokenize.py", "corpus/overlap.py")
 
@@ -50,11 +53,14 @@ def test_a_restart_stopped_at_any_line_leaves_nothing_behind(tmp_path: Path) -> 
 
 
 def test_a_run_on_threads_stopped_at_any_line_of_its_pipeline_ends_its_threads(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A stop just after the reader's, the writer's or the hasher's thread started, before the
     # code that ends it took charge, left it running: the reader inside the input's generator,
     # whose closing then raised ValueError, not the stop; the writer or the hasher waiting.
+    # A hasher or worker left so ends at its next idle check: checked often here.
+    for module in (overlap, workers):
+        monkeypatch.setattr(module, "IDLE_CHECK_SECONDS", 0.01)
     inputs = []
     for n in range(2):
         inputs.append(tmp_path / f"{n}.jsonl")
@@ -63,11 +69,12 @@ def test_a_run_on_threads_stopped_at_any_line_of_its_pipeline_ends_its_threads(
         )
     run = lambda: tokenize(inputs, tmp_path / "out", shard_bytes=8000, jobs=2)  # noqa: E731
     lines = run_stopped(run, ("corpus/overlap.py",), 0)
-    for stop_at in range(1, lines + 1):
-        shutil.rmtree(tmp_path / "out", ignore_errors=True)
-        run_stopped(run, ("corpus/overlap.py",), stop_at)
-        gc.collect()  # a hasher whose end a stop skipped (at the very call) ends with its owner
-        for thread in threading.enumerate():
-            if thread.name.startswith("streamcodec-"):
-                thread.join(5)
-                assert not thread.is_alive(), (stop_at, thread.name)
+    with heap_set_aside():
+        for stop_at in range(1, lines + 1):
+            shutil.rmtree(tmp_path / "out", ignore_errors=True)
+            run_stopped(run, ("corpus/overlap.py",), stop_at)
+            gc.collect()  # a hasher whose end a stop skipped (at its very call) ends with its owner
+            for thread in threading.enumerate():
+                if thread.name.startswith("streamcodec-"):
+                    thread.join(5)
+                    assert not thread.is_alive(), (stop_at, thread.name)

@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from streamcodec.stream import workers
 from streamcodec.stream.workers import WorkerDied, cancelled, ordered_map
-from tests.stops import run_stopped
+from tests.stops import heap_set_aside, run_stopped
 
 KINDS = [False, True]  # threads, processes
 ROOT = Path(__file__).resolve().parents[1]
@@ -125,20 +126,26 @@ def test_closing_ends_threads_and_tells_the_work() -> None:
     assert not cancelled()  # outside a worker
 
 
-def test_a_thread_map_stopped_at_any_line_ends_its_threads() -> None:
+def test_a_thread_map_stopped_at_any_line_ends_its_threads(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     # A stop at the first lines of the map's end (setting its stop, calling the end that wakes
-    # the idle workers) left each worker waiting for a task forever (tests/stops.py).
+    # the idle workers) left each worker waiting for a task forever (tests/stops.py). Such a
+    # worker ends at its next idle check: checked often here, not each second.
+    monkeypatch.setattr(workers, "IDLE_CHECK_SECONDS", 0.01)
+
     def run() -> None:
         assert list(ordered_map(_square, range(6), jobs=2)) == [x * x for x in range(6)]
 
     lines = run_stopped(run, ("stream/workers.py",), 0)
-    for stop_at in range(1, lines + 1):
-        run_stopped(run, ("stream/workers.py",), stop_at)
-        gc.collect()  # the map's frame, kept by the stop's traceback, is gone
-        for thread in threading.enumerate():
-            if thread.name.startswith("streamcodec-worker-"):
-                thread.join(5)
-                assert not thread.is_alive(), stop_at
+    with heap_set_aside():
+        for stop_at in range(1, lines + 1):
+            run_stopped(run, ("stream/workers.py",), stop_at)
+            gc.collect()  # the map's frame, kept by the stop's traceback, is gone
+            for thread in threading.enumerate():
+                if thread.name.startswith("streamcodec-worker-"):
+                    thread.join(5)
+                    assert not thread.is_alive(), stop_at
 
 
 def test_abandoned_process_maps_leave_no_process_or_descriptor() -> None:

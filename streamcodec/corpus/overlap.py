@@ -35,7 +35,7 @@ from collections.abc import Callable, Generator, Iterable, Iterator
 from types import TracebackType
 from typing import Any, TypeVar
 
-from streamcodec.stream.workers import surely
+from streamcodec.stream.workers import IDLE_CHECK_SECONDS, surely
 
 __all__ = ["HashBehind", "OnThread", "read_ahead", "write_behind"]
 
@@ -188,7 +188,7 @@ def _hash_fed(box: queue.Queue[Any], owner: weakref.ref[HashBehind]) -> None:
     owner is gone (a stop at the very call of its ``__exit__`` left it waiting)."""
     while True:
         try:
-            item = box.get(timeout=1)
+            item = box.get(timeout=IDLE_CHECK_SECONDS)
         except queue.Empty:
             if owner() is None:
                 return

@@ -44,6 +44,8 @@ __all__ = ["WorkerDied", "cancelled", "ordered_map", "surely"]
 T = TypeVar("T")
 R = TypeVar("R")
 PR_SET_PDEATHSIG = 1  # prctl(2)
+# How long an idle worker waits for a task before it checks that its map is still there.
+IDLE_CHECK_SECONDS = 1.0
 
 
 class WorkerDied(ChildProcessError):
@@ -161,7 +163,7 @@ def _next_task(inbox: queue.SimpleQueue[Any], owner: weakref.ref[_Map]) -> Any:
     first lines (its ``stop.set()``, the call of :func:`surely`) left the workers waiting."""
     while True:
         try:
-            return inbox.get(timeout=1)
+            return inbox.get(timeout=IDLE_CHECK_SECONDS)
         except queue.Empty:
             if owner() is None:
                 return None
