@@ -30,13 +30,13 @@ ones above.
 
 from __future__ import annotations
 
-import dataclasses
 import importlib
 import importlib.util
 import os
 import threading
 import warnings
 from pathlib import Path
+from typing import NamedTuple
 
 from streamcodec.atomicfile import atomic_output
 from streamcodec.dropin import same_module
@@ -64,8 +64,7 @@ ENDOFPROMPT = "<|endofprompt|>"
 _BASE_URL = "https://openaipublic.blob.core.windows.net/encodings/"
 
 
-@dataclasses.dataclass(frozen=True)
-class EncodingSpec:
+class EncodingSpec(NamedTuple):
     """Where a named encoding's ranks come from and what else it needs."""
 
     name: str
@@ -137,8 +136,7 @@ _HARMONY_TOKENS = {
 
 SPECS: dict[str, EncodingSpec] = {
     # gpt2 has r50k_base's ranks; tiktoken reads them from GPT-2's original files.
-    "gpt2": dataclasses.replace(
-        _R50K,
+    "gpt2": _R50K._replace(
         name="gpt2",
         data_gym=(
             (
@@ -153,8 +151,7 @@ SPECS: dict[str, EncodingSpec] = {
     ),
     "r50k_base": _R50K,
     "p50k_base": _P50K,
-    "p50k_edit": dataclasses.replace(
-        _P50K,
+    "p50k_edit": _P50K._replace(
         name="p50k_edit",
         special_tokens={ENDOFTEXT: 50256, FIM_PREFIX: 50281, FIM_MIDDLE: 50282, FIM_SUFFIX: 50283},
         explicit_n_vocab=None,
@@ -174,8 +171,8 @@ SPECS: dict[str, EncodingSpec] = {
         shipped="cl100k_base",
     ),
     "o200k_base": _O200K,
-    "o200k_harmony": dataclasses.replace(
-        _O200K, name="o200k_harmony", special_tokens=_O200K.special_tokens | _HARMONY_TOKENS
+    "o200k_harmony": _O200K._replace(
+        name="o200k_harmony", special_tokens=_O200K.special_tokens | _HARMONY_TOKENS
     ),
     # Trained by streamcodec.train on CPython 3.11.7's standard library (PSF license), shipped
     # in the package; tools/train_embedded.py regenerates it byte for byte.

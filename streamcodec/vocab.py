@@ -14,8 +14,8 @@ A byte-level BPE vocabulary has three parts:
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
+from typing import NamedTuple
 
 __all__ = [
     "BYTE_MODE_PATTERN",
@@ -70,8 +70,7 @@ class VocabularyError(ValueError):
     """A vocabulary is malformed. The message names the source (file and line, or JSON path)."""
 
 
-@dataclasses.dataclass(frozen=True)
-class ModelRules:
+class ModelRules(NamedTuple):
     """An open model's rules beyond tiktoken's, an :class:`~streamcodec.Encoding`'s ``rules``:
     its ordinary-text ``added_tokens`` and ``normalizer`` (:mod:`streamcodec.engine.model`),
     its BOS and EOS special tokens (text, or None) and whether its post-processor puts each
@@ -79,7 +78,7 @@ class ModelRules:
     ``add_bos_token``): what Hugging Face's ``add_special_tokens=True`` adds (:meth:`wrap`),
     and what the corpus tool's ``--bos``/``--eos`` may take."""
 
-    added_tokens: dict[str, int] = dataclasses.field(default_factory=dict)
+    added_tokens: dict[str, int] = {}  # noqa: RUF012  (never changed: one empty dict shared)
     normalizer: str | None = None
     bos_token: str | None = None
     eos_token: str | None = None
@@ -104,8 +103,7 @@ class ModelRules:
         return bos + ids + eos
 
 
-@dataclasses.dataclass(frozen=True)
-class Vocabulary:
+class Vocabulary(NamedTuple):
     """What a vocabulary file holds: ranks, special tokens, and the pattern if the file has one.
 
     ``pat_str`` is ``None`` when the format does not store a pattern (``.tiktoken``, GPT-2's
@@ -116,10 +114,10 @@ class Vocabulary:
     """
 
     mergeable_ranks: dict[bytes, int]
-    special_tokens: dict[str, int] = dataclasses.field(default_factory=dict)
+    special_tokens: dict[str, int] = {}  # noqa: RUF012  (never changed: one empty dict shared)
     pat_str: str | None = None
     #: An open model's tokenizer beyond tiktoken's (``tokenizer.json``, GGUF).
-    rules: ModelRules = dataclasses.field(default_factory=lambda: ModelRules())
+    rules: ModelRules = ModelRules()
 
 
 def resolve_pattern(name_or_pattern: str) -> str:

@@ -318,7 +318,7 @@ def test_line_blocks_hold_each_line_once_whole_in_the_range_it_starts_in(
         position, number = (mine[0] if mine else start), (1 if start == 0 else 0)
         for block in blocks:
             assert block.start == position and block.number == number
-            assert block.count == block.data.count(b"\n") + (not block.data.endswith(b"\n"))
+            assert block.line_count == block.data.count(b"\n") + (not block.data.endswith(b"\n"))
             assert block.data.endswith(b"\n") or position + len(block.data) == len(data)
             position += len(block.data)
-            number += block.count if number else 0
+            number += block.line_count if number else 0

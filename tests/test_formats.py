@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import doctest
 import json
 import os
@@ -129,7 +128,7 @@ def _kept(vocabulary: Vocabulary, fmt: str) -> Vocabulary:
         return Vocabulary(vocabulary.mergeable_ranks, vocabulary.special_tokens)
     if fmt == "huggingface" and vocabulary.pat_str is not None:
         # Hugging Face keeps the text between a Split pattern's matches (tests/test_hf_gaps.py).
-        return dataclasses.replace(vocabulary, pat_str=with_gaps(vocabulary.pat_str))
+        return vocabulary._replace(pat_str=with_gaps(vocabulary.pat_str))
     return vocabulary
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import http.server
 import threading
@@ -33,7 +32,7 @@ def _spec(path: Path, **changes: object) -> EncodingSpec:
         pat_str=r"\S+|\s+",
         special_tokens={},
     )
-    return dataclasses.replace(spec, **changes)  # type: ignore[arg-type]
+    return spec._replace(**changes)  # type: ignore[arg-type]
 
 
 @pytest.fixture

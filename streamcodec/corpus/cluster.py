@@ -9,7 +9,6 @@ with it; the scheduler gives them to another, which writes those shards again fr
 
 from __future__ import annotations
 
-import dataclasses
 import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -37,7 +36,7 @@ def run_on_cluster(
     futures = {}
     for shard in shards:
         task = _alone(job, shard)
-        key = f"streamcodec-shard-{shard.index}-{run}"
+        key = f"streamcodec-shard-{shard.number}-{run}"
         futures[client.submit(make_shard, *task, jobs, key=key)] = shard
     try:
         for future in as_completed(futures):  # type: ignore[no-untyped-call]
@@ -58,4 +57,4 @@ def _alone(job: Job, shard: ShardPlan) -> tuple[Job, ShardPlan]:
     renamed = {old: new for new, old in enumerate(used)}
     ranges = tuple(Range(renamed[p.input], p.start, p.end) for p in shard.ranges)
     inputs = tuple(job.inputs[i] for i in used)
-    return dataclasses.replace(job, inputs=inputs), dataclasses.replace(shard, ranges=ranges)
+    return job._replace(inputs=inputs), shard._replace(ranges=ranges)

@@ -55,7 +55,7 @@ def json_column(lines: Lines, reading: Reading, specials: frozenset[str]) -> Fla
         field = reading.field.encode("utf-8")
     except UnicodeEncodeError:
         return None
-    found = _jsonl.text_column(lines.data, field, lines.count, _utf8_texts(specials))
+    found = _jsonl.text_column(lines.data, field, lines.line_count, _utf8_texts(specials))
     return None if found is None else FlatTexts(*found)
 
 

@@ -10,11 +10,10 @@ the Python reader or pyarrow's), :mod:`streamcodec.corpus.inputs` (plain text, P
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import io
 import sys
 from collections.abc import Iterator
-from typing import IO, Any, Literal
+from typing import IO, Any, Literal, NamedTuple
 
 from streamcodec.corpus.files import Decompressed, Fingerprinted
 from streamcodec.stream.sources import CHUNK_SIZE, read_blocks
@@ -39,8 +38,7 @@ STDIN = "-"
 Kind = Literal["text", "jsonl", "parquet"]
 
 
-@dataclasses.dataclass(frozen=True)
-class Input:
+class Input(NamedTuple):
     """One input file (or standard input): its kind, compression, size and time on disk."""
 
     path: str
@@ -59,8 +57,7 @@ class Input:
         return "<stdin>" if self.path == STDIN else self.path
 
 
-@dataclasses.dataclass(frozen=True)
-class Range:
+class Range(NamedTuple):
     """Part of input ``input``: bytes (JSON Lines) or row groups (Parquet) ``[start, end)``;
     ``end == -1`` is to the end."""
 
@@ -69,8 +66,7 @@ class Range:
     end: int
 
 
-@dataclasses.dataclass(frozen=True)
-class Reading:
+class Reading(NamedTuple):
     """How documents are read: the JSON field, the Parquet column, the plain-text separator
     (None: a file is one document), what invalid UTF-8 does (``strict`` or ``replace``), and
     the other fields (JSON) or columns (Parquet) kept with each document."""
@@ -83,8 +79,7 @@ class Reading:
     keep: tuple[str, ...] = ()
 
 
-@dataclasses.dataclass(frozen=True)
-class Document:
+class Document(NamedTuple):
     """A document's text, where it starts in its input (``offset``: bytes, or the row for
     Parquet) and how many bytes of the input on disk it spans (0 when compressed)."""
 

@@ -29,9 +29,8 @@ the whole input.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 from collections.abc import Iterator
-from typing import IO, Any, cast
+from typing import IO, Any, NamedTuple, cast
 
 from streamcodec.corpus.document import (
     STDIN,
@@ -170,8 +169,7 @@ def _parquet_file(inp: Input) -> Iterator[Any]:
         raw.check_unchanged()
 
 
-@dataclasses.dataclass(frozen=True)
-class Rows:
+class Rows(NamedTuple):
     """Rows of a Parquet input read together: the text column's ``values`` (an Arrow array,
     as read), the first ``row``'s number, and each row's kept columns (None: none kept)."""
 

@@ -139,7 +139,7 @@ def _write_results(
             shard = shards[n]
             if writer is None:
                 writer = shard_files.enter_context(
-                    shard_format(job.layout.format)(job.out_dir, shard.index, job.layout)
+                    shard_format(job.layout.format)(job.out_dir, shard.number, job.layout)
                 )
                 reported = 0
             before, spanned = writer.tokens, 0
@@ -227,7 +227,7 @@ def _write_streamed(job: Job, inp: Input, writer: Any, jobs: int) -> None:
 
 def _entry(job: Job, shard: ShardPlan, writer: Any, digests: list[Any]) -> dict[str, Any]:
     return {
-        "index": shard.index,
+        "index": shard.number,
         "files": file_records(writer.paths, writer.sha256),
         "sources": source_records(job.inputs, shard),
         # of each source, what its documents were read from (None: streamed, not hashed)

@@ -11,7 +11,7 @@ the reference: each line ``json.loads``-ed, its text in the field, every refusal
     >>> from streamcodec.corpus.document import Input, Range, Reading
     >>> inp = Input("a.jsonl", "jsonl", None, 32, 0)
     >>> f = io.BytesIO(b'{"text": "one"}\\n{"text": "two"}\\n')
-    >>> [(block.start, block.number, block.count) for block in line_blocks(f, Range(0, 0, -1))]
+    >>> [(block.start, block.number, block.line_count) for block in line_blocks(f, Range(0, 0, -1))]
     [(0, 1, 2)]
     >>> block = next(line_blocks(io.BytesIO(f.getvalue()), Range(0, 16, -1)))
     >>> [doc.text for doc in json_documents(inp, block, Reading())]
@@ -20,11 +20,10 @@ the reference: each line ``json.loads``-ed, its text in the field, every refusal
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import json
 from collections.abc import Callable, Iterator
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 from streamcodec.corpus.document import Document, Input, Reading, decode, line_place, span
 from streamcodec.stream.sources import CHUNK_SIZE
@@ -33,16 +32,15 @@ from streamcodec.text.unicode import has_surrogates, replace_lone_surrogates
 __all__ = ["Lines", "json_documents", "line_blocks"]
 
 
-@dataclasses.dataclass(frozen=True)
-class Lines:
+class Lines(NamedTuple):
     """Whole lines of an input: ``data``, from byte ``start`` of the (decompressed) input,
     its first line ``number`` (0: not counted, for a range that starts inside the file), and
-    how many lines it holds (the last may lack its newline: the input's end)."""
+    how many lines it holds, ``line_count`` (the last may lack its newline: the input's end)."""
 
     data: bytes | bytearray  # never changed once made
     start: int
     number: int
-    count: int
+    line_count: int  # not "count": a tuple's method
 
 
 def line_blocks(

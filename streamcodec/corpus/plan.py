@@ -15,9 +15,8 @@ machines, each shard can be made alone, and a rerun knows which are missing.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from streamcodec.corpus.document import Input, Range
 from streamcodec.corpus.inputs import parquet_row_groups
@@ -25,11 +24,11 @@ from streamcodec.corpus.inputs import parquet_row_groups
 __all__ = ["ShardPlan", "make_plan", "source_records"]
 
 
-@dataclasses.dataclass(frozen=True)
-class ShardPlan:
-    """Shard ``index``: its ranges in order, and their bytes on disk (for progress)."""
+class ShardPlan(NamedTuple):
+    """Shard ``number`` (the manifest's "index"): its ranges in order, and their bytes on disk
+    (for progress)."""
 
-    index: int
+    number: int  # not "index": a tuple's method
     ranges: tuple[Range, ...]
     size: int
 

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import array
 import contextlib
-import dataclasses
 import errno
 import functools
 import hashlib
@@ -42,7 +41,7 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from types import TracebackType
-from typing import Any, BinaryIO, ClassVar, TypeAlias
+from typing import Any, BinaryIO, ClassVar, NamedTuple, TypeAlias
 
 from streamcodec.atomicfile import atomic_output, start_writeback
 
@@ -67,8 +66,7 @@ _WRITEBACK = 8 << 20  # bytes of ids written between two starts of their writeba
 FIELDS = ".fields.jsonl"  # the kept fields of a shard's documents, one JSON object per line
 
 
-@dataclasses.dataclass(frozen=True)
-class Layout:
+class Layout(NamedTuple):
     """What every shard of a corpus shares on disk: the format, the ids' type, the boundary
     tokens around each document, the document fields kept, and the encoding's name."""
 

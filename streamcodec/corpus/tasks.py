@@ -13,9 +13,8 @@ written, at its place."""
 from __future__ import annotations
 
 import array
-import dataclasses
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, TypeAlias
+from typing import Any, NamedTuple, TypeAlias
 
 from streamcodec.batch import FlatTexts, encode_flat_uint32
 from streamcodec.corpus.columns import holds_special, json_column, json_reads, parquet_column
@@ -59,8 +58,7 @@ FIRST_TASK = 64 << 10
 WATCHED = 2 << 20
 
 
-@dataclasses.dataclass(frozen=True)
-class Job:
+class Job(NamedTuple):
     """What every shard of a corpus shares."""
 
     inputs: tuple[Input, ...]
@@ -72,28 +70,24 @@ class Job:
     record: dict[str, Any]  # the encoding's name and hash, the version: in each shard's entry
 
 
-@dataclasses.dataclass(frozen=True)
-class Streamed:
+class Streamed(NamedTuple):
     """A document too large to hold: encoded from its input, as a stream."""
 
     input: Input
 
 
-@dataclasses.dataclass(frozen=True)
-class Block:
+class Block(NamedTuple):
     """Whole lines of a JSON Lines input, read but not parsed (the worker parses them)."""
 
     input: Input
     lines: Lines
 
 
-@dataclasses.dataclass(frozen=True)
 class End:
     """The end of a shard's tasks."""
 
 
-@dataclasses.dataclass(frozen=True)
-class Failed:
+class Failed(NamedTuple):
     """A task's reading or encoding failed: its error, raised where the shards are written at
     the task's place, so the shards before it are finished and listed first, whichever thread
     read or encoded it (the pipeline's threads would raise it ahead of the results before it)."""
@@ -106,8 +100,7 @@ Task: TypeAlias = "list[Document] | Block | Rows | Streamed | End | Failed"
 Result: TypeAlias = "Encoded | Streamed | End | Failed"
 
 
-@dataclasses.dataclass(frozen=True)
-class Encoded:
+class Encoded(NamedTuple):
     """A task's documents encoded: their ids in one run (uint32s: an ``array.array``, picklable,
     on the pure path, whose workers are processes; else a view of the engine's array) and where
     each starts (int64, then the end), their kept fields (None: none kept) and their bytes on

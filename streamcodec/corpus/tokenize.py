@@ -167,7 +167,7 @@ def tokenize(
     manifest, others = _start(out, job_record, restart=restart, stdin=job.inputs, verify=verify)
     manifest["layout"] = _layout_record(layout)
     done = {entry["index"] for entry in manifest["shards"]}
-    pending = [shard for shard in plan if shard.index not in done]
+    pending = [shard for shard in plan if shard.number not in done]
     manifest["complete"] = not pending
     aside: list[str] = []  # another job's files, moved aside: removed even if stopped
     first: _FirstSave | None = None
@@ -183,7 +183,7 @@ def tokenize(
     try:
         first = _FirstSave(out, manifest, others, aside)
         if progress is not None:
-            progress(sum(shard.size for shard in plan if shard.index in done), 0)
+            progress(sum(shard.size for shard in plan if shard.number in done), 0)
         if client is not None:
             from streamcodec.corpus.cluster import run_on_cluster
 

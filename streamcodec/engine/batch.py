@@ -27,7 +27,6 @@ blocks, the pure one between documents.
 from __future__ import annotations
 
 import array
-import dataclasses
 import os
 import sys
 import threading
@@ -62,15 +61,18 @@ LISTS: Final = 2
 Mode = Literal[0, 1, 2]
 
 
-@dataclasses.dataclass(frozen=True)
 class FlatTexts:
     """Documents as one run of UTF-8 bytes, document i at ``data[offsets[i]:offsets[i + 1]]``
     (``offsets``: native int64s, one more than the documents, as bytes): read in place, as the
     buffers of a pyarrow ``large_string`` array are (the corpus tool's JSON Lines reader gives
-    them, ``corpus/_jsonl.c``)."""
+    them, ``corpus/_jsonl.c``). A plain class: not a tuple, which a batch would read as two
+    documents, nor a dataclass (that module and the class cost a command's start 1.5 ms)."""
 
-    offsets: bytes
-    data: bytes
+    __slots__ = ("data", "offsets")
+
+    def __init__(self, offsets: bytes, data: bytes) -> None:
+        self.offsets = offsets
+        self.data = data
 
 
 #: A batch: str or UTF-8 bytes documents, a pyarrow string array (any object then), FlatTexts.

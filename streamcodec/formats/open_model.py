@@ -17,7 +17,6 @@ cannot follow exactly is refused with a line naming it.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from pathlib import Path
 
@@ -81,8 +80,8 @@ def read_model_file(path: str | os.PathLike[str], *, allow_unreachable: bool = F
         vocabulary = vocabulary_from_document(
             document, source=source, allow_unreachable=allow_unreachable
         )
-        rules = dataclasses.replace(vocabulary.rules, **gguf_special_tokens(metadata, vocabulary))
-        return dataclasses.replace(vocabulary, rules=rules)
+        rules = vocabulary.rules._replace(**gguf_special_tokens(metadata, vocabulary))
+        return vocabulary._replace(rules=rules)
     if detect_format(p) == "huggingface":
         return read_huggingface(
             p / "tokenizer.json" if p.is_dir() else p, allow_unreachable=allow_unreachable

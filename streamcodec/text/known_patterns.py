@@ -25,10 +25,9 @@ against ``regex`` by tests/test_known_patterns.py and the ``patterns`` fuzz targ
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import re
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 from streamcodec.vocab import PATTERNS
 
@@ -50,8 +49,7 @@ __all__ = [
 ]
 
 
-@dataclasses.dataclass(frozen=True)
-class Shape:
+class Shape(NamedTuple):
     """A pattern's meaning, alternative by alternative (the fields of ``_scan_pattern.h``)."""
 
     contraction: str  # "none", "cased" '(?:[sdmt]|ll|ve|re), "folded" (?i:...), "suffix" (o200k)
@@ -75,8 +73,7 @@ NATIVE_SHAPES: dict[Shape, tuple[str, int]] = {
 }
 
 
-@dataclasses.dataclass(frozen=True)
-class KnownPattern:
+class KnownPattern(NamedTuple):
     """A pattern as a vocabulary's own files or loader write it, and where it was read."""
 
     name: str
