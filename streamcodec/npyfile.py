@@ -12,7 +12,6 @@ hold any length and keep the data aligned. ``numpy.load(path, mmap_mode="r")`` r
 
 from __future__ import annotations
 
-import ast
 import struct
 from typing import BinaryIO
 
@@ -38,6 +37,8 @@ def read_npy_header(f: BinaryIO) -> tuple[str, int]:
         raise ValueError("not a .npy file of version 1.0")
     (size,) = struct.unpack("<H", start[8:10])
     try:
+        import ast  # only a reader needs it: not imported at a writing command's start
+
         header = ast.literal_eval(f.read(size).decode("latin-1"))
     except (SyntaxError, ValueError, UnicodeDecodeError):
         raise ValueError("a .npy header that is not a dict") from None
