@@ -40,6 +40,7 @@ __all__ = [
     "KNOWN_PATTERNS",
     "NATIVE_SHAPES",
     "QWEN35_PATTERN",
+    "STEPS_PREFIX",
     "KnownPattern",
     "Shape",
     "named_pattern",
@@ -92,6 +93,11 @@ _O200K_LETTERS = (
     rf"[^\r\n\p{{L}}\p{{N}}]?{_O200K_UPPER}*{_O200K_LOWER}+SUFFIX"
     rf"|[^\r\n\p{{L}}\p{{N}}]?{_O200K_UPPER}+{_O200K_LOWER}*SUFFIX"
 )
+#: How a ``pat_str`` of Hugging Face steps begins (:mod:`streamcodec.text.sequence`; a regex
+#: comment: no pattern written by hand starts so). Here, so that knowing a pattern is no steps
+#: does not import their reader.
+STEPS_PREFIX = "(?#steps)"
+
 #: GPT-2's pattern as Hugging Face's ``ByteLevel(use_regex=True)`` writes it.
 HF_BYTE_LEVEL_PATTERN = (
     r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"

@@ -35,14 +35,16 @@ from __future__ import annotations
 import functools
 import re
 import sys
+from typing import TYPE_CHECKING
 
-from streamcodec.text.known_patterns import named_pattern, native_number
+from streamcodec.text.known_patterns import STEPS_PREFIX, named_pattern, native_number
 from streamcodec.text.native import NativeScanner, native_scanner
-from streamcodec.text.pinned import pinned_re
-from streamcodec.text.regex_patterns import compile_regex, quick_in_re, whole_matches
-from streamcodec.text.sequence import STEPS_PREFIX, Steps
-from streamcodec.text.unicode_classes import class_ranges
 from streamcodec.vocab import CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN
+
+if TYPE_CHECKING:
+    import regex
+
+    from streamcodec.text.sequence import Steps
 
 __all__ = ["Pretokenizer", "class_set", "fast_pattern", "full_pattern"]
 
@@ -80,6 +82,27 @@ _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 BMP_END = 0xFFFF
 
 
+# The readers of steps and of other patterns, imported by the patterns that need them: a named
+# pattern's start imports neither (sequence, pinned, regex_patterns, unicode_classes and
+# byte_alphabet: 3% of a one-line tokenize-corpus's instructions).
+def _steps(pattern: str) -> Steps:
+    from streamcodec.text.sequence import Steps
+
+    return Steps(pattern)
+
+
+def _pinned(pattern: str) -> re.Pattern[str] | None:
+    from streamcodec.text.pinned import pinned_re
+
+    return pinned_re(pattern)
+
+
+def _regex(pattern: str) -> regex.Pattern[str]:
+    from streamcodec.text.regex_patterns import compile_regex
+
+    return compile_regex(pattern)
+
+
 class Pretokenizer:
     """Split text into the matches of a pattern (tiktoken's and GPT-2's pre-tokenization);
     ``native=False`` keeps to the ``re``/``regex`` path even where the native scanner is built."""
@@ -87,7 +110,7 @@ class Pretokenizer:
     def __init__(self, pattern: str, *, native: bool = True) -> None:
         self.pattern = pattern
         #: A Sequence of Hugging Face steps (:mod:`streamcodec.text.sequence`), or None.
-        self.steps = Steps(pattern) if pattern.startswith(STEPS_PREFIX) else None
+        self.steps = _steps(pattern) if pattern.startswith(STEPS_PREFIX) else None
         #: The named pattern (tiktoken's string) of ``pattern``'s shape, however it is spelled
         #: (:func:`~streamcodec.text.known_patterns.named_pattern`), or None: cut as that one.
         self.named = named_pattern(pattern)
@@ -99,10 +122,12 @@ class Pretokenizer:
         covered = self._fast_known or self._native is not None or self.steps is not None
         # Any other pattern: its classes pinned to the shipped tables where they can be
         # (text/pinned.py); ``regex`` checks it unless the native scanner knows its shape.
-        self._pinned = None if self._fast_known or self.steps else pinned_re(pattern)
+        self._pinned = None if self._fast_known or self.steps else _pinned(pattern)
         known = native_number(pattern) is not None
-        self._regex = None if covered or (self._pinned and known) else compile_regex(pattern)
+        self._regex = None if covered or (self._pinned and known) else _regex(pattern)
         if self._pinned is not None and self._regex is not None:  # (a+)+$: quick in regex only
+            from streamcodec.text.regex_patterns import quick_in_re
+
             self._pinned = self._pinned if quick_in_re(self._pinned, pattern) else None
 
     @property
@@ -123,6 +148,8 @@ class Pretokenizer:
                 return fast_pattern(self.named).findall(text, start, end)
             return full_pattern(self.named).findall(text, start, end)
         # An empty match met in the text is refused on both (compiling's check may miss one).
+        from streamcodec.text.regex_patterns import whole_matches
+
         if self._pinned is not None:
             return whole_matches(self._pinned, text, start, end)
         assert self._regex is not None  # set for every pattern the branches above do not cut
@@ -227,6 +254,8 @@ def class_set(spelling: str, *, last: int = sys.maxunicode) -> str:
 
 def _item_ranges(item: str) -> tuple[tuple[int, int], ...]:
     if item.startswith(("\\p", "(?i:")) or item == r"\s":
+        from streamcodec.text.unicode_classes import class_ranges
+
         return class_ranges(item)
     if item.startswith("\\u"):
         return ((int(item[2:6], 16), int(item[9:13], 16)),)

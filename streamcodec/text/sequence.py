@@ -37,14 +37,12 @@ import functools
 from typing import Any
 
 from streamcodec.text.byte_alphabet import token_to_unicode, unicode_to_tokens
-from streamcodec.text.known_patterns import HF_BYTE_LEVEL_PATTERN
+from streamcodec.text.known_patterns import HF_BYTE_LEVEL_PATTERN, STEPS_PREFIX
 from streamcodec.text.pinned import pinned_re
 from streamcodec.text.regex_patterns import Pattern, compile_regex, refuse_empty
 
 __all__ = ["STEPS_PREFIX", "Step", "Steps", "parse_steps", "steps_pattern"]
 
-#: How a ``pat_str`` of steps begins (a regex comment: no pattern written by hand starts so).
-STEPS_PREFIX = "(?#steps)"
 Step = tuple[str, Any]
 _KINDS = {"split": str, "digits": bool, "punctuation": bool, "bytelevel": bool}
 _PUNCTUATION = r"[\p{P}!-/:-@\[-`{-~]"
