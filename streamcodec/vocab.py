@@ -70,20 +70,42 @@ class VocabularyError(ValueError):
     """A vocabulary is malformed. The message names the source (file and line, or JSON path)."""
 
 
-class ModelRules(NamedTuple):
+class _RulesFields(NamedTuple):
+    """:class:`ModelRules`' fields, in order (its constructor gives their defaults)."""
+
+    added_tokens: dict[str, int]
+    normalizer: str | None
+    bos_token: str | None
+    eos_token: str | None
+    add_bos: bool
+    add_eos: bool
+
+
+class ModelRules(_RulesFields):
     """An open model's rules beyond tiktoken's, an :class:`~streamcodec.Encoding`'s ``rules``:
     its ordinary-text ``added_tokens`` and ``normalizer`` (:mod:`streamcodec.engine.model`),
     its BOS and EOS special tokens (text, or None) and whether its post-processor puts each
     around a text (a ``tokenizer.json``'s ``TemplateProcessing``, a GGUF's
     ``add_bos_token``): what Hugging Face's ``add_special_tokens=True`` adds (:meth:`wrap`),
-    and what the corpus tool's ``--bos``/``--eos`` may take."""
+    and what the corpus tool's ``--bos``/``--eos`` may take.
 
-    added_tokens: dict[str, int] = {}  # noqa: RUF012  (never changed: one empty dict shared)
-    normalizer: str | None = None
-    bos_token: str | None = None
-    eos_token: str | None = None
-    add_bos: bool = False
-    add_eos: bool = False
+    A named tuple (a dataclass costs a command's start), whose ``added_tokens`` is a dict of
+    its own when none is given: a default of one shared dict carried what a caller added to one
+    into every later one."""
+
+    __slots__ = ()
+
+    def __new__(
+        cls,
+        added_tokens: dict[str, int] | None = None,
+        normalizer: str | None = None,
+        bos_token: str | None = None,
+        eos_token: str | None = None,
+        add_bos: bool = False,
+        add_eos: bool = False,
+    ) -> ModelRules:
+        added = {} if added_tokens is None else added_tokens
+        return super().__new__(cls, added, normalizer, bos_token, eos_token, add_bos, add_eos)
 
     def check(self, special_tokens: Mapping[str, int], name: str) -> None:
         """``ValueError`` unless each token named is a special token, and each added one named."""
@@ -103,21 +125,39 @@ class ModelRules(NamedTuple):
         return bos + ids + eos
 
 
-class Vocabulary(NamedTuple):
+class _VocabularyFields(NamedTuple):
+    """:class:`Vocabulary`'s fields, in order (its constructor gives their defaults)."""
+
+    mergeable_ranks: dict[bytes, int]
+    special_tokens: dict[str, int]
+    pat_str: str | None
+    #: An open model's tokenizer beyond tiktoken's (``tokenizer.json``, GGUF).
+    rules: ModelRules
+
+
+class Vocabulary(_VocabularyFields):
     """What a vocabulary file holds: ranks, special tokens, and the pattern if the file has one.
 
     ``pat_str`` is ``None`` when the format does not store a pattern (``.tiktoken``, GPT-2's
-    files): the caller chooses one, e.g. ``PATTERNS["gpt2"]``.
+    files): the caller chooses one, e.g. ``PATTERNS["gpt2"]``. A named tuple, whose
+    ``special_tokens`` and ``rules`` are its own when none are given (as :class:`ModelRules`).
 
         >>> Vocabulary({bytes([b]): b for b in range(256)}).special_tokens
         {}
     """
 
-    mergeable_ranks: dict[bytes, int]
-    special_tokens: dict[str, int] = {}  # noqa: RUF012  (never changed: one empty dict shared)
-    pat_str: str | None = None
-    #: An open model's tokenizer beyond tiktoken's (``tokenizer.json``, GGUF).
-    rules: ModelRules = ModelRules()
+    __slots__ = ()
+
+    def __new__(
+        cls,
+        mergeable_ranks: dict[bytes, int],
+        special_tokens: dict[str, int] | None = None,
+        pat_str: str | None = None,
+        rules: ModelRules | None = None,
+    ) -> Vocabulary:
+        specials = {} if special_tokens is None else special_tokens
+        own = ModelRules() if rules is None else rules
+        return super().__new__(cls, mergeable_ranks, specials, pat_str, own)
 
 
 def resolve_pattern(name_or_pattern: str) -> str:

@@ -34,7 +34,13 @@ from streamcodec.formats.huggingface import huggingface_json
 from streamcodec.formats.merges import merge_pairs, unreachable_tokens
 from streamcodec.formats.split_gaps import with_gaps
 from streamcodec.formats.tiktoken_file import write_tiktoken_bytes
-from streamcodec.vocab import CL100K_PATTERN, GPT2_PATTERN, VocabularyError, check_vocabulary
+from streamcodec.vocab import (
+    CL100K_PATTERN,
+    GPT2_PATTERN,
+    ModelRules,
+    VocabularyError,
+    check_vocabulary,
+)
 
 BYTES_ONLY = {bytes([b]): b for b in range(256)}
 TOY = BYTES_ONLY | {b"ab": 256, b"abc": 257}
@@ -549,3 +555,17 @@ def test_a_vocabulary_without_some_bytes_loads(tmp_path: Path, backend: str) -> 
         enc.encode("b a")
     with pytest.raises(ValueError, match="needs byte 0x61"):
         enc.count_tokens("aaa") if hasattr(enc, "count_tokens") else enc.encode("aaa")
+
+
+def test_each_vocabulary_has_dicts_of_its_own(tmp_path: Path) -> None:
+    # Vocabulary and ModelRules are named tuples (a command's start): a default of one shared
+    # dict let a caller's additions to one vocabulary's special tokens (a `.tiktoken` file
+    # stores none) reach every vocabulary read after it, and the encodings made from them.
+    path = tmp_path / "bytes.tiktoken"
+    write_tiktoken({bytes([b]): b for b in range(256)}, path)
+    first = load_vocabulary(path)
+    first.special_tokens["<|endoftext|>"] = 256
+    first.rules.added_tokens["<|pad|>"] = 257
+    for later in (load_vocabulary(path), Vocabulary({b"a": 0}), Vocabulary({b"a": 0})._replace()):
+        assert later.special_tokens == {} and later.rules.added_tokens == {}
+    assert ModelRules().added_tokens == {}
