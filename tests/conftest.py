@@ -62,6 +62,12 @@ SLOW = (
     "tests/test_wordbpe.py::test_learn_and_apply_match_subword_nmt_on_real_text[600-multilingual]",
     "tests/test_dropin.py::test_encode_with_unstable_equals_tiktoken[cl100k_base-native]",
     "tests/test_dropin.py::test_encode_with_unstable_equals_tiktoken[o200k_base",
+    # The block step's and the wide str's walks at every offset (155 s of the default run in
+    # all); the default run keeps their hypothesis twins (block_texts, the wide fragments in a
+    # window) and the 1-byte walks.
+    "tests/test_scan_block.py::test_runs_straddling_block_ends",
+    "tests/test_scan_block.py::test_every_wide_code_point_at_every_block_offset",
+    "tests/test_fused.py::test_a_wider_strs_stretches_below_256_about_every_boundary",
 )
 
 
