@@ -42,18 +42,12 @@ from streamcodec.corpus.manifest import (
 from streamcodec.corpus.overlap import OnThread
 from streamcodec.corpus.plan import make_plan, source_records
 from streamcodec.corpus.shards import FIELDS, Layout
-from streamcodec.corpus.writers import (
-    FORMATS,
-    dtype_for,
-    manifest_layout,
-    read_entry,
-    shard_format,
-)
+from streamcodec.corpus.writers import SUFFIXES, dtype_for, manifest_layout, read_entry
 from streamcodec.encoding import Encoding
 from streamcodec.registry import get_encoding
 from streamcodec.stream.workers import surely
 
-_SUFFIXES = {s for name in FORMATS for s in shard_format(name).suffixes} | {FIELDS}
+_SUFFIXES = {s for suffixes in SUFFIXES.values() for s in suffixes} | {FIELDS}
 _SHARD_FILE = re.compile(r"shard_\d{5,}(?:" + "|".join(map(re.escape, sorted(_SUFFIXES))) + ")")
 
 __all__ = ["DEFAULT_SHARD_BYTES", "ENCODING_DEFAULT", "boundaries", "read_documents", "tokenize"]

@@ -26,7 +26,15 @@ from typing import Any, Protocol
 
 from streamcodec.corpus.shards import Layout
 
-__all__ = ["FORMATS", "ShardFormat", "dtype_for", "manifest_layout", "read_entry", "shard_format"]
+__all__ = [
+    "FORMATS",
+    "SUFFIXES",
+    "ShardFormat",
+    "dtype_for",
+    "manifest_layout",
+    "read_entry",
+    "shard_format",
+]
 
 #: Each format and the module that writes it.
 FORMATS = {
@@ -36,6 +44,16 @@ FORMATS = {
     "megatron": "megatron",
     "datatrove": "datatrove",
     "parquet": "parquet",
+}
+#: Each format's files, after ``shard_NNNNN`` (the ids' first): its ``Shard.suffixes``, here so
+#: that telling a shard's file from another needs none of the formats' modules.
+SUFFIXES: dict[str, tuple[str, ...]] = {
+    "streamcodec": (".npy", ".offsets.npy"),
+    "nanogpt": (".bin", ".offsets.npy"),
+    "llmc": (".bin", ".offsets.npy"),
+    "megatron": (".bin", ".idx"),
+    "datatrove": (".ds", ".ds.index", ".ds.metadata"),
+    "parquet": (".parquet",),
 }
 
 

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from typing import Any, ClassVar
 
 from streamcodec.corpus.shards import Layout, TokenShard, as_bytes
+from streamcodec.corpus.writers import SUFFIXES
 from streamcodec.corpus.writers.npy import map_ids
 
 __all__ = ["Shard"]
@@ -41,7 +42,7 @@ def _metric(count: int, precision: int = 3) -> str:
 class Shard(TokenShard):
     """``shard_NNNNN.ds``, ``shard_NNNNN.ds.index`` and ``shard_NNNNN.ds.metadata``."""
 
-    suffixes: ClassVar[tuple[str, ...]] = (".ds", ".ds.index", ".ds.metadata")
+    suffixes: ClassVar[tuple[str, ...]] = SUFFIXES["datatrove"]
     holds = "uint16 or uint32 (at most 4,294,967,296 ids)"
 
     @staticmethod

@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from typing import Any, ClassVar
 
 from streamcodec.corpus.shards import Layout, TokenShard
+from streamcodec.corpus.writers import SUFFIXES
 from streamcodec.corpus.writers.npy import load_offsets, map_ids, offsets_file
 
 __all__ = ["HEADERS", "Shard"]
@@ -38,7 +39,7 @@ def _header(dtype: str, tokens: int) -> bytes:
 class Shard(TokenShard):
     """``shard_NNNNN.bin`` (llm.c's) and ``shard_NNNNN.offsets.npy``."""
 
-    suffixes: ClassVar[tuple[str, ...]] = (".bin", ".offsets.npy")
+    suffixes: ClassVar[tuple[str, ...]] = SUFFIXES["llmc"]
     holds = "uint16 or uint32 (at most 4,294,967,296 ids)"
     header_size = 4 * _HEADER_INTS
 

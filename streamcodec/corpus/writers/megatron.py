@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from typing import Any, ClassVar
 
 from streamcodec.corpus.shards import Layout, TokenShard, as_bytes
+from streamcodec.corpus.writers import SUFFIXES
 from streamcodec.corpus.writers.npy import map_ids
 
 __all__ = ["CODES", "Shard"]
@@ -41,7 +42,7 @@ def _index(ends: list[int], dtype: str) -> bytes:
 class Shard(TokenShard):
     """``shard_NNNNN.bin`` and ``shard_NNNNN.idx``."""
 
-    suffixes: ClassVar[tuple[str, ...]] = (".bin", ".idx")
+    suffixes: ClassVar[tuple[str, ...]] = SUFFIXES["megatron"]
     holds = "uint16 or int32 (at most 2,147,483,648 ids)"
 
     @staticmethod

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from typing import Any, ClassVar
 
 from streamcodec.corpus.shards import Layout, TokenShard
+from streamcodec.corpus.writers import SUFFIXES
 from streamcodec.corpus.writers.npy import load_offsets, map_ids, offsets_file
 
 __all__ = ["Shard"]
@@ -22,7 +23,7 @@ __all__ = ["Shard"]
 class Shard(TokenShard):
     """``shard_NNNNN.bin`` (nanoGPT's) and ``shard_NNNNN.offsets.npy``."""
 
-    suffixes: ClassVar[tuple[str, ...]] = (".bin", ".offsets.npy")
+    suffixes: ClassVar[tuple[str, ...]] = SUFFIXES["nanogpt"]
     holds = "uint16 (at most 65,536 ids)"
 
     @staticmethod

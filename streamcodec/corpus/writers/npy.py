@@ -13,6 +13,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar
 
 from streamcodec.corpus.shards import Layout, TokenShard, as_bytes
+from streamcodec.corpus.writers import SUFFIXES
 from streamcodec.npyfile import HEADER_SIZE, npy_header, read_npy_header
 
 __all__ = ["Shard", "load_offsets", "map_ids", "offsets_file"]
@@ -56,7 +57,7 @@ def load_offsets(path: str, tokens: int) -> Any:
 class Shard(TokenShard):
     """``shard_NNNNN.npy`` and ``shard_NNNNN.offsets.npy``."""
 
-    suffixes: ClassVar[tuple[str, ...]] = (".npy", ".offsets.npy")
+    suffixes: ClassVar[tuple[str, ...]] = SUFFIXES["streamcodec"]
     holds = "uint16 or uint32 (at most 4,294,967,296 ids)"
     header_size = HEADER_SIZE
 

@@ -18,6 +18,7 @@ from typing import Any, BinaryIO, ClassVar
 
 from streamcodec.atomicfile import atomic_output
 from streamcodec.corpus.shards import Fields, Fields_, Ids, Layout, close_whole, split_flat
+from streamcodec.corpus.writers import SUFFIXES
 
 __all__ = ["COLUMN", "Shard"]
 
@@ -38,7 +39,7 @@ class Shard:
     """``shard_NNNNN.parquet``: the protocol of :class:`~streamcodec.corpus.shards.TokenShard`
     over rows."""
 
-    suffixes: ClassVar[tuple[str, ...]] = (".parquet",)
+    suffixes: ClassVar[tuple[str, ...]] = SUFFIXES["parquet"]
     holds = "int32 (at most 2,147,483,648 ids)"
     sha256 = None  # pyarrow writes the file: it is read back for the manifest
 
