@@ -35,8 +35,7 @@ import importlib.util
 import os
 import threading
 import warnings
-from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from streamcodec.atomicfile import atomic_output
 from streamcodec.dropin import same_module
@@ -44,6 +43,9 @@ from streamcodec.encoding import Encoding
 from streamcodec.plugins import TIKTOKEN_NAMES, tiktoken_names
 from streamcodec.vocab import PATTERNS
 from streamcodec.vocabularies import shipped_packed, shipped_path, shipped_ranks
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = [
     "ENCODINGS",
@@ -323,10 +325,14 @@ def _download(spec: EncodingSpec) -> bytes:
 
 
 def _cache_folder() -> Path:
+    from pathlib import Path  # here: pathlib is 5% of a command's start, which needs no cache
+
     return Path(os.environ.get("STREAMCODEC_CACHE_DIR") or Path.home() / ".cache" / "streamcodec")
 
 
 def _local_candidates(spec: EncodingSpec) -> list[Path]:
+    from pathlib import Path
+
     from streamcodec.load import cache_path
 
     candidates = []

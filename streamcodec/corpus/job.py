@@ -25,7 +25,6 @@ import functools
 import hashlib
 import os
 from collections.abc import Callable, Generator, Iterator, Sequence
-from pathlib import Path
 from typing import Any
 
 from streamcodec.corpus.document import STDIN, Input, invalid_utf8, open_input
@@ -209,6 +208,8 @@ def _write_streamed(job: Job, inp: Input, writer: Any, jobs: int) -> None:
     policy: dict[str, Any] = {"errors": job.reading.errors}
     policy["disallowed_special"] = () if job.special_as_text else "all"
     plain = inp.compression is None and inp.size >= 0
+    from pathlib import Path  # here: a streamed document is rare, pathlib 5% of a start
+
     try:
         with open_input(inp) as f:
             source: Any = Path(inp.path) if plain else f

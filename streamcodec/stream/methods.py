@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import os
-import pathlib
 from collections.abc import Callable, Iterator
 from typing import Protocol
 
@@ -188,6 +187,8 @@ class StreamMethods:
         """The ids of the UTF-8 file at ``path`` (a ``str`` here is a path), using ``jobs``."""
         policy = _policy(self, allowed_special, disallowed_special, errors)
         ids: list[int] = []
+        import pathlib  # here: 5% of a command's start, which encodes no file by this method
+
         for chunk in _chunks(self, pathlib.Path(path), policy, jobs=jobs, progress=None):
             ids += chunk
         return ids
