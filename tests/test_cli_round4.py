@@ -444,3 +444,21 @@ def test_explain_refuses_an_input_without_end(
         "streamcodec: error: explain reads its input whole: /dev/zero holds more than 1 MiB of "
         "text; explain a part (head -c 1000000 FILE | streamcodec explain -)\n"
     )
+
+
+def test_a_vocab_folder_named_with_a_trailing_slash_names_the_encoding(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--vocab folder/`` (as a shell completes a folder's name) named the encoding "" once
+    its name was taken with ``os.path`` instead of ``Path(...).stem``: "into 3 tokens ()"."""
+    from streamcodec.formats import save_vocabulary
+    from streamcodec.vocab import Vocabulary
+
+    folder = tmp_path / "myvocab"
+    save_vocabulary(Vocabulary({bytes([b]): b for b in range(256)}), folder / "tokenizer.json")
+    src = tmp_path / "x.txt"
+    src.write_text("abc")
+    for vocab in (str(folder), f"{folder}{os.sep}"):
+        out = tmp_path / "x.ids"
+        assert main(["encode", "--vocab", vocab, str(src), "-o", str(out)]) == 0
+        assert "into 3 tokens (myvocab)" in capsys.readouterr().err, vocab

@@ -295,7 +295,7 @@ def build_encoding(args: argparse.Namespace) -> Encoding:
         ranks, specials, rules = enc.mergeable_ranks, enc.special_tokens, enc.rules
     else:
         vocabulary = _vocabulary(args)
-        name = os.path.splitext(os.path.basename(args.vocab))[0]
+        name = os.path.splitext(os.path.basename(os.path.normpath(args.vocab)))[0]  # "dir/": dir
         pattern = "bytes" if args.mode == "bytes" else args.pattern or vocabulary.pat_str
         if pattern is None and args.pattern_needed:  # guessing one gave other ids in silence
             raise ValueError(
