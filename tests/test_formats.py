@@ -5,6 +5,7 @@ from __future__ import annotations
 import doctest
 import json
 import os
+import random
 from pathlib import Path
 
 import pytest
@@ -31,7 +32,7 @@ from streamcodec.formats import (
 )
 from streamcodec.formats.gpt2 import token_to_unicode
 from streamcodec.formats.huggingface import huggingface_json
-from streamcodec.formats.merges import merge_pairs, unreachable_tokens
+from streamcodec.formats.merges import compiled_merge, merge_pairs, unreachable_tokens
 from streamcodec.formats.split_gaps import with_gaps
 from streamcodec.formats.tiktoken_file import write_tiktoken_bytes
 from streamcodec.vocab import (
@@ -323,6 +324,30 @@ def test_merge_pairs_and_unreachable_tokens() -> None:
     assert unreachable_tokens(gap) == [b"xyz"]
     with pytest.raises(VocabularyError, match="not two tokens joined"):
         merge_pairs(gap)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32), merged=st.integers(1, 60))
+def test_unreachable_tokens_natively_equal_the_pure_loop(seed: int, merged: int) -> None:
+    # Random tokens at random ranks: many are unreachable (their bytes merge otherwise).
+    rng = random.Random(seed)
+    tokens = {bytes(rng.choice(b"abc") for _ in range(rng.randint(2, 7))) for _ in range(merged)}
+    ranks = {bytes([b]): b for b in range(256)} | {
+        token: 256 + i for i, token in enumerate(rng.sample(sorted(tokens), len(tokens)))
+    }
+    if streamcodec.backend() == "native":
+        assert compiled_merge(ranks) is not None  # the fast path is the one taken
+    assert unreachable_tokens(ranks) == unreachable_tokens(ranks, native=False)
+
+
+def test_the_pure_backend_checks_reachability_with_the_pure_loop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    ranks = {bytes([b]): b for b in range(256)} | {b"ab": 256}
+    monkeypatch.setenv("STREAMCODEC_BACKEND", "python")
+    assert compiled_merge(ranks) is None
+    assert compiled_merge({b"a": 0, b"ab": 1}) is None  # bytes missing: the core refuses it
+    assert unreachable_tokens(ranks | {b"xyz": 257}) == [b"xyz"]
 
 
 def test_tokens_hugging_face_would_treat_differently_are_refused(tmp_path: Path) -> None:

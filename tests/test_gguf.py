@@ -7,6 +7,7 @@ import struct
 
 import pytest
 
+from streamcodec.formats import gguf
 from streamcodec.formats.gguf import gguf_bytes, read_gguf_metadata, read_metadata
 from streamcodec.vocab import VocabularyError
 
@@ -65,3 +66,28 @@ def test_an_unknown_value_type_names_the_key() -> None:
     struct.pack_into("<I", data, kind_at, 99)
     with pytest.raises(VocabularyError, match=r"key 'tokenizer.ggml.model'\): unknown value type"):
         _read(bytes(data))
+
+
+def test_string_arrays_across_the_reads_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Chunks of a few bytes put most strings across a chunk's end: each read as one by one.
+    tokens = [f"t{i}" * (i % 5) for i in range(300)] + ["ü", ""]
+    meta = {"tokenizer.ggml.tokens": tokens, "tokenizer.ggml.merges": ["a b"] * 40}
+    for chunk in (1, 7, 64, 1 << 20):
+        monkeypatch.setattr(gguf, "_CHUNK", chunk)
+        assert _read(gguf_bytes(meta)) == meta
+
+
+@pytest.mark.parametrize("chunk", [1, 9, 1 << 20])
+def test_a_bad_string_in_an_array_names_its_offset(
+    monkeypatch: pytest.MonkeyPatch, chunk: int
+) -> None:
+    monkeypatch.setattr(gguf, "_CHUNK", chunk)
+    data = gguf_bytes({"tokenizer.ggml.tokens": ["ab", "cd", "ef"]})
+    bad = data.index(b"cd") - 8
+    with pytest.raises(VocabularyError, match=rf"byte {bad + 10} .*not UTF-8"):
+        _read(data[: bad + 8] + b"\xff" + data[bad + 9 :])
+    with pytest.raises(VocabularyError, match=rf"byte {bad + 8} .*1 byte\(s\) early"):
+        _read(data[: bad + 9])
+    huge = struct.pack("<Q", 1 << 40)
+    with pytest.raises(VocabularyError, match=rf"byte {bad + 8} .*: a string of"):
+        _read(data[:bad] + huge + data[bad + 8 :])

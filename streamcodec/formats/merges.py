@@ -18,12 +18,14 @@ rule (Hugging Face's ``ignore_merges``) ever outputs it:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
+from streamcodec.engine.backend import backend, compiled_module
+from streamcodec.pieces.piece import LONG_PIECE
 from streamcodec.pieces.rank_order import RankOrder
 from streamcodec.vocab import VocabularyError
 
-__all__ = ["merge_pairs", "splits", "unreachable_tokens"]
+__all__ = ["compiled_merge", "merge_pairs", "splits", "unreachable_tokens"]
 
 
 def splits(token: bytes, ranks: Mapping[bytes, int]) -> list[tuple[bytes, bytes]]:
@@ -69,8 +71,30 @@ def merge_pairs(
     return pairs
 
 
-def unreachable_tokens(ranks: Mapping[bytes, int]) -> list[bytes]:
+def unreachable_tokens(ranks: Mapping[bytes, int], *, native: bool = True) -> list[bytes]:
     """The tokens that rank-merging their own bytes does not produce, in rank order (the bytes
-    of :meth:`streamcodec.pieces.rank_order.RankOrder.unreachable_tokens`)."""
-    order = RankOrder(ranks)
+    of :meth:`streamcodec.pieces.rank_order.RankOrder.unreachable_tokens`).
+
+    Every load of an open model's file runs this over the whole vocabulary, so it merges with the
+    compiled core where the native path is chosen (:func:`compiled_merge`): 0.33 s rather than
+    3.0 s of CPU for Command R's 253,589 tokens. ``native=False`` takes the pure loop, the
+    reference.
+    """
+    merge = compiled_merge(ranks) if native else None
+    order = RankOrder(ranks, merge=merge)
     return [order.token_bytes(token) for token in order.unreachable_tokens()]
+
+
+def compiled_merge(ranks: Mapping[bytes, int]) -> Callable[[bytes], list[int]] | None:
+    """The compiled core's ``Core.merge_piece`` for ``ranks``, which equals
+    :func:`streamcodec.pieces.merge.merge_piece` of ``ranks`` (tests/test_native.py), or None
+    where the pure path is chosen (``STREAMCODEC_BACKEND``) or the core cannot take the
+    vocabulary (a single byte that is no token, a rank past 32 bits: the pure loop says why)."""
+    try:
+        if not isinstance(ranks, dict) or backend() != "native":
+            return None
+        core = compiled_module("pieces._core").Core(ranks, long_piece=LONG_PIECE)
+    except (ImportError, ValueError, TypeError):
+        return None
+    merge: Callable[[bytes], list[int]] = core.merge_piece
+    return merge
