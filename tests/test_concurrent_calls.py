@@ -149,3 +149,20 @@ def test_a_run_of_calls_alone_writes_the_cache_again(pair: Any) -> None:
     before = enc.ordinary.cache_info()["merges"]
     assert np.array_equal(enc.encode_to_numpy(text), ref.encode_ordinary(text))
     assert enc.ordinary.cache_info()["merges"] == before  # it learned them all already
+
+
+def test_a_long_call_beside_others_equals_tiktoken(pair: Any) -> None:
+    # A call of 2.6 M code points (three blocks) that holds the cache reads it from its next
+    # block on once another call went apart (lease_share), or runs apart itself: exact either way.
+    base, ref = pair
+    enc = fresh(base)
+    text = "".join(documents(31, 8)) * 40
+    want = ref.encode_ordinary(text)
+    docs = documents(32, 12)
+
+    def long() -> bool:
+        return bool(enc.encode_to_numpy(text).tolist() == want)
+
+    for _ in range(2):
+        assert at_once([long, *callers(enc, ref, docs)[:2]]) == [True] * 3
+    assert enc.ordinary.cache_info()["caches"] == 1

@@ -98,6 +98,8 @@ shared = streamcodec.Encoding(
 )
 joined = ["".join(docs[k : k + 40]) for k in range(0, 400, 40)]
 joined_want = [enc.encode_ordinary(text) for text in joined]
+long_text = "".join(joined) * 5  # two blocks: held, then read once another call went apart
+long_want = enc.encode_ordinary(long_text)
 calls: list[bool] = []
 
 
@@ -112,11 +114,13 @@ def concurrent_calls(kind: int) -> None:
             calls.append(
                 [got[at[i] : at[i + 1]].tolist() for i in range(len(at) - 1)] == joined_want
             )
-        else:
+        elif kind == 3:
             calls.append(shared.encode_ordinary_batch(joined, num_threads=3) == joined_want)
+        else:
+            calls.append(shared.encode_to_numpy(long_text).tolist() == long_want)
 
 
-workers = [threading.Thread(target=concurrent_calls, args=(k % 4,)) for k in range(6)]
+workers = [threading.Thread(target=concurrent_calls, args=(k % 5,)) for k in range(6)]
 for worker in workers:
     worker.start()
 for worker in workers:

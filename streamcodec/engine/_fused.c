@@ -510,6 +510,10 @@ static int run(FusedEncoder *self, PyObject *text, Py_ssize_t start, Py_ssize_t 
         status = fused_parts(data, kind, &at, stop, end, p);
         if (save) PyEval_RestoreThread(save);
         if (status == SC_OK && at < end && PyErr_CheckSignals() < 0) status = FUSED_SIGNAL;
+        if (nogil && lease.how == LEASE_HELD && self->sharing && lease_share(self, &lease) == 0) {
+            p->cache = lease.cache; /* another call went apart: it, and those after, read it */
+            p->shared = lease.shared;
+        }
     }
     /* the pass's last piece may have ended past the last part looked through */
     if (status == SC_OK && p->probing) pair_look(data, kind, p->read, end, p);

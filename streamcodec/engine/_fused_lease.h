@@ -16,7 +16,8 @@
  *     threads always reads, its threads each with a private cache;
  *   - LEASE_APART: a call holds it (writes it without the GIL): the call reads no primary, only
  *     a private cache (no first level: its sets answer), and the encoder starts `sharing`, so
- *     the calls after it read the primary rather than hold it (one slow call a change of mode).
+ *     the calls after it read the primary rather than hold it (one slow call a change of mode);
+ *     a long call that holds it reads it from its next block on (lease_share).
  * When the last call lets go (none holds or reads it), what the idle private caches learned is
  * offered to the primary and they are emptied (lease_teach: wc_promote, wc_forget). `sharing`
  * ends after SOLO_CALLS calls in a row that released the GIL and met no other call.
@@ -107,6 +108,25 @@ static int lease_take(FusedEncoder *self, cache_lease *l, int many, int gil) {
     }
     if (!many && !(l->cache = lease_helper(self, l->shared))) return -1;
     self->readers += l->how == LEASE_READ;
+    return 0;
+}
+
+/* A held lease made a read one, between two blocks of a long call (the GIL held, its pass
+ * paused, so nothing writes the primary now): a call went apart meanwhile, and every call
+ * after it would while this one held the primary; now they read it. 0, or -1 out of memory
+ * (still held; no error set). */
+static int lease_share(FusedEncoder *self, cache_lease *l) {
+    word_cache *c = lease_helper(self, self->primary);
+    if (!c) {
+        PyErr_Clear();
+        return -1;
+    }
+    self->held = 0;
+    self->readers++;
+    l->how = LEASE_READ;
+    l->cache = c;
+    l->shared = self->primary;
+    l->lone = 0;
     return 0;
 }
 
