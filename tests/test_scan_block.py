@@ -275,3 +275,22 @@ def test_a_lone_surrogate_in_a_wide_block(errors: str, lone: str) -> None:
         text = PROSE[:at] + lone + "\u0436" + PROSE[at:] + PROSE
         one_pass, two_steps = _both(llama3, text, 0, len(text), errors)
         assert one_pass == two_steps, (at, errors)
+
+
+def test_the_fused_pass_on_latin1_text_at_every_offset() -> None:
+    """A 1-byte str past ASCII: its blocks are cut with their Latin-1 code points sorted by class
+    (sc_walk_start_latin1), the pieces with one of them encoded, the others read in place. Each
+    class's code point alone, after a space, before an apostrophe's contraction, and in a run of
+    them dense enough to leave the block to K(next) (SC_WIDE_MOST), at every offset of a block;
+    ids, arrays and counts against tiktoken's, encoded twice (the second from the caches)."""
+    latin1 = "\xa0\x85\xb2\xd7\xe9\xc9\xaa\xff\xa1"
+    for ours, theirs in _encodings():
+        for c in latin1:
+            for around in (c, " " + c, c + "'s", c * 20, "x" + c + "\r\n"):
+                for at in range(0, 140, 3 if len(around) > 3 else 1):
+                    text = PROSE[:at] + around + PROSE[at:] + "\xe9t\xe9 " + PROSE
+                    expected = theirs.encode_ordinary(text)  # type: ignore[attr-defined]
+                    for _ in range(2):
+                        assert ours.encode_ordinary(text) == expected, (c, at)
+                        assert ours.encode_to_numpy(text).tolist() == expected, (c, at)
+                        assert ours.ordinary.count(text) == len(expected), (c, at)

@@ -57,8 +57,8 @@ static int K(fused_units)(const CH *s, Py_ssize_t *at, Py_ssize_t stop, Py_ssize
     /* 1-byte strings: the first byte at or after i that is not ASCII (a piece before it is all
      * ASCII), found again only once i passes it, not piece by piece. */
     Py_ssize_t high = sizeof(CH) == 1 && !p->ascii ? -1 : n;
-    /* 64 code points at a time where the block step can (_scan_block.h; a 1-byte string's
-     * pieces there are all ASCII); K(next) from where it stops until a piece ends past `past`.
+    /* 64 code points at a time where the block step can (_scan_block.h); K(next) from where
+     * it stops until a piece ends past `past`.
      * Not in the stretches past U+00FF that K(fused) hands over for the named patterns: some 32
      * code units each, too short for a block to pay (warm count of the multilingual sample 0.9x
      * with it, cl100k_base). */
@@ -67,9 +67,19 @@ static int K(fused_units)(const CH *s, Py_ssize_t *at, Py_ssize_t stop, Py_ssize
     Py_ssize_t past = i - 1;
     const fl_entry *lines = p->cache->first.lines;
     sc_walk w;
+    /* A 1-byte string past ASCII has its Latin-1 code points cut by the block step too
+     * (sc_walk_start_latin1), and its pieces with one of them encoded, not read in place: the
+     * keyed block loop (fused_common) takes only blocks of ASCII. Where they were hard, text
+     * with an accented letter every few words was cut piece by piece, the block started again
+     * after each (the Latin-1 pieces of the multilingual sample: 679 instructions a piece,
+     * 2.19 M against 3.52 M a warm count, cl100k_base; docs/performance.md, issue 27,
+     * 2026-11-28). */
+    int latin1 = sizeof(CH) == 1 && !p->ascii;
     while (i < stop && status == SC_OK) {
-        if (sc_walk_start(&w, shape, s, sizeof *s, i, past, n)) {
-            if (sizeof(CH) == 1 && lines && i + SC_BLOCK <= stop && i + SC_BLOCK + 16 <= n) {
+        if (latin1 ? sc_walk_start_latin1(&w, shape, (const uint8_t *)s, i, past, n)
+                   : sc_walk_start(&w, shape, s, sizeof *s, i, past, n)) {
+            if (sizeof(CH) == 1 && lines && !w.high && i + SC_BLOCK <= stop &&
+                i + SC_BLOCK + 16 <= n) {
                 /* The common block: every piece starts before `stop` and has 16 bytes of text
                  * from its start, and an ASCII piece read in place is never refused: one loop
                  * for each output, the first-level hits inline; where the timed choice asks for
@@ -78,7 +88,8 @@ static int K(fused_units)(const CH *s, Py_ssize_t *at, Py_ssize_t stop, Py_ssize
                 continue;
             } else {
                 for (Py_ssize_t e; i < stop && status == SC_OK && (e = sc_walk_next(&w)) >= 0;) {
-                    status = sizeof(CH) == 1 ? K(in_place)(s, i, e, n, p) : K(encoded)(s, i, e, p);
+                    status = sizeof(CH) == 1 && !sc_walk_high(&w, i, e) ? K(in_place)(s, i, e, n, p)
+                                                                        : K(encoded)(s, i, e, p);
                     if (status != FUSED_REFUSED) i = e;
                 }
             }

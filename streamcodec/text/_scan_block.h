@@ -12,7 +12,8 @@
  * class run ends, but for the prefix a letter run takes (one space, tab, or punctuation that
  * starts a piece), digit groups, the whitespace alternatives' give-back and the contractions
  * (the only loop over the text here: over its apostrophes, which are rare). What the masks
- * cannot settle is "hard": a 1-byte string's code point past ASCII, o200k's marks not after a
+ * cannot settle is "hard": a 1-byte string's code point past ASCII (but for
+ * sc_block_ends_latin1, which sorts them as a 2-byte string's), o200k's marks not after a
  * letter ([^\s\p{L}\p{N}] holds them too) and capitals after a letter in both of its case classes
  * (Lm, Lo, a mark: whether U* or W+ took it decides), an apostrophe in the block's last three code
  * points (a contraction is told from the two after it), a space or tab before CR/LF
@@ -223,6 +224,23 @@ sc_block_ends(const void *s, int width, const sc_pattern *p, int *hard) {
     if (high) sc_classify_high(s, width, p, &m);
     return sc_block_rules(s, width, p, m, 0, hard);
 }
+
+/* sc_block_ends of a 1-byte string's block with its code points past ASCII (Latin-1) sorted by
+ * their class as a wider string's are (sc_classify_high), not hard; *high gets them (bit k for
+ * s[k]): the caller reads a piece with one of them as UTF-8 of its own, not in place. The
+ * ends are a 2-byte string's of the same code points. */
+static inline uint64_t sc_block_ends_latin1(const uint8_t *s, const sc_pattern *p, int *hard,
+                                            uint64_t *high) {
+    sc_masks m;
+    sc_classify_sse2(s, &m);
+    *high = m.high;
+    if (__builtin_popcountll(m.high) > SC_WIDE_MOST) { /* K(next) is faster there */
+        *hard = SC_DENSE;
+        return 0;
+    }
+    if (m.high) sc_classify_high(s, 1, p, &m);
+    return sc_block_rules(s, 1, p, m, 0, hard);
+}
 #else
 static inline const sc_pattern *sc_block_shape(int pattern) {
     (void)pattern;
@@ -232,6 +250,14 @@ static inline const sc_pattern *sc_block_shape(int pattern) {
 static inline uint64_t sc_block_ends(const void *s, int width, const sc_pattern *p, int *hard) {
     (void)s, (void)width, (void)p;
     *hard = 0;
+    return 0;
+}
+
+static inline uint64_t sc_block_ends_latin1(const uint8_t *s, const sc_pattern *p, int *hard,
+                                            uint64_t *high) {
+    (void)s, (void)p;
+    *hard = 0;
+    *high = 0;
     return 0;
 }
 #endif
@@ -247,6 +273,7 @@ static inline uint64_t sc_block_ends(const void *s, int width, const sc_pattern 
  */
 typedef struct {
     uint64_t ends;
+    uint64_t high; /* sc_walk_start_latin1's: the block's code points past ASCII */
     Py_ssize_t base;
     int hard;
 } sc_walk;
@@ -258,8 +285,25 @@ sc_walk_start(sc_walk *w, const sc_pattern *shape, const void *s, int width, Py_
               Py_ssize_t past, Py_ssize_t n) {
     if (!shape || i <= past || n - i < SC_BLOCK) return 0;
     w->base = i;
+    w->high = 0;
     w->ends = sc_block_ends((const char *)s + (size_t)i * (size_t)width, width, shape, &w->hard);
     return 1;
+}
+
+/* sc_walk_start for a 1-byte string past ASCII, its Latin-1 code points cut as a 2-byte
+ * string's (sc_block_ends_latin1): a piece in [base, base + 64) holds one where w->high says. */
+static inline __attribute__((always_inline)) int
+sc_walk_start_latin1(sc_walk *w, const sc_pattern *shape, const uint8_t *s, Py_ssize_t i,
+                     Py_ssize_t past, Py_ssize_t n) {
+    if (!shape || i <= past || n - i < SC_BLOCK) return 0;
+    w->base = i;
+    w->ends = sc_block_ends_latin1(s + i, shape, &w->hard, &w->high);
+    return 1;
+}
+
+/* Whether the piece s[i:e] of the walk's block holds a code point past ASCII. */
+static inline int sc_walk_high(const sc_walk *w, Py_ssize_t i, Py_ssize_t e) {
+    return (w->high >> (i - w->base) & ((1ull << (e - i)) - 1)) != 0;
 }
 
 /* The next piece end of the walk, or -1 when the block has no more. */
