@@ -46,7 +46,7 @@ export PYTHONPATH="$work" STREAMCODEC_BACKEND=native
     tests/test_fused.py tests/test_fused_buffer.py tests/test_fused_ahead.py tests/test_long_store.py \
     tests/test_fused_parts.py \
     tests/test_batch.py tests/test_batch_utf8.py \
-    tests/test_batch_cache.py \
+    tests/test_batch_cache.py tests/test_concurrent_calls.py \
     tests/test_long_merge.py \
     tests/test_corpus_columns.py
 "$python" -m pytest -q -s -p no:cacheprovider tests/test_native.py tests/test_known_patterns.py \

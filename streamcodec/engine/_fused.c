@@ -59,8 +59,9 @@ typedef struct {
     const sc_vocab *vocab;
     const sc_table *table;
     word_cache *cache;
-    const word_cache *shared; /* a batch's primary cache, read only, after `cache`'s first
-                               * level (_word_cache.h); NULL: none */
+    const word_cache *shared; /* the encoder's primary cache, read only, after `cache`'s
+                               * first level, for a call that reads it (_fused_lease.h); NULL:
+                               * none */
     int pattern, escape, ascii, counting;
     sc_ids out;               /* token indices (counting: one piece's, then dropped) */
     uint64_t count;           /* counting: the ids so far */
