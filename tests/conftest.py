@@ -19,6 +19,10 @@ BACKENDS = ["native", "python"]
 # child, so the children take SIGINT as from a terminal.
 if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
+# Under nohup, SIGHUP is ignored likewise: a handler that ignores it keeps the suite alive after a
+# hangup, as nohup meant, and leaves the children the default (the SIGHUP tests' commands stop).
+if signal.getsignal(signal.SIGHUP) == signal.SIG_IGN:
+    signal.signal(signal.SIGHUP, lambda signum, frame: None)
 
 # The slow parts, marked ``slow`` here in one place: fuzz budgets, soaks (signals, kill -9,
 # Dask workers killed), walks over every code point, real-size round trips, and the second
