@@ -129,6 +129,12 @@ class Pretokenizer:
             from streamcodec.text.regex_patterns import quick_in_re
 
             self._pinned = self._pinned if quick_in_re(self._pinned, pattern) else None
+        # What cuts a pattern no scanner knows (its reader imported for such a pattern only).
+        self._matcher = self._pinned if self._pinned is not None else self._regex
+        if self._matcher is not None:
+            from streamcodec.text.regex_patterns import whole_matches
+
+            self._whole_matches = whole_matches
 
     @property
     def scanner(self) -> NativeScanner | None:
@@ -148,12 +154,8 @@ class Pretokenizer:
                 return fast_pattern(self.named).findall(text, start, end)
             return full_pattern(self.named).findall(text, start, end)
         # An empty match met in the text is refused on both (compiling's check may miss one).
-        from streamcodec.text.regex_patterns import whole_matches
-
-        if self._pinned is not None:
-            return whole_matches(self._pinned, text, start, end)
-        assert self._regex is not None  # set for every pattern the branches above do not cut
-        return whole_matches(self._regex, text, start, end)
+        assert self._matcher is not None  # set for every pattern the branches above do not cut
+        return self._whole_matches(self._matcher, text, start, end)
 
     def words(self, text: str, start: int = 0, end: int | None = None) -> list[str] | None:
         """``text[start:end]`` cut where every named pattern must end a piece, whatever follows:
