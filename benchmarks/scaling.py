@@ -18,7 +18,10 @@ a thread pool; tiktoken's ``encode_ordinary_batch``; toktok-rs's ``encode_batch`
 ``count_batch``; snaptokens' ``encode_batch_flat`` (from a tokenizer.json of the vocabulary);
 gigatoken-cachefix's ``encode_batch`` (an awkward array; from a ``.tiktoken`` file).
 At one thread, also ``encode_to_numpy`` and ``count`` of all the documents joined as one text:
-the batch should cost no more per byte than one long text. And ``streamcodec tokenize-corpus
+the batch should cost no more per byte than one long text. ``count_tokens_batch`` also cold
+(``COLD``: its first call in a fresh process, the encoder loaded untimed, as
+``benchmarks/throughput.py`` times a cold cell): the reference of a one-pass job over a corpus,
+which learns every word as it goes. And ``streamcodec tokenize-corpus
 --jobs N`` on the documents written as JSON Lines (its figure: the same text bytes over the
 command's wall time, its process start included: Python, the imports (their bytecode cached, as
 an installed package's), the vocabulary), and
@@ -65,7 +68,8 @@ CL100K_HF = (
 )
 IDS = ("sc batch numpy", "sc lists", "sc pool numpy", "tiktoken batch", "toktok encode_batch",
        "snaptokens flat", "gigatoken encode_batch")  # fmt: skip
-COUNTS = ("sc count batch", "toktok count_batch")
+COLD = "sc count batch (cold)"  # its first call in a fresh process: a one-pass job's reference
+COUNTS = ("sc count batch", COLD, "toktok count_batch")
 JOINED = ("sc joined numpy", "sc joined count")
 CORPUS = "sc tokenize-corpus --jobs N"  # the command line on the documents as JSON Lines
 IN_PROCESS = "sc tokenize() jobs=N"  # the same run called in a process already started
@@ -145,7 +149,7 @@ def contender(name: str, threads: int, folder: Path) -> Callable[[list[str]], An
         enc = streamcodec.get_encoding("cl100k_base")
         if name == "sc batch numpy":
             return lambda docs: enc.encode_ordinary_batch_to_numpy(docs, num_threads=threads)
-        if name == "sc count batch":
+        if name in ("sc count batch", COLD):
             return lambda docs: enc.count_tokens_batch(docs, num_threads=threads)
         if name == "sc lists":
             return lambda docs: enc.encode_ordinary_batch(docs, num_threads=threads)
@@ -226,6 +230,7 @@ def child(name: str, threads: int, folder: Path, runs: int) -> None:
     with open(folder / "docs.pickle", "rb") as f:
         docs = pickle.load(f)
     encode = contender(name, threads, folder)
+    runs = 1 if name == COLD else runs  # its word cache empty: the first call alone
     best, cpu, faults, result = math.inf, math.inf, math.inf, None
     for _ in range(runs):
         start, (used, faulted) = time.perf_counter(), cpu_seconds()
@@ -321,8 +326,10 @@ def table(results: dict[tuple[str, int], dict[str, Any]], counts: list[int], siz
             continue
         for n in counts[1:]:
             print(f"{corpus}: {n} / 1 = {mbps(corpus, n) / mbps(corpus, 1):.2f}x")
-        ratio = mbps(corpus, 1) / mbps("sc count batch", 1)
-        print(f"{corpus} at 1 / sc count batch, 1 thread = {ratio:.2f}x")
+        for count in ("sc count batch", COLD):
+            if (count, 1) in results:
+                ratio = mbps(corpus, 1) / mbps(count, 1)
+                print(f"{corpus} at 1 / {count}, 1 thread = {ratio:.2f}x")
     for n, corpus in ((n, c) for c in (CORPUS, LARGE) for n in counts):
         start, whole = results.get((START, n)), results.get((corpus, n))
         if start is not None and whole is not None and whole["seconds"] > start["seconds"]:
