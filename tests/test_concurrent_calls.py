@@ -166,3 +166,35 @@ def test_a_long_call_beside_others_equals_tiktoken(pair: Any) -> None:
     for _ in range(2):
         assert at_once([long, *callers(enc, ref, docs)[:2]]) == [True] * 3
     assert enc.ordinary.cache_info()["caches"] == 1
+
+
+def short_calls(
+    enc: Encoding, pairs: list[tuple[str, list[int]]], stop: threading.Event, results: list[bool]
+) -> None:
+    """Short calls (they keep the GIL) until stop, each answer checked, and cache_info read."""
+    while not stop.is_set():
+        results.extend(enc.encode_ordinary(text) == want for text, want in pairs)
+        results.append(enc.ordinary.cache_info()["caches"] == 1)
+
+
+def test_calls_while_a_batch_teaches_the_cache_equal_tiktoken(pair: Any) -> None:
+    # A fresh encoder's batch on threads teaches its private caches to the primary between its
+    # phases and at its end with the GIL released, the primary held: short calls that come
+    # meanwhile go apart, and cache_info leaves the primary out; all exact.
+    base, ref = pair
+    rng = random.Random(33)
+    docs = [" ".join(f"w{rng.getrandbits(40):x}" for _ in range(60)) for _ in range(3000)]
+    want = [ref.encode_ordinary(d) for d in docs]
+    short = [" ".join(rng.sample(WORDS, 6)) for _ in range(40)]
+    pairs = [(text, ref.encode_ordinary(text)) for text in short]
+    for _ in range(2):
+        enc = fresh(base)
+        stop = threading.Event()
+        results: list[bool] = []
+        thread = threading.Thread(target=short_calls, args=(enc, pairs, stop, results))
+        thread.start()
+        got = enc.encode_ordinary_batch(docs, num_threads=2)
+        stop.set()
+        thread.join()
+        assert got == want
+        assert results and all(results)

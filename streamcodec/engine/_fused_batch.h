@@ -709,14 +709,20 @@ static PyObject *batch_lists(FusedEncoder *self, batch_shared *s, batch_worker *
 }
 
 /* What each thread's private cache learned offered to the primary and forgotten
- * (_shared_cache.h), the threads joined, the batch the primary's one reader: the GIL held, so
- * that no call attaches to it meanwhile (_fused_lease.h). */
-static void batch_teach(word_cache *primary, batch_worker *w, int threads) {
+ * (_shared_cache.h), the threads joined, the batch the primary's one reader: the GIL released
+ * meanwhile, the primary marked held, so that a call that comes meanwhile goes apart rather than
+ * read it (as lease_teach, _fused_lease.h). */
+static void batch_teach(FusedEncoder *self, batch_worker *w, int threads) {
+    word_cache *primary = self->primary;
+    self->held = 1;
+    Py_BEGIN_ALLOW_THREADS
     for (int t = 0; t < threads; t++) {
         if (!w[t].helper || w[t].blank) continue;
         wc_promote(primary, &w[t].cache);
         wc_forget(&w[t].cache);
     }
+    Py_END_ALLOW_THREADS
+    self->held = 0;
 }
 
 /* Phase one on the threads. A fresh primary (it never merged a piece: a new encoder's first
@@ -736,7 +742,7 @@ static int batch_phase_one(FusedEncoder *self, batch_shared *s, const cache_leas
     /* The rest after an invalid document in the last part too (not after a signal or no memory:
      * they set cancel): one before it is the first, which the error names. */
     if (!failed && s->floor != 0 && !atomic_load(&s->cancel)) {
-        if (self->readers == 1) batch_teach(primary, w, threads); /* else a call came to read it */
+        if (self->readers == 1) batch_teach(self, w, threads); /* else a call came to read it */
         s->floor = 0;
         failed = batch_run_threads(s, w, threads, batch_encode_runs);
     }

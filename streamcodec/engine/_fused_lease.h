@@ -19,15 +19,20 @@
  *     the calls after it read the primary rather than hold it (one slow call a change of mode);
  *     a long call that holds it reads it from its next block on (lease_share).
  * When the last call lets go (none holds or reads it), what the idle private caches learned is
- * offered to the primary and they are emptied (lease_teach: wc_promote, wc_forget). `sharing`
- * ends after SOLO_CALLS calls in a row that released the GIL and met no other call.
+ * offered to the primary and they are emptied (lease_teach: wc_promote, wc_forget), the GIL
+ * released meanwhile, the teaching holding the primary. `sharing` ends after SOLO_CALLS calls
+ * in a row that released the GIL and met no other call.
  *
  * Why it is race-free: `held`, `readers`, `sharing` and the pools change with the GIL held; the
- * primary is written only by its holder (then no call reads it: an arrival goes APART) or by
- * lease_teach, with the GIL held and neither holder nor reader (no thread reads it: a batch's
- * threads are joined before its lease ends); a private cache is used by one thread at a time
- * (taken from its pool for one call, or one batch thread). Exact: _shared_cache.h, every entry
- * maps a piece's bytes to its ids, whoever learned it.
+ * primary is written only by its holder, a call (then no call reads it: an arrival goes APART)
+ * or a teaching: lease_teach (the last call out: neither holder nor reader; a batch's threads
+ * are joined before its lease ends) or batch_teach (_fused_batch.h: a batch that is its only
+ * reader, its threads joined between its phases). A teaching takes `held` with the GIL, then
+ * releases it: an arrival meanwhile goes APART, and cache_info leaves a held primary out; the
+ * caches it teaches are out of the pool (lease_teach) or the batch's own (batch_teach), so no
+ * other thread touches them; it gives `held` back with the GIL taken again. A private cache is
+ * used by one thread at a time (taken from its pool for one call, or one batch thread). Exact:
+ * _shared_cache.h, every entry maps a piece's bytes to its ids, whoever learned it.
  */
 #ifndef STREAMCODEC_FUSED_LEASE_H
 #define STREAMCODEC_FUSED_LEASE_H
@@ -74,14 +79,37 @@ static word_cache *lease_helper(FusedEncoder *self, const word_cache *shared) {
     return c;
 }
 
-/* The idle private caches' learning offered to the primary, and they emptied (none holds or
- * reads the primary). */
-static void lease_teach(FusedEncoder *self) {
-    for (Py_ssize_t i = 0; i < self->helpers.n; i++) {
-        word_cache *c = self->helpers.items[i];
-        wc_promote(self->primary, c);
-        wc_forget(c);
+/* Each of n private caches' learning offered to the primary, and they emptied. */
+static void lease_teach_each(word_cache *primary, word_cache *const *caches, Py_ssize_t n) {
+    for (Py_ssize_t i = 0; i < n; i++) {
+        wc_promote(primary, caches[i]);
+        wc_forget(caches[i]);
     }
+}
+
+/* The idle private caches' learning offered to the primary, and they emptied (none holds or
+ * reads the primary: the last call out), the GIL released while they teach: with it held, a
+ * Python thread beside a cold batch of 45 MB on two threads waited up to 49-143 ms at the
+ * batch's end. Meanwhile the teaching holds the primary (`held`: an arrival goes apart and
+ * reads none; cache_info leaves it out) and the caches taught are out of the pool (an arrival
+ * makes its own). Where none learned a piece (a warm call's), only their counters are added,
+ * the GIL kept: no switch of threads at each call's end. */
+static void lease_teach(FusedEncoder *self) {
+    cache_pool taught = self->helpers;
+    int learned = 0;
+    for (Py_ssize_t i = 0; i < taught.n; i++) learned |= wc_learned(taught.items[i]);
+    if (!learned) {
+        lease_teach_each(self->primary, taught.items, taught.n);
+        return;
+    }
+    self->helpers = (cache_pool){.made = taught.made};
+    self->held = 1;
+    Py_BEGIN_ALLOW_THREADS
+    lease_teach_each(self->primary, taught.items, taught.n);
+    Py_END_ALLOW_THREADS
+    self->held = 0;
+    for (Py_ssize_t i = 0; i < taught.n; i++) pool_put(&self->helpers, taught.items[i]);
+    PyMem_Free(taught.items);
 }
 
 /* The primary leased for a call (lease_give ends it): held, read or apart (above). `many`: a

@@ -24,8 +24,8 @@
  *     first batch too, where that batch is its only reader (_fused_batch.h).
  * Why it is exact: every entry, wherever it lies, maps a piece's bytes in full to that piece's
  * ids, a function of the bytes alone; which thread learned it, or in which batch, changes no
- * answer. Why it is race-free: _fused_lease.h (the primary written by its one holder, or with
- * the GIL held and no call reading it; each private cache by one thread at a time).
+ * answer. Why it is race-free: _fused_lease.h (the primary written only by its one holder, a
+ * call or a teaching, which no call reads meanwhile; each private cache by one thread at a time).
  *
  * Included by _word_cache.h's user after it (_fused.c).
  */
@@ -177,6 +177,12 @@ static void wc_promote(word_cache *to, word_cache *from) {
     to->misses += from->misses;
     to->merges += from->merges;
     to->longs.hits += from->longs.hits;
+}
+
+/* Whether a private cache learned a piece since its last promotion (else wc_promote adds only
+ * its counters). */
+static int wc_learned(const word_cache *c) {
+    return c->logged || c->longs.arena || (c->sets && c->set_mask + 1 > WC_FIRST_SETS);
 }
 
 /* After wc_promote: the private cache emptied of what it learned, its counters and log from 0.
