@@ -7,11 +7,12 @@ Each run is a fresh process (bytecode cached, after a first run not counted; the
 alternated, ``--jobs J`` appended to ARGS) that runs the command as ``python -m streamcodec``
 does, with two hooks: each thread's user and system CPU read (``RUSAGE_THREAD``) as it ends, the
 main thread's and the process's at the command's exit. A line a run: wall (from the child's first
-line to the command's exit: not the interpreter's own start nor the kernel's tear-down), the
-process's CPU, its minor faults, huge pages faulted (the machine's ``thp_fault_alloc``: other
-processes' count too), its anonymous and huge-page memory at exit, then user + system ms by
-thread (the corpus tool's: main, reader, hasher, writer, the workers summed). Then the medians.
-Linux only (``RUSAGE_THREAD``, ``/proc``).
+line to the command's exit: not the interpreter's own start nor the kernel's tear-down) and when
+its first thread started (the corpus tool's run: the start is over), the process's CPU, its minor
+faults, huge pages faulted (the machine's ``thp_fault_alloc``: other processes' count too), its
+anonymous and huge-page memory at exit, then user + system ms by thread (the corpus tool's: main,
+reader, hasher, writer, the workers summed). Then the medians. Linux only (``RUSAGE_THREAD``,
+``/proc``).
 
 Why by thread: ``tokenize-corpus --jobs 1`` does all its work on the main thread, ``--jobs 2`` on
 two workers beside a reader, a hasher and a writer; the CPU each adds, and the system time (on a
@@ -22,6 +23,7 @@ say where a second job's time goes.
 from __future__ import annotations
 
 import json
+import math
 import os
 import resource
 import sys
@@ -48,9 +50,11 @@ def child(report: str, argv: list[str]) -> None:
 
     start, huge = time.perf_counter(), _vmstat("thp_fault_alloc")
     threads: list[tuple[str, tuple[float, float, int]]] = []
+    first: list[float] = []
     bootstrap = threading.Thread._bootstrap_inner  # type: ignore[attr-defined]
 
     def measured(thread: threading.Thread) -> None:
+        first.append(time.perf_counter())  # the run's threads start once the command is ready
         try:
             bootstrap(thread)
         finally:
@@ -68,6 +72,7 @@ def child(report: str, argv: list[str]) -> None:
             totals[1] += s
         figures = {
             "wall": (time.perf_counter() - start) * 1e3, "user": user, "system": system,
+            "start": ((first[0] if first else math.nan) - start) * 1e3,
             "faults": faults, "huge_faulted": _vmstat("thp_fault_alloc") - huge,
             "anon_mb": sizes["Anonymous"] / 1024, "huge_mb": sizes["AnonHugePages"] / 1024,
             "status": status, "roles": roles,
@@ -101,8 +106,9 @@ def run(argv: list[str], folder: str) -> dict[str, Any]:
 
 def line(jobs: int, f: dict[str, Any]) -> str:
     roles = " ".join(f"{r} {u:.0f}+{s:.0f}" for r, (u, s) in sorted(f["roles"].items()))
-    return (f"jobs {jobs}: wall {f['wall']:.0f} ms, CPU {f['user']:.0f}+{f['system']:.0f} "
-            f"(user+system), faults {f['faults']}, huge pages faulted {f['huge_faulted']}, "
+    return (f"jobs {jobs}: wall {f['wall']:.0f} ms (its first thread at {f['start']:.0f}), "
+            f"CPU {f['user']:.0f}+{f['system']:.0f} (user+system), faults {f['faults']}, "
+            f"huge pages faulted {f['huge_faulted']}, "
             f"at exit {f['anon_mb']:.0f} MB anonymous ({f['huge_mb']:.0f} in huge pages) "
             f"| {roles}")  # fmt: skip
 
@@ -129,12 +135,14 @@ def main() -> None:
                 results[jobs].append(run([*args.argv, "--jobs", str(jobs)], folder))
                 print(line(jobs, results[jobs][-1]), flush=True)
     for jobs, runs in results.items():
-        median = {k: statistics.median(r[k] for r in runs) for k in ("wall", "user", "system")}
+        timed = ("wall", "start", "user", "system")
+        median = {k: statistics.median(r[k] for r in runs) for k in timed}
         names = {role for r in runs for role in r["roles"]}
         roles = {role: [statistics.median(r["roles"].get(role, [0, 0])[i] for r in runs)
                         for i in (0, 1)] for role in names}  # fmt: skip
         each = " ".join(f"{r} {u:.0f}+{s:.0f}" for r, (u, s) in sorted(roles.items()))
-        print(f"median, jobs {jobs}: wall {median['wall']:.0f} ms, CPU {median['user']:.0f}"
+        print(f"median, jobs {jobs}: wall {median['wall']:.0f} ms (its first thread at "
+              f"{median['start']:.0f}), CPU {median['user']:.0f}"
               f"+{median['system']:.0f} | {each}")  # fmt: skip
 
 
