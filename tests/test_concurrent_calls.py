@@ -198,3 +198,30 @@ def test_calls_while_a_batch_teaches_the_cache_equal_tiktoken(pair: Any) -> None
         thread.join()
         assert got == want
         assert results and all(results)
+
+
+def test_calls_that_keep_learning_keep_as_many_private_caches_as_run_at_once(pair: Any) -> None:
+    # Each call learns new words, so the last one out teaches with the GIL released (the idle
+    # private caches out of the pool): a call that comes meanwhile (here from a thread that made
+    # its next text while the others encoded) makes a cache of its own. Those made so must not
+    # add to those taught at each teaching: three threads of 300 such calls each made 10-31
+    # private caches (6cfe0d7), one more at many teachings, where three run at once. One
+    # vocabulary: the lease is the same for all.
+    base, _ = pair
+    if base.name != "cl100k_base":
+        pytest.skip("one vocabulary is enough")
+    enc = fresh(base)
+    letters = "abcdefghijklmnopqrstuvwxyz"
+
+    def learner(seed: int) -> None:
+        rng = random.Random(seed)
+        for _ in range(300):
+            words = ("".join(rng.choices(letters, k=rng.randrange(3, 14))) for _ in range(600))
+            enc.count_tokens(" ".join(words))
+
+    threads = [threading.Thread(target=learner, args=(seed,)) for seed in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert enc.ordinary.cache_info()["private_caches"] <= 6

@@ -108,7 +108,19 @@ static void lease_teach(FusedEncoder *self) {
     lease_teach_each(self->primary, taught.items, taught.n);
     Py_END_ALLOW_THREADS
     self->held = 0;
-    for (Py_ssize_t i = 0; i < taught.n; i++) pool_put(&self->helpers, taught.items[i]);
+    /* A call that came meanwhile found the pool empty and made a private cache: as many of
+     * those taught (emptied) are freed, so that teaching adds none (it added one at many
+     * teachings, without bound: three threads of learning calls made 10-49). */
+    Py_ssize_t extra = self->helpers.made - taught.made;
+    for (Py_ssize_t i = 0; i < taught.n; i++) {
+        if (i < extra) {
+            wc_free(taught.items[i]);
+            PyMem_Free(taught.items[i]);
+            self->helpers.made--;
+        } else {
+            pool_put(&self->helpers, taught.items[i]);
+        }
+    }
     PyMem_Free(taught.items);
 }
 
