@@ -12,7 +12,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_each_thread_of_the_corpus_tool_is_counted(tmp_path: Path) -> None:
-    (tmp_path / "docs.jsonl").write_text('{"text": "hello world"}\n{"text": "again"}\n')
+    # past the first tasks that the main thread encodes alone (job.SOLO_TASKS: about 2 MB)
+    line = '{"text": "%s"}\n' % ("hello world " * 10)
+    (tmp_path / "docs.jsonl").write_text(line * (2_500_000 // len(line)))
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     argv = ["tokenize-corpus", "-q", "--restart", str(tmp_path / "docs.jsonl"), "-o",
             str(tmp_path / "out")]  # fmt: skip
