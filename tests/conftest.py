@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import signal
+from typing import Any
 
 import pytest
 
@@ -74,19 +75,48 @@ SLOW = (
     "tests/test_fused.py::test_a_wider_strs_stretches_below_256_about_every_boundary",
 )
 
+# The tests that time a child's end against a budget of a second or two (signals, Ctrl-C): under
+# `-n auto` (pytest-xdist) they run one after another in one worker, never two at once, and
+# their module fixtures (the signal tests' 36 and 144 MB inputs) are made once. Prefixes as in SLOW.
+TIMED = (
+    "tests/test_signals.py",
+    "tests/test_batch.py::test_ctrl_c_ends_a_long_batch_within_a_second",
+)
+
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark the tests of ``SLOW``; refuse an entry naming no test of a file that was collected."""
-    unused = set(SLOW)
+    """Mark the tests of ``SLOW``; refuse an entry of SLOW or TIMED naming no test of a file
+    that was collected."""
+    unused = set(SLOW) | set(TIMED)
     for item in items:
         for start in SLOW:
             if item.nodeid.startswith(start):
                 item.add_marker(pytest.mark.slow)
                 unused.discard(start)
+        unused.difference_update(start for start in TIMED if item.nodeid.startswith(start))
+    # Only a file collected whole: -k or a test's id (`pytest tests/test_x.py::test_y`) may
+    # leave an entry's tests out.
     files = {item.nodeid.split("::")[0] for item in items}
     stale = sorted(start for start in unused if start.split("::")[0] in files)
-    if stale and not config.option.keyword:  # -k may leave an entry's tests out
-        raise pytest.UsageError(f"tests/conftest.py SLOW names no test: {', '.join(stale)}")
+    if stale and not config.option.keyword and not any("::" in arg for arg in config.args):
+        raise pytest.UsageError(f"tests/conftest.py names no test: {', '.join(stale)}")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Under `-n`, pytest-xdist's ``load`` but for TIMED, sent as one unit to one worker.
+
+    (Its ``xdist_group`` marks do nothing under pytest 9: xdist 3.8 writes the group into
+    ``item._nodeid``, which pytest 9 no longer reads.) Another ``--dist`` is left to xdist."""
+    if config.getvalue("dist") != "load":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class TimedTogether(LoadScopeScheduling):  # a unit a test, all of TIMED one (sent first)
+        def _split_scope(self, nodeid: str) -> str:
+            return "timed" if nodeid.startswith(TIMED) else nodeid
+
+    return TimedTogether(config, log)
 
 
 def _skip_unless_built(backend: str) -> None:
