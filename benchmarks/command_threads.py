@@ -35,8 +35,9 @@ ROLES = ("main", "reader", "hasher", "writer", "worker")
 
 
 def _vmstat(key: str) -> int:
+    """A counter of /proc/vmstat (0 where the kernel has none: no transparent huge pages)."""
     with open("/proc/vmstat") as f:
-        return next(int(line.split()[1]) for line in f if line.startswith(key + " "))
+        return next((int(line.split()[1]) for line in f if line.startswith(key + " ")), 0)
 
 
 def _usage(who: int) -> tuple[float, float, int]:

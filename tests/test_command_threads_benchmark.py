@@ -8,9 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.skipif(sys.platform != "linux", reason="RUSAGE_THREAD and /proc are Linux's")
 def test_each_thread_of_the_corpus_tool_is_counted(tmp_path: Path) -> None:
     # past the first tasks that the main thread encodes alone (job.SOLO_TASKS: about 2 MB)
     line = '{"text": "%s"}\n' % ("hello world " * 10)
