@@ -75,6 +75,10 @@ typedef struct {
     Py_UCS4 pair[2];
     int probing;
     Py_ssize_t pair_start, clean, budget;
+    /* A 2- or 4-byte str's own UTF-8 (fused_ask_utf8), or NULL; byte utf8_off of it starts code
+     * point utf8_at (K(fused_utf8), _fused_kind.h) */
+    const uint8_t *utf8;
+    Py_ssize_t utf8_len, utf8_at, utf8_off;
     /* The common blocks' loop: their lines asked for ahead or not (fused_choose, _fused_hits.h) */
     int ahead, left;   /* the loop; common blocks left in this epoch */
     unsigned turn;     /* epochs so far */
@@ -373,6 +377,8 @@ typedef struct {
     cache_pool helpers; /* private caches not in use (_shared_cache.h), kept learning */
     ids_pool id_buffers; /* a batch's threads' id buffers not in use */
     ids_pool id_arrays;  /* and buffers for its ids array (_fused_batch.h) */
+    const void *last_text; /* the str of the last call (compared, never dereferenced) */
+    Py_ssize_t last_length;
 } FusedEncoder;
 
 static int array_unit(PyObject *text); /* a single call's array's pooled buffer: _fused_batch.h */
@@ -493,6 +499,29 @@ static int parse(FusedEncoder *self, PyObject *const *args, Py_ssize_t nargs, Py
     return 0;
 }
 
+/* A 2- or 4-byte str encoded again by this encoder, whole (the same object and length as the
+ * last call's; another str at a freed one's place only costs its UTF-8): it is read through its
+ * own UTF-8, which the str keeps once asked for (K(fused_utf8)). A first call does not ask: the
+ * str would keep its UTF-8 (up to 4 bytes a code point) for one pass. A str with a lone
+ * surrogate has no UTF-8 and is read as it is. */
+static void fused_ask_utf8(FusedEncoder *self, PyObject *text, Py_ssize_t start, Py_ssize_t end,
+                           fused_pass *p) {
+    Py_ssize_t length = PyUnicode_GET_LENGTH(text);
+    int again = (const void *)text == self->last_text && length == self->last_length;
+    self->last_text = text;
+    self->last_length = length;
+    if (!again || PyUnicode_KIND(text) == PyUnicode_1BYTE_KIND || start != 0 || end != length)
+        return;
+    Py_ssize_t size;
+    const char *utf8 = PyUnicode_AsUTF8AndSize(text, &size);
+    if (!utf8) {
+        PyErr_Clear();
+        return;
+    }
+    p->utf8 = (const uint8_t *)utf8;
+    p->utf8_len = size;
+}
+
 /* Run the pass over text[start:end] block by block (see the module comment). SC_OK, or -1
  * with a Python error set (p->out is the caller's to free either way). */
 static int run(FusedEncoder *self, PyObject *text, Py_ssize_t start, Py_ssize_t end,
@@ -500,6 +529,7 @@ static int run(FusedEncoder *self, PyObject *text, Py_ssize_t start, Py_ssize_t 
     int kind = PyUnicode_KIND(text), status = SC_OK;
     const void *data = PyUnicode_DATA(text);
     int nogil = end - start >= NOGIL_LENGTH;
+    fused_ask_utf8(self, text, start, end, p);
     cache_lease lease;
     if (lease_take(self, &lease, 0, !nogil) < 0) return -1;
     p->cache = lease.cache;

@@ -28,6 +28,7 @@
 #define STREAMCODEC_FUSED_HITS_H
 
 #include "../text/_scan_block.h"
+#include "../text/_scan_utf8.h"
 
 #define FUSED_BLOCK_IDS (SC_BLOCK * FL_PACKED) /* the most ids one block's hits write */
 
@@ -211,9 +212,9 @@ FUSED_BLOCK_LOOPS(fused_keyed_ids, 0, 1)
  * would make (the same starts and `past`, the next block from the last piece end of the one
  * before), made earlier; *at and *past are left as it would leave them after the last block
  * looked up, *budget less the blocks looked up. */
-static inline int fused_blocks(fused_pass *p, const uint8_t *s, Py_ssize_t *at, Py_ssize_t *past,
-                               const sc_walk *w, const sc_pattern *shape, Py_ssize_t stop,
-                               Py_ssize_t n, int *budget) {
+static inline __attribute__((always_inline)) int
+fused_blocks(fused_pass *p, const uint8_t *s, Py_ssize_t *at, Py_ssize_t *past, const sc_walk *w,
+             const sc_pattern *shape, Py_ssize_t stop, Py_ssize_t n, int *budget, const int utf8) {
     const fl_entry *lines = p->cache->first.lines;
     const int shift = p->cache->first.shift;
     sc_walk ring[FUSED_AHEAD];
@@ -230,7 +231,9 @@ static inline int fused_blocks(fused_pass *p, const uint8_t *s, Py_ssize_t *at, 
             sc_walk *ahead = &ring[slot];
             if (walked >= *budget ||
                 !(next + SC_BLOCK <= stop && next + SC_BLOCK + 16 <= n &&
-                  sc_walk_start(ahead, shape, s, 1, next, after, n) && ahead->ends)) {
+                  (utf8 ? sc_walk_start_utf8(ahead, shape, s, next, after, n)
+                        : sc_walk_start(ahead, shape, s, 1, next, after, n)) &&
+                  ahead->ends)) {
                 more = 0;
                 break;
             }
@@ -292,11 +295,11 @@ static FUSED_COLD void fused_choose(fused_pass *p) {
 
 /* The common block walked at *at (w), and, with the lines asked for ahead, the common blocks
  * after it: the loop of the pass's output, and of this epoch (fused_choose). */
-static inline int fused_common(fused_pass *p, const uint8_t *s, Py_ssize_t *at, Py_ssize_t *past,
+static inline __attribute__((always_inline)) int fused_common(fused_pass *p, const uint8_t *s, Py_ssize_t *at, Py_ssize_t *past,
                                const sc_walk *w, const sc_pattern *shape, Py_ssize_t stop,
-                               Py_ssize_t n) {
+                               Py_ssize_t n, const int utf8) {
     if (p->left <= 0) fused_choose(p);
-    if (p->ahead) return fused_blocks(p, s, at, past, w, shape, stop, n, &p->left);
+    if (p->ahead) return fused_blocks(p, s, at, past, w, shape, stop, n, &p->left, utf8);
     p->left--;
     int status = p->counting ? fused_block_count(p, s, at, w->ends, NULL)
                              : fused_block_ids(p, s, at, w->ends, NULL);

@@ -84,7 +84,7 @@ static int K(fused_units)(const CH *s, Py_ssize_t *at, Py_ssize_t stop, Py_ssize
                  * from its start, and an ASCII piece read in place is never refused: one loop
                  * for each output, the first-level hits inline; where the timed choice asks for
                  * lines ahead, the common blocks after it too (fused_common, _fused_hits.h). */
-                status = fused_common(p, (const uint8_t *)s, &i, &past, &w, shape, stop, n);
+                status = fused_common(p, (const uint8_t *)s, &i, &past, &w, shape, stop, n, 0);
                 continue;
             } else {
                 for (Py_ssize_t e; i < stop && status == SC_OK && (e = sc_walk_next(&w)) >= 0;) {
@@ -142,6 +142,54 @@ static inline Py_ssize_t K(narrow)(const CH *s, Py_ssize_t i, Py_ssize_t end, ui
     return q;
 }
 
+/* The UTF-8 bytes of s[i:e]. */
+static inline Py_ssize_t K(utf8_bytes)(const CH *s, Py_ssize_t i, Py_ssize_t e) {
+    Py_ssize_t bytes = e - i;
+    for (; i < e; i++) bytes += (s[i] >= 0x80) + (s[i] >= 0x800) + (s[i] >= 0x10000);
+    return bytes;
+}
+
+/* K(fused_units) for a 2- or 4-byte string read through its own UTF-8 (p->utf8, byte
+ * p->utf8_off the start of code point *at): the block step cuts the UTF-8 (_scan_utf8.h), wide
+ * text included, its pieces read in place (their keys loaded from the bytes) and the common
+ * blocks' lines asked for ahead (fused_common) as a 1-byte string's; K(next) cuts the str where
+ * the block step stops, its piece's bytes taken from the UTF-8. Keys from the str's bytes, not
+ * encoded; no window narrowed (docs/performance.md, "The wide path", issue 27). */
+static int K(fused_utf8)(const CH *s, Py_ssize_t *at, Py_ssize_t stop, Py_ssize_t n,
+                         fused_pass *p) {
+    const uint8_t *u = p->utf8;
+    Py_ssize_t un = p->utf8_len, i = *at, o = p->utf8_off, past = o - 1;
+    const sc_pattern *shape = sc_block_shape(p->pattern);
+    const fl_entry *lines = p->cache->first.lines;
+    int status = SC_OK;
+    sc_walk w;
+    while (i < stop && status == SC_OK) {
+        if (sc_walk_start_utf8(&w, shape, u, o, past, un)) {
+            if (lines && i + SC_BLOCK <= stop && o + SC_BLOCK + 16 <= un) {
+                /* A piece that starts before byte o + (stop - i) starts before code point stop. */
+                Py_ssize_t from = o;
+                status = fused_common(p, u, &o, &past, &w, shape, o + (stop - i), un, 1);
+                i += sc_utf8_points(u + from, o - from);
+                continue;
+            }
+            for (Py_ssize_t e; i < stop && status == SC_OK && (e = sc_walk_next(&w)) >= 0; o = e) {
+                status = fused_piece(p, u + o, (size_t)(e - o), o + 16 <= un);
+                i += sc_utf8_points(u + o, e - o);
+            }
+            past = sc_walk_past(&w, o);
+            continue;
+        }
+        Py_ssize_t e = K(next)(s, i, n, p->pattern), len = K(utf8_bytes)(s, i, e);
+        status = fused_piece(p, u + o, (size_t)len, o + 16 <= un);
+        i = e;
+        o += len;
+    }
+    *at = i;
+    p->utf8_at = i;
+    p->utf8_off = o;
+    return status;
+}
+
 /* K(fused_units), but a 2- or 4-byte string's stretches of code points below 256 (most of a text
  * with a curly quote or an emoji) are read as 1-byte strings: copied, FUSED_WINDOW at most at a
  * time, and handed to fused_units_1, whose ASCII pieces are read in place and whose scanner skips
@@ -151,6 +199,7 @@ static inline Py_ssize_t K(narrow)(const CH *s, Py_ssize_t i, Py_ssize_t end, ui
  * such stretch begins (a code point past U+00FF at i, or no safe cut), the code units are read
  * as they are, one piece at a time, to a little past the code point that ended the stretch. */
 static int K(fused)(const CH *s, Py_ssize_t *at, Py_ssize_t stop, Py_ssize_t n, fused_pass *p) {
+    if (sizeof(CH) > 1 && p->utf8 && *at == p->utf8_at) return K(fused_utf8)(s, at, stop, n, p);
     if (sizeof(CH) == 1 || p->pattern > PATTERN_O200K) return K(fused_units)(s, at, stop, n, p);
     uint8_t narrow[FUSED_WINDOW];
     int ascii = p->ascii, crlf = p->pattern != PATTERN_GPT2, status = SC_OK;

@@ -66,7 +66,7 @@ static void part_read(const void *data, int kind, Py_ssize_t from, Py_ssize_t to
 static int fused_parts(const void *data, int kind, Py_ssize_t *at, Py_ssize_t stop, Py_ssize_t end,
                        fused_pass *p) {
     while (*at < stop) {
-        int ahead = p->probing || kind == PyUnicode_2BYTE_KIND;
+        int ahead = p->probing || (kind == PyUnicode_2BYTE_KIND && !p->utf8);
         Py_ssize_t part = ahead && stop - *at > FUSED_PART ? *at + FUSED_PART : stop;
         if (ahead && p->read < part) {
             if (p->probing)

@@ -119,10 +119,11 @@ static inline uint64_t sc_digit_starts(uint64_t digit, int most) {
     return starts;
 }
 
-/* sc_block_ends from the block's masks m, the code points in no class (`bad`) marked hard. */
+/* sc_block_ends from the block's masks m, the code points in no class (`bad`) marked hard;
+ * `cont`: the continuation bytes of a block of UTF-8 (_scan_utf8.h), else 0. */
 static inline __attribute__((always_inline)) uint64_t
 sc_block_rules(const void *s, int width, const sc_pattern *p, sc_masks m, uint64_t bad,
-               int *hard) {
+               uint64_t cont, int *hard) {
     uint64_t L = m.letter, D = m.digit, S = m.space, N = m.newline, X = m.space | m.tab;
     uint64_t W = X | N;
     uint64_t P = ~(L | D | W | bad); /* the rest of ASCII: [^\s\p{L}\p{N}] */
@@ -135,8 +136,9 @@ sc_block_rules(const void *s, int width, const sc_pattern *p, sc_masks m, uint64
     } else {
         /* A punctuation run's start, unless a space before it takes it (' ?'): it is the
          * prefix of a letter run right after it. */
-        uint64_t Pa = P & ~(P << 1) & ~(S << 1);
-        starts = (L & ~(L << 1) & ~(X << 1) & ~(Pa << 1)) | sc_digit_starts(D, p->digits) |
+        uint64_t Pa = P & ~(P << 1) & ~(S << 1), Pl = Pa;
+        for (int k = 0; cont && k < 3; k++) Pl |= (Pl << 1) & cont; /* to its last byte */
+        starts = (L & ~(L << 1) & ~(X << 1) & ~(Pl << 1)) | sc_digit_starts(D, p->digits) |
                  Pa | (W & ~(W << 1) & ~(N & (P << 1))) /* CR/LF after punctuation: its trail */
                  | ((N << 1) & ~N) /* after the newlines of a whitespace run, or a trail */
                  | (X & ~(W >> 1)); /* a space or tab before the whitespace run ends */
@@ -189,7 +191,7 @@ sc_block_rules(const void *s, int width, const sc_pattern *p, sc_masks m, uint64
 static SC_AVX512 uint64_t sc_block_ends_avx512(const uint8_t *s, const sc_pattern *p, int *hard) {
     sc_masks m;
     sc_classify_avx512(s, &m);
-    return sc_block_rules(s, 1, p, m, m.high, hard);
+    return sc_block_rules(s, 1, p, m, m.high, 0, hard);
 }
 #endif
 
@@ -207,7 +209,7 @@ sc_block_ends(const void *s, int width, const sc_pattern *p, int *hard) {
         if (sc_simd_level() == SC_SIMD_AVX512) return sc_block_ends_avx512(s, p, hard);
 #endif
         sc_classify_sse2(s, &m);
-        return sc_block_rules(s, 1, p, m, m.high, hard);
+        return sc_block_rules(s, 1, p, m, m.high, 0, hard);
     }
     uint8_t narrow[SC_BLOCK];
     uint64_t high = 0;
@@ -222,7 +224,7 @@ sc_block_ends(const void *s, int width, const sc_pattern *p, int *hard) {
     }
     sc_classify_sse2(narrow, &m);
     if (high) sc_classify_high(s, width, p, &m);
-    return sc_block_rules(s, width, p, m, 0, hard);
+    return sc_block_rules(s, width, p, m, 0, 0, hard);
 }
 
 /* sc_block_ends of a 1-byte string's block with its code points past ASCII (Latin-1) sorted by
@@ -239,7 +241,7 @@ static inline uint64_t sc_block_ends_latin1(const uint8_t *s, const sc_pattern *
         return 0;
     }
     if (m.high) sc_classify_high(s, 1, p, &m);
-    return sc_block_rules(s, 1, p, m, 0, hard);
+    return sc_block_rules(s, 1, p, m, 0, 0, hard);
 }
 #else
 static inline const sc_pattern *sc_block_shape(int pattern) {
