@@ -64,7 +64,7 @@ def test_the_utf8_block_step_at_every_offset(wide: str) -> None:
         for around in AROUND:
             piece = around.format(wide, wide, wide, wide)
             for at in range(0, 130):
-                for tail in ("\u0416", "\U0001f642"):
+                for tail in ("\u0416" * 24, "\U0001f642" * 24):
                     text = PROSE[:at] + piece + PROSE[at:] + PROSE + tail
                     expected = theirs.encode_ordinary(text)  # type: ignore[attr-defined]
                     for _ in range(3):

@@ -79,6 +79,7 @@ typedef struct {
      * point utf8_at (K(fused_utf8), _fused_kind.h) */
     const uint8_t *utf8;
     Py_ssize_t utf8_len, utf8_at, utf8_off;
+    Py_ssize_t wide; /* code units K(fused) read as they are, past one above U+00FF */
     /* The common blocks' loop: their lines asked for ahead or not (fused_choose, _fused_hits.h) */
     int ahead, left;   /* the loop; common blocks left in this epoch */
     unsigned turn;     /* epochs so far */
@@ -253,6 +254,7 @@ static inline int fused_piece(fused_pass *p, const uint8_t *b, size_t len, int p
 
 #define FUSED_WINDOW 4096 /* code units of a 2- or 4-byte string read as 1-byte at a time */
 #define FUSED_AFTER 32    /* code units read as they are past one above U+00FF */
+#define FUSED_WIDE_SHARE 16 /* a str read through its UTF-8 has one unit in it read as it is */
 
 #include "_fused_hits.h"
 
@@ -378,7 +380,7 @@ typedef struct {
     ids_pool id_buffers; /* a batch's threads' id buffers not in use */
     ids_pool id_arrays;  /* and buffers for its ids array (_fused_batch.h) */
     const void *last_text; /* the str of the last call (compared, never dereferenced) */
-    Py_ssize_t last_length;
+    Py_ssize_t last_length, last_wide; /* its length; its fused_pass.wide, read as it is */
 } FusedEncoder;
 
 static int array_unit(PyObject *text); /* a single call's array's pooled buffer: _fused_batch.h */
@@ -500,17 +502,22 @@ static int parse(FusedEncoder *self, PyObject *const *args, Py_ssize_t nargs, Py
 }
 
 /* A 2- or 4-byte str encoded again by this encoder, whole (the same object and length as the
- * last call's; another str at a freed one's place only costs its UTF-8): it is read through its
- * own UTF-8, which the str keeps once asked for (K(fused_utf8)). A first call does not ask: the
- * str would keep its UTF-8 (up to 4 bytes a code point) for one pass. A str with a lone
- * surrogate has no UTF-8 and is read as it is. */
+ * last call's; another str at a freed one's place only costs its UTF-8), whose last pass read
+ * at least one code unit in FUSED_WIDE_SHARE as it is (past a code point above U+00FF): it is
+ * read through its own UTF-8, which the str keeps once asked for (K(fused_utf8)). Text of
+ * ASCII with a curly quote here and there (prose and code as 2-byte strs) keeps its 1-byte
+ * windows, which it reads as fast. A first call does not ask: the str would keep its UTF-8 (up
+ * to 4 bytes a code point) for one pass. A str with a lone surrogate has no UTF-8 and is read
+ * as it is. */
 static void fused_ask_utf8(FusedEncoder *self, PyObject *text, Py_ssize_t start, Py_ssize_t end,
                            fused_pass *p) {
     Py_ssize_t length = PyUnicode_GET_LENGTH(text);
     int again = (const void *)text == self->last_text && length == self->last_length;
     self->last_text = text;
     self->last_length = length;
-    if (!again || PyUnicode_KIND(text) == PyUnicode_1BYTE_KIND || start != 0 || end != length)
+    if (!again) self->last_wide = -1; /* known after this call */
+    if (!again || self->last_wide < length / FUSED_WIDE_SHARE ||
+        PyUnicode_KIND(text) == PyUnicode_1BYTE_KIND || start != 0 || end != length)
         return;
     Py_ssize_t size;
     const char *utf8 = PyUnicode_AsUTF8AndSize(text, &size);
@@ -546,6 +553,7 @@ static int run(FusedEncoder *self, PyObject *text, Py_ssize_t start, Py_ssize_t 
             p->shared = lease.shared;
         }
     }
+    if (!p->utf8 && start == 0 && end == PyUnicode_GET_LENGTH(text)) self->last_wide = p->wide;
     /* the pass's last piece may have ended past the last part looked through */
     if (status == SC_OK && p->probing) pair_look(data, kind, p->read, end, p);
     lease_give(self, &lease, !nogil);

@@ -174,7 +174,7 @@ static int K(fused_utf8)(const CH *s, Py_ssize_t *at, Py_ssize_t stop, Py_ssize_
             }
             for (Py_ssize_t e; i < stop && status == SC_OK && (e = sc_walk_next(&w)) >= 0; o = e) {
                 status = fused_piece(p, u + o, (size_t)(e - o), o + 16 <= un);
-                i += sc_utf8_points(u + o, e - o);
+                i += (e - o) - __builtin_popcountll(w.high >> (o - w.base) & ((1ull << (e - o)) - 1));
             }
             past = sc_walk_past(&w, o);
             continue;
@@ -216,8 +216,9 @@ static int K(fused)(const CH *s, Py_ssize_t *at, Py_ssize_t stop, Py_ssize_t n, 
             p->ascii = ascii;
             i += j;
         } else {
-            Py_ssize_t past = q + FUSED_AFTER < stop ? q + FUSED_AFTER : stop;
+            Py_ssize_t past = q + FUSED_AFTER < stop ? q + FUSED_AFTER : stop, from = i;
             status = K(fused_units)(s, &i, past, n, p);
+            p->wide += i - from;
         }
     }
     *at = i;

@@ -50,13 +50,10 @@ static inline uint32_t sc_utf8_decode(const uint8_t *s, int *len) {
     return (b & 0x07) << 18 | (s[1] & 0x3Fu) << 12 | (s[2] & 0x3Fu) << 6 | (s[3] & 0x3Fu);
 }
 
-/* sc_block_ends of the 64 bytes s[0:64] of valid UTF-8 (s[0] a piece start, the text going on
- * past s[63]; a code point may run past s[63]): bit b set where a piece ends at byte b. *cont
- * gets the continuation bytes. */
-static inline uint64_t sc_block_ends_utf8(const uint8_t *s, const sc_pattern *p, int *hard,
-                                          uint64_t *cont) {
-    sc_masks m;
-    sc_classify_sse2(s, &m);
+/* sc_block_ends_utf8 after the sort of its ASCII bytes (m): the code points past ASCII sorted
+ * by class, the rules. */
+static inline __attribute__((always_inline)) uint64_t
+sc_utf8_rules(const uint8_t *s, const sc_pattern *p, sc_masks m, int *hard, uint64_t *cont) {
     uint64_t bad = 0, follow = 0;
     *cont = 0;
     if (m.high) {
@@ -83,6 +80,29 @@ static inline uint64_t sc_block_ends_utf8(const uint8_t *s, const sc_pattern *p,
     return sc_block_rules(s, 1, p, m, bad, *cont, hard);
 }
 
+#ifdef SC_SIMD_WIDE
+/* sc_block_ends_utf8 at the level avx512: its ASCII bytes sorted in one register. */
+static SC_AVX512 uint64_t sc_block_ends_utf8_avx512(const uint8_t *s, const sc_pattern *p,
+                                                    int *hard, uint64_t *cont) {
+    sc_masks m;
+    sc_classify_avx512(s, &m);
+    return sc_utf8_rules(s, p, m, hard, cont);
+}
+#endif
+
+/* sc_block_ends of the 64 bytes s[0:64] of valid UTF-8 (s[0] a piece start, the text going on
+ * past s[63]; a code point may run past s[63]): bit b set where a piece ends at byte b. *cont
+ * gets the continuation bytes. */
+static inline uint64_t sc_block_ends_utf8(const uint8_t *s, const sc_pattern *p, int *hard,
+                                          uint64_t *cont) {
+#ifdef SC_SIMD_WIDE
+    if (sc_simd_level() == SC_SIMD_AVX512) return sc_block_ends_utf8_avx512(s, p, hard, cont);
+#endif
+    sc_masks m;
+    sc_classify_sse2(s, &m);
+    return sc_utf8_rules(s, p, m, hard, cont);
+}
+
 /* sc_walk_start over UTF-8 u[0:n] from byte i (sc_block_ends_utf8): w->high gets the block's
  * continuation bytes. */
 static inline __attribute__((always_inline)) int
@@ -103,8 +123,15 @@ static inline int sc_walk_start_utf8(sc_walk *w, const sc_pattern *shape, const 
 
 /* The code points of the UTF-8 u[0:len]: its bytes that are no continuation byte. */
 static inline Py_ssize_t sc_utf8_points(const uint8_t *u, Py_ssize_t len) {
-    Py_ssize_t points = 0;
-    for (Py_ssize_t k = 0; k < len; k++) points += (int8_t)u[k] >= -64;
+    Py_ssize_t points = len, k = 0;
+#ifdef SC_SIMD_BLOCKS
+    for (; k + 16 <= len; k += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(u + k));
+        points -= __builtin_popcount((unsigned)_mm_movemask_epi8(
+            _mm_cmplt_epi8(v, _mm_set1_epi8((char)0xC0))));
+    }
+#endif
+    for (; k < len; k++) points -= (int8_t)u[k] < -64;
     return points;
 }
 
