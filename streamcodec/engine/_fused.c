@@ -548,7 +548,9 @@ static int run(FusedEncoder *self, PyObject *text, Py_ssize_t start, Py_ssize_t 
         status = fused_parts(data, kind, &at, stop, end, p);
         if (save) PyEval_RestoreThread(save);
         if (status == SC_OK && at < end && PyErr_CheckSignals() < 0) status = FUSED_SIGNAL;
-        if (nogil && lease.how == LEASE_HELD && self->sharing && lease_share(self, &lease) == 0) {
+        /* only with blocks to come: a stopped pass's pending exception must not be cleared */
+        if (status == SC_OK && at < end && nogil && lease.how == LEASE_HELD && self->sharing &&
+            lease_share(self, &lease) == 0) {
             p->cache = lease.cache; /* another call went apart: it, and those after, read it */
             p->shared = lease.shared;
         }
