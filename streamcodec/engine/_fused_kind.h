@@ -174,7 +174,7 @@ static int K(fused_utf8)(const CH *s, Py_ssize_t *at, Py_ssize_t stop, Py_ssize_
             }
             for (Py_ssize_t e; i < stop && status == SC_OK && (e = sc_walk_next(&w)) >= 0; o = e) {
                 status = fused_piece(p, u + o, (size_t)(e - o), o + 16 <= un);
-                i += (e - o) - __builtin_popcountll(w.high >> (o - w.base) & ((1ull << (e - o)) - 1));
+                i += (e - o) - __builtin_popcountll(sc_walk_high(&w, o, e)); /* code points */
             }
             past = sc_walk_past(&w, o);
             continue;

@@ -275,18 +275,26 @@ static inline uint64_t sc_block_ends_latin1(const uint8_t *s, const sc_pattern *
  */
 typedef struct {
     uint64_t ends;
-    uint64_t high; /* sc_walk_start_latin1's: the block's code points past ASCII */
+    uint64_t high; /* sc_walk_high: Latin-1 code points, or continuation bytes of UTF-8 */
     Py_ssize_t base;
     int hard;
 } sc_walk;
+
+/* Whether the block step starts a block at i (the pattern has a block shape, i is past where the
+ * last piece's step must cut, 64 code units are left): w->base set. Each sc_walk_start* asks it. */
+static inline __attribute__((always_inline)) int
+sc_walk_at(sc_walk *w, const sc_pattern *shape, Py_ssize_t i, Py_ssize_t past, Py_ssize_t n) {
+    if (!shape || i <= past || n - i < SC_BLOCK) return 0;
+    w->base = i;
+    return 1;
+}
 
 /* Whether a block is cut at i (a shape with a block step, i past `past`, 64 code points left):
  * then w holds its ends. */
 static inline __attribute__((always_inline)) int
 sc_walk_start(sc_walk *w, const sc_pattern *shape, const void *s, int width, Py_ssize_t i,
               Py_ssize_t past, Py_ssize_t n) {
-    if (!shape || i <= past || n - i < SC_BLOCK) return 0;
-    w->base = i;
+    if (!sc_walk_at(w, shape, i, past, n)) return 0;
     w->high = 0;
     w->ends = sc_block_ends((const char *)s + (size_t)i * (size_t)width, width, shape, &w->hard);
     return 1;
@@ -297,15 +305,16 @@ sc_walk_start(sc_walk *w, const sc_pattern *shape, const void *s, int width, Py_
 static inline __attribute__((always_inline)) int
 sc_walk_start_latin1(sc_walk *w, const sc_pattern *shape, const uint8_t *s, Py_ssize_t i,
                      Py_ssize_t past, Py_ssize_t n) {
-    if (!shape || i <= past || n - i < SC_BLOCK) return 0;
-    w->base = i;
+    if (!sc_walk_at(w, shape, i, past, n)) return 0;
     w->ends = sc_block_ends_latin1(s + i, shape, &w->hard, &w->high);
     return 1;
 }
 
-/* Whether the piece s[i:e] of the walk's block holds a code point past ASCII. */
-static inline int sc_walk_high(const sc_walk *w, Py_ssize_t i, Py_ssize_t e) {
-    return (w->high >> (i - w->base) & ((1ull << (e - i)) - 1)) != 0;
+/* The bits of w->high in the piece s[i:e] of the walk's block (e - i < 64): not 0 where it holds
+ * a code point past ASCII (sc_walk_start_latin1); its continuation bytes over UTF-8
+ * (sc_walk_start_utf8). */
+static inline uint64_t sc_walk_high(const sc_walk *w, Py_ssize_t i, Py_ssize_t e) {
+    return w->high >> (i - w->base) & ((1ull << (e - i)) - 1);
 }
 
 /* The next piece end of the walk, or -1 when the block has no more. */

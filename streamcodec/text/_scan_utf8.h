@@ -108,8 +108,7 @@ static inline uint64_t sc_block_ends_utf8(const uint8_t *s, const sc_pattern *p,
 static inline __attribute__((always_inline)) int
 sc_walk_start_utf8(sc_walk *w, const sc_pattern *shape, const uint8_t *u, Py_ssize_t i,
                    Py_ssize_t past, Py_ssize_t n) {
-    if (!shape || i <= past || n - i < SC_BLOCK) return 0;
-    w->base = i;
+    if (!sc_walk_at(w, shape, i, past, n)) return 0;
     w->ends = sc_block_ends_utf8(u + i, shape, &w->hard, &w->high);
     return 1;
 }
